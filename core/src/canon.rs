@@ -1,0 +1,190 @@
+//! Canonical form and 128-bit keys of batches and kernels.
+//!
+//! Bases are renumbered by first appearance and scalar values are left out (only their
+//! dtypes count; the values travel as arguments), so a loop that records the same
+//! operations each iteration — on fresh temporaries, with a changing time step — hashes
+//! to the same key every iteration.
+
+use crate::{BaseId, Batch, Instr, Kernel, Operand, Scalar, View};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use xxhash_rust::xxh3::Xxh3;
+
+/// A 128-bit structural hash (xxh3-128) of a canonical batch or kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct KernelKey(pub u128);
+
+impl std::fmt::Display for KernelKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+/// What a key specialises on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum KeyMode {
+    /// Shapes, strides and offsets are part of the key (code with them baked in).
+    Fixed,
+    /// Only ranks, dtypes and the aliasing structure count (code that takes them as
+    /// arguments and is reused across sizes).
+    Dynamic,
+}
+
+struct Canon {
+    h: Xxh3,
+    ids: HashMap<BaseId, u32>,
+    mode: KeyMode,
+}
+
+impl Canon {
+    fn new(mode: KeyMode) -> Canon {
+        let mut h = Xxh3::new();
+        h.update(&[mode as u8, 1]); // mode, canonical-form version
+        Canon { h, ids: HashMap::new(), mode }
+    }
+
+    fn base(&mut self, id: BaseId, batch: &Batch) {
+        let next = self.ids.len() as u32;
+        let mut fresh = false;
+        let idx = *self.ids.entry(id).or_insert_with(|| {
+            fresh = true;
+            next
+        });
+        self.h.update(&idx.to_le_bytes());
+        if fresh && self.mode == KeyMode::Fixed {
+            let n = batch.base(id).map_or(0, |b| b.nelem) as u64;
+            self.h.update(&n.to_le_bytes());
+        }
+    }
+
+    fn view(&mut self, v: &View, batch: &Batch) {
+        self.base(v.base, batch);
+        self.h.update(&[v.dtype as u8, v.ndim() as u8]);
+        if self.mode == KeyMode::Fixed {
+            self.h.update(&(v.offset as i64).to_le_bytes());
+            for (&n, &s) in v.shape.iter().zip(&v.strides) {
+                self.h.update(&(n as u64).to_le_bytes());
+                self.h.update(&(s as i64).to_le_bytes());
+            }
+        } else {
+            // Dynamic code still depends on which dimensions broadcast.
+            for &s in &v.strides {
+                self.h.update(&[(s == 0) as u8]);
+            }
+        }
+    }
+
+    fn instr(&mut self, i: &Instr, batch: &Batch) {
+        self.h.update(&(i.op as u16).to_le_bytes());
+        self.h.update(&[i.axis.map_or(255, |a| a as u8), i.ins.len() as u8]);
+        if let Some(m) = &i.method {
+            self.h.update(m.as_bytes());
+            self.h.update(&[0]);
+        }
+        self.view(&i.out, batch);
+        for op in &i.ins {
+            match op {
+                Operand::View(v) => {
+                    self.h.update(b"v");
+                    self.view(v, batch);
+                }
+                Operand::Scalar(s) => self.h.update(&[b's', s.dtype() as u8]),
+            }
+        }
+    }
+
+    fn finish(self) -> KernelKey {
+        KernelKey(self.h.digest128())
+    }
+}
+
+/// The key of a whole batch (fixed mode): the fuse cache's key.
+pub fn batch_key(batch: &Batch) -> KernelKey {
+    let mut c = Canon::new(KeyMode::Fixed);
+    for i in &batch.instrs {
+        c.instr(i, batch);
+    }
+    c.h.update(b"sync");
+    for &b in &batch.sync {
+        c.base(b, batch);
+    }
+    c.finish()
+}
+
+/// The key of one kernel of a batch: its instructions in canonical form plus which of its
+/// bases are contracted. Two kernels with equal keys can share compiled code.
+pub fn kernel_key(batch: &Batch, kernel: &Kernel, mode: KeyMode) -> KernelKey {
+    let mut c = Canon::new(mode);
+    for &k in &kernel.instrs {
+        c.instr(&batch.instrs[k], batch);
+    }
+    c.h.update(b"contracted");
+    let mut contracted: Vec<u32> = kernel.contracted.iter().filter_map(|b| c.ids.get(b).copied()).collect();
+    contracted.sort_unstable();
+    for x in contracted {
+        c.h.update(&x.to_le_bytes());
+    }
+    c.finish()
+}
+
+/// The scalar constants of the given instructions in canonical (slot) order.
+pub fn scalars_of(batch: &Batch, instrs: &[usize]) -> Vec<Scalar> {
+    instrs
+        .iter()
+        .flat_map(|&k| batch.instrs[k].ins.iter().filter_map(Operand::as_scalar).copied())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Base, DType, Opcode};
+
+    /// One iteration of `x = x * dt + 1` on fresh temporaries starting at `first_id`.
+    fn iteration(first_id: u64, dt: f64, dtype: DType) -> Batch {
+        let mut b = Batch::default();
+        let x = BaseId(1);
+        let t = BaseId(first_id);
+        for id in [x, t] {
+            b.bases.insert(id, Base { id, dtype, nelem: 100 });
+        }
+        let vx = View::contiguous(x, dtype, &[100]);
+        let vt = View::contiguous(t, dtype, &[100]);
+        let s = |v: f64| Operand::Scalar(Scalar::Float64(v).cast(dtype));
+        b.instrs.push(Instr::new(Opcode::Multiply, vt.clone(), [vx.clone().into(), s(dt)]));
+        b.instrs.push(Instr::new(Opcode::Add, vx, [vt.into(), s(1.0)]));
+        b.instrs.push(Instr::system(Opcode::Free, &b.bases[&t].clone()));
+        b
+    }
+
+    #[test]
+    fn same_loop_body_gives_the_same_key() {
+        assert_eq!(batch_key(&iteration(10, 0.1, DType::Float64)), batch_key(&iteration(20, 0.2, DType::Float64)));
+    }
+
+    #[test]
+    fn different_dtype_or_opcode_gives_a_different_key() {
+        let a = iteration(10, 0.1, DType::Float64);
+        assert_ne!(batch_key(&a), batch_key(&iteration(10, 0.1, DType::Float32)));
+        let mut b = a.clone();
+        b.instrs[1].op = Opcode::Subtract;
+        assert_ne!(batch_key(&a), batch_key(&b));
+    }
+
+    #[test]
+    fn dynamic_keys_ignore_sizes() {
+        let a = iteration(10, 0.1, DType::Float64);
+        let mut b = a.clone();
+        for i in &mut b.instrs {
+            i.out.shape[0] = 50;
+            for o in &mut i.ins {
+                if let Operand::View(v) = o {
+                    v.shape[0] = 50;
+                }
+            }
+        }
+        let k = Kernel { instrs: vec![0, 1], ..Default::default() };
+        assert_eq!(kernel_key(&a, &k, KeyMode::Dynamic), kernel_key(&b, &k, KeyMode::Dynamic));
+        assert_ne!(kernel_key(&a, &k, KeyMode::Fixed), kernel_key(&b, &k, KeyMode::Fixed));
+    }
+}

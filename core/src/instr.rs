@@ -1,0 +1,97 @@
+use crate::{BaseId, Opcode, Scalar, View};
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+/// An input of an instruction: a view of a base, or a constant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Operand {
+    View(View),
+    Scalar(Scalar),
+}
+
+impl Operand {
+    pub fn as_view(&self) -> Option<&View> {
+        match self {
+            Operand::View(v) => Some(v),
+            Operand::Scalar(_) => None,
+        }
+    }
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match self {
+            Operand::Scalar(s) => Some(s),
+            Operand::View(_) => None,
+        }
+    }
+    pub fn dtype(&self) -> crate::DType {
+        match self {
+            Operand::View(v) => v.dtype,
+            Operand::Scalar(s) => s.dtype(),
+        }
+    }
+    pub fn base(&self) -> Option<BaseId> {
+        self.as_view().map(|v| v.base)
+    }
+}
+
+impl From<View> for Operand {
+    fn from(v: View) -> Self {
+        Operand::View(v)
+    }
+}
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Self {
+        Operand::Scalar(s)
+    }
+}
+
+/// One bytecode instruction; the output comes first, as in Bohrium.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Instr {
+    pub op: Opcode,
+    pub out: View,
+    pub ins: SmallVec<[Operand; 3]>,
+    /// The axis of a reduction or scan (of the input view).
+    pub axis: Option<usize>,
+    /// The method name of an [`Opcode::Extension`] (e.g. `"matmul"`).
+    pub method: Option<String>,
+}
+
+impl Instr {
+    pub fn new(op: Opcode, out: View, ins: impl IntoIterator<Item = Operand>) -> Instr {
+        Instr {
+            op,
+            out,
+            ins: ins.into_iter().collect(),
+            axis: None,
+            method: None,
+        }
+    }
+
+    pub fn with_axis(mut self, axis: usize) -> Instr {
+        self.axis = Some(axis);
+        self
+    }
+
+    /// A `Free` or `Sync` of a whole base.
+    pub fn system(op: Opcode, base: &crate::Base) -> Instr {
+        Instr::new(op, base.full_view(), [])
+    }
+
+    /// An extension-method call such as matmul.
+    pub fn extension(method: &str, out: View, ins: impl IntoIterator<Item = Operand>) -> Instr {
+        Instr {
+            method: Some(method.to_owned()),
+            ..Instr::new(Opcode::Extension, out, ins)
+        }
+    }
+
+    /// Views read by this instruction (for scatters, the output is read too).
+    pub fn input_views(&self) -> impl Iterator<Item = &View> {
+        self.ins.iter().filter_map(Operand::as_view)
+    }
+
+    /// True when the instruction reads its output's old values (scatters, `np.add.at`).
+    pub fn reads_output(&self) -> bool {
+        matches!(self.op, Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd)
+    }
+}

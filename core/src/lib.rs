@@ -1,0 +1,33 @@
+//! Hassium's vector bytecode: the language every stage of the stack speaks.
+//!
+//! Bridges record [`Instr`]s over strided [`View`]s of [`Base`] buffers into a [`Batch`];
+//! filters rewrite it, a fuser cuts it into [`Kernel`]s and an engine executes them.
+//! This crate holds only the data and the rules about it (dtypes and promotion, the opcode
+//! table, verification, canonical keys); it does no I/O.
+
+mod batch;
+mod canon;
+mod capabilities;
+mod dtype;
+mod error;
+mod instr;
+mod kernel;
+mod opcode;
+mod overlap;
+pub mod philox;
+mod scalar;
+mod verify;
+mod view;
+
+pub use batch::{Base, BaseId, Batch};
+pub use canon::{batch_key, kernel_key, scalars_of, KernelKey, KeyMode};
+pub use capabilities::Capabilities;
+pub use dtype::{promote, promote_weak, DType, Kind, ScalarKind, TypeSet};
+pub use error::{Error, Result};
+pub use instr::{Instr, Operand};
+pub use kernel::Kernel;
+pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
+pub use overlap::{overlap, Overlap};
+pub use scalar::Scalar;
+pub use verify::{verify, verify_instr};
+pub use view::{broadcast_shapes, Shape, Strides, View, MAX_DIMS};

@@ -1,0 +1,164 @@
+//! Whether two views touch the same memory, decided exactly where it can be.
+//!
+//! Two views of one base share an element when `off_a + Σ sa·i = off_b + Σ sb·j` has a
+//! solution with every index inside its extent: a bounded linear Diophantine problem. We
+//! solve it by depth-first search over the dimensions from the largest stride down,
+//! pruning with the reach of the remaining dimensions. For the layouts programs make
+//! (nested strides, as in every slice of a row-major array) each level has at most two
+//! candidates, so the search is exact and fast; a budget guards the general case, and
+//! when it runs out the answer is the conservative `Partial`.
+
+use crate::View;
+
+/// How two views' memory accesses relate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// No element in common.
+    Disjoint,
+    /// The same elements in the same iteration order.
+    Identical,
+    /// Some elements in common (or not provably disjoint).
+    Partial,
+}
+
+/// Exactly classifies the overlap of `a` and `b`, conservatively `Partial` only when
+/// the search budget runs out.
+pub fn overlap(a: &View, b: &View) -> Overlap {
+    if a.base != b.base || a.is_empty() || b.is_empty() {
+        return Overlap::Disjoint;
+    }
+    if same_access(a, b) {
+        return Overlap::Identical;
+    }
+    let (Some((alo, ahi)), Some((blo, bhi))) = (a.extent(), b.extent()) else {
+        return Overlap::Disjoint;
+    };
+    if ahi < blo || bhi < alo {
+        return Overlap::Disjoint;
+    }
+    // Σ sa·i − Σ sb·j = off_b − off_a
+    let mut terms: Vec<(i128, i128, i128)> = Vec::new();
+    let mut push = |s: isize, lo: i128, hi: i128| {
+        if s == 0 || lo == hi && lo == 0 {
+            return;
+        }
+        let (s, lo, hi) = if s < 0 { (-(s as i128), -hi, -lo) } else { (s as i128, lo, hi) };
+        if let Some(t) = terms.iter_mut().find(|t| t.0 == s) {
+            t.1 += lo;
+            t.2 += hi;
+        } else {
+            terms.push((s, lo, hi));
+        }
+    };
+    for (&n, &s) in a.shape.iter().zip(&a.strides) {
+        push(s, 0, n as i128 - 1);
+    }
+    for (&n, &s) in b.shape.iter().zip(&b.strides) {
+        push(s, -(n as i128 - 1), 0);
+    }
+    terms.sort_by(|x, y| y.0.cmp(&x.0));
+    let mut reach = vec![0i128; terms.len() + 1];
+    for i in (0..terms.len()).rev() {
+        let (s, lo, hi) = terms[i];
+        reach[i] = reach[i + 1] + s * lo.abs().max(hi.abs());
+    }
+    let d = (b.offset - a.offset) as i128;
+    let mut budget = 20_000u32;
+    match solve(&terms, &reach, 0, d, &mut budget) {
+        Some(true) => Overlap::Partial,
+        Some(false) => Overlap::Disjoint,
+        None => Overlap::Partial,
+    }
+}
+
+/// True when the two views visit the same offsets in the same order.
+fn same_access(a: &View, b: &View) -> bool {
+    if a.offset != b.offset || a.shape != b.shape {
+        return false;
+    }
+    a.shape
+        .iter()
+        .zip(a.strides.iter().zip(&b.strides))
+        .all(|(&n, (&sa, &sb))| n <= 1 || sa == sb)
+}
+
+/// Is `d = Σ s_k·x_k` solvable for k ≥ i with `lo_k ≤ x_k ≤ hi_k`? `None` = budget spent.
+fn solve(terms: &[(i128, i128, i128)], reach: &[i128], i: usize, d: i128, budget: &mut u32) -> Option<bool> {
+    if i == terms.len() {
+        return Some(d == 0);
+    }
+    if *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let (s, lo, hi) = terms[i];
+    let r = reach[i + 1];
+    let kmin = (d - r).div_euclid(s) + i128::from((d - r).rem_euclid(s) != 0);
+    let kmax = (d + r).div_euclid(s);
+    let (kmin, kmax) = (kmin.max(lo), kmax.min(hi));
+    let mut k = kmin;
+    while k <= kmax {
+        match solve(terms, reach, i + 1, d - k * s, budget) {
+            Some(false) => {}
+            other => return other,
+        }
+        k += 1;
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BaseId, DType};
+
+    fn grid(n: usize) -> View {
+        View::contiguous(BaseId(7), DType::Float64, &[n, n])
+    }
+
+    fn brute(a: &View, b: &View) -> bool {
+        let sa: std::collections::HashSet<isize> = a.offsets().collect();
+        b.offsets().any(|o| sa.contains(&o))
+    }
+
+    #[test]
+    fn shifted_stencil_views_overlap() {
+        let g = grid(10);
+        let inner = g.slice(0, 1, 9, 1).unwrap().slice(1, 1, 9, 1).unwrap();
+        let up = g.slice(0, 0, 8, 1).unwrap().slice(1, 1, 9, 1).unwrap();
+        assert_eq!(overlap(&inner, &up), Overlap::Partial);
+        assert_eq!(overlap(&inner, &inner.clone()), Overlap::Identical);
+    }
+
+    #[test]
+    fn interleaved_views_are_disjoint() {
+        let a = View::contiguous(BaseId(1), DType::Int32, &[100]);
+        let even = a.slice(0, 0, 100, 2).unwrap();
+        let odd = a.slice(0, 1, 100, 2).unwrap();
+        assert_eq!(overlap(&even, &odd), Overlap::Disjoint);
+        // Interior columns vs the first column of a grid: ranges intersect, elements do not.
+        let g = grid(10);
+        let col0 = g.slice(1, 0, 1, 1).unwrap();
+        let inner = g.slice(1, 1, 10, 1).unwrap();
+        assert_eq!(overlap(&col0, &inner), Overlap::Disjoint);
+    }
+
+    #[test]
+    fn agrees_with_brute_force_on_many_slices() {
+        let g = View::contiguous(BaseId(1), DType::Int8, &[6, 7]);
+        let mut views = Vec::new();
+        for (r0, r1, rs) in [(0, 6, 1), (1, 6, 2), (5, -1, -1), (0, 3, 1)] {
+            for (c0, c1, cs) in [(0, 7, 1), (1, 7, 3), (6, 0, -2), (2, 4, 1)] {
+                let v = g.slice(0, r0, r1, rs).unwrap().slice(1, c0, c1, cs).unwrap();
+                views.push(v.clone());
+                views.push(v.reversed_axes());
+            }
+        }
+        for a in &views {
+            for b in &views {
+                let o = overlap(a, b);
+                assert_eq!(o != Overlap::Disjoint, brute(a, b), "{a:?} {b:?}");
+            }
+        }
+    }
+}

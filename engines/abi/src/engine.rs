@@ -1,0 +1,47 @@
+use crate::{Buffers, HostBuffer, Result};
+use hassium_core::{BaseId, Batch, Capabilities, Kernel};
+use serde::{Deserialize, Serialize};
+
+/// What an engine is created with.
+pub struct EngineContext {
+    /// The engine's TOML section (`[engines.NAME]`), already merged with overrides.
+    pub config: toml::Table,
+    /// The engine this one hands what it cannot do to, when the config names one.
+    pub child: Option<Box<dyn Engine>>,
+}
+
+/// Counters an engine reports for `hassium.stats()`; engines fill what applies to them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct EngineStats {
+    pub kernels_run: u64,
+    pub kernels_compiled: u64,
+    pub cache_hits_memory: u64,
+    pub cache_hits_disk: u64,
+    pub interpreted: u64,
+    pub fallbacks: u64,
+    pub compile_seconds: f64,
+    pub execute_seconds: f64,
+    pub bytes_moved: u64,
+    /// Anything engine-specific, as name → value.
+    pub extra: std::collections::BTreeMap<String, f64>,
+}
+
+/// An execution engine: the one verb `execute`, plus the memory hooks.
+///
+/// The contract (from cphVB): the engine may assume it owns a batch's outputs while the
+/// batch runs; the runtime reads a base only after `sync`; `free` ends a base's life
+/// everywhere. Kernels cover the batch's non-system instructions in an order that
+/// respects dependencies; `Free`/`Sync` instructions are the runtime's business.
+pub trait Engine: Send {
+    /// The engine's name as configured (used in error messages).
+    fn name(&self) -> &str;
+    fn capabilities(&self) -> Capabilities;
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()>;
+    /// Makes the base's current values visible in `host`.
+    fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()>;
+    /// Forgets everything the engine holds for `base`.
+    fn free(&mut self, base: BaseId) -> Result<()>;
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
+}

@@ -1,0 +1,247 @@
+//! The engine side of the boundary: wraps an [`Engine`] in the C table.
+
+use crate::table::{STATUS_ERROR, STATUS_OK};
+use crate::{Buffers, Engine, EngineApi, EngineContext, EngineRef, Error, HostBuffer, LoadedEngine, Result};
+use hassium_core::{BaseId, Batch, Kernel};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// An engine behind a C handle, with the strings it has handed out kept alive.
+pub struct ExportedEngine {
+    engine: Box<dyn Engine>,
+    last_error: CString,
+    scratch: CString,
+}
+
+thread_local! {
+    static CREATE_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn cstring(s: String) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
+}
+
+/// Encodes an execute call for the wire.
+pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
+    bincode::serialize(&(batch, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+}
+
+/// Runs `f` on the engine behind `handle`, turning errors and panics into a status code
+/// and a stored message. A panic inside an engine must never unwind into the host.
+///
+/// # Safety
+/// `handle` must come from `create` and not be destroyed.
+unsafe fn guarded(handle: *mut c_void, f: impl FnOnce(&mut dyn Engine) -> Result<()>) -> i32 {
+    if handle.is_null() {
+        return STATUS_ERROR;
+    }
+    // SAFETY: handle is a live Box<ExportedEngine> per the contract above.
+    let ex = unsafe { &mut *(handle as *mut ExportedEngine) };
+    match catch_unwind(AssertUnwindSafe(|| f(ex.engine.as_mut()))) {
+        Ok(Ok(())) => STATUS_OK,
+        Ok(Err(e)) => {
+            ex.last_error = cstring(e.to_string());
+            STATUS_ERROR
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            ex.last_error = cstring(format!("engine panicked: {msg}"));
+            STATUS_ERROR
+        }
+    }
+}
+
+/// Creates an engine for the table's `create` entry.
+///
+/// # Safety
+/// `config` must point to `len` readable bytes; `child` must be null or a live engine
+/// whose ownership passes here.
+pub unsafe fn create_with(
+    config: *const u8,
+    len: usize,
+    child: EngineRef,
+    make: fn(EngineContext) -> Result<Box<dyn Engine>>,
+) -> *mut c_void {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<*mut c_void> {
+        let text = if config.is_null() || len == 0 {
+            ""
+        } else {
+            // SAFETY: caller guarantees `len` readable bytes.
+            std::str::from_utf8(unsafe { std::slice::from_raw_parts(config, len) })
+                .map_err(|e| Error::Other(format!("engine config is not UTF-8: {e}")))?
+        };
+        let table: toml::Table = text.parse().map_err(|e| Error::Other(format!("engine config: {e}")))?;
+        let child: Option<Box<dyn Engine>> = if child.is_null() {
+            None
+        } else {
+            // SAFETY: caller passes ownership of a live engine.
+            Some(Box::new(unsafe { LoadedEngine::from_ref(child, "child")? }))
+        };
+        let engine = make(EngineContext { config: table, child })?;
+        Ok(Box::into_raw(Box::new(ExportedEngine {
+            engine,
+            last_error: CString::default(),
+            scratch: CString::default(),
+        })) as *mut c_void)
+    }));
+    let err = match result {
+        Ok(Ok(h)) => return h,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "engine panicked while being created".to_string(),
+    };
+    CREATE_ERROR.with(|c| *c.borrow_mut() = cstring(err));
+    std::ptr::null_mut()
+}
+
+pub unsafe extern "C" fn create_error() -> *const c_char {
+    CREATE_ERROR.with(|c| c.borrow().as_ptr())
+}
+
+pub unsafe extern "C" fn capabilities(handle: *mut c_void) -> *const c_char {
+    let mut json = String::new();
+    // SAFETY: forwarded contract.
+    let status = unsafe {
+        guarded(handle, |e| {
+            json = serde_json::to_string(&e.capabilities()).map_err(|e| Error::Other(e.to_string()))?;
+            Ok(())
+        })
+    };
+    if status != STATUS_OK {
+        return std::ptr::null();
+    }
+    // SAFETY: guarded succeeded, so handle is live.
+    let ex = unsafe { &mut *(handle as *mut ExportedEngine) };
+    ex.scratch = cstring(json);
+    ex.scratch.as_ptr()
+}
+
+pub unsafe extern "C" fn execute(
+    handle: *mut c_void,
+    call: *const u8,
+    call_len: usize,
+    buffers: *const HostBuffer,
+    nbuffers: usize,
+) -> i32 {
+    // SAFETY: forwarded contract: `call` has `call_len` bytes, `buffers` `nbuffers` records.
+    unsafe {
+        guarded(handle, |e| {
+            let bytes = std::slice::from_raw_parts(call, call_len);
+            let (batch, kernels): (Batch, Vec<Kernel>) =
+                bincode::deserialize(bytes).map_err(|e| Error::Other(format!("decoding batch: {e}")))?;
+            let list = if nbuffers == 0 { &[][..] } else { std::slice::from_raw_parts(buffers, nbuffers) };
+            e.execute(&batch, &kernels, &Buffers::new(list))
+        })
+    }
+}
+
+pub unsafe extern "C" fn sync(handle: *mut c_void, base: u64, host: *const HostBuffer) -> i32 {
+    // SAFETY: forwarded contract: `host` is a valid record.
+    unsafe { guarded(handle, |e| e.sync(BaseId(base), &*host)) }
+}
+
+pub unsafe extern "C" fn free(handle: *mut c_void, base: u64) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { guarded(handle, |e| e.free(BaseId(base))) }
+}
+
+pub unsafe extern "C" fn stats(handle: *mut c_void) -> *const c_char {
+    let mut json = String::new();
+    // SAFETY: forwarded contract.
+    let status = unsafe {
+        guarded(handle, |e| {
+            json = serde_json::to_string(&e.stats()).map_err(|e| Error::Other(e.to_string()))?;
+            Ok(())
+        })
+    };
+    if status != STATUS_OK {
+        return std::ptr::null();
+    }
+    // SAFETY: guarded succeeded, so handle is live.
+    let ex = unsafe { &mut *(handle as *mut ExportedEngine) };
+    ex.scratch = cstring(json);
+    ex.scratch.as_ptr()
+}
+
+pub unsafe extern "C" fn last_error(handle: *mut c_void) -> *const c_char {
+    if handle.is_null() {
+        return c"null engine handle".as_ptr();
+    }
+    // SAFETY: forwarded contract.
+    unsafe { (*(handle as *mut ExportedEngine)).last_error.as_ptr() }
+}
+
+pub unsafe extern "C" fn destroy(handle: *mut c_void) {
+    if !handle.is_null() {
+        // SAFETY: handle came from Box::into_raw in create_with and is destroyed once.
+        drop(unsafe { Box::from_raw(handle as *mut ExportedEngine) });
+    }
+}
+
+unsafe extern "C" fn no_create(_: *const u8, _: usize, _: EngineRef) -> *mut c_void {
+    CREATE_ERROR.with(|c| *c.borrow_mut() = cstring("this table only wraps an existing engine".into()));
+    std::ptr::null_mut()
+}
+
+static WRAP_API: EngineApi = EngineApi {
+    abi_version: crate::ABI_VERSION,
+    name: c"in-process".as_ptr(),
+    create: no_create,
+    create_error,
+    capabilities,
+    execute,
+    sync,
+    free,
+    stats,
+    last_error,
+    destroy,
+};
+
+/// Lends an in-process engine across the boundary (e.g. the built-in reference engine as
+/// another engine's child). Ownership passes with the returned reference.
+pub fn into_engine_ref(engine: Box<dyn Engine>) -> EngineRef {
+    let handle = Box::into_raw(Box::new(ExportedEngine {
+        engine,
+        last_error: CString::default(),
+        scratch: CString::default(),
+    })) as *mut c_void;
+    EngineRef { api: &WRAP_API, handle }
+}
+
+/// Exports an engine type from a cdylib: `export_engine!("cpu", CpuEngine::create);`
+/// where `create: fn(EngineContext) -> Result<Box<dyn Engine>>`.
+#[macro_export]
+macro_rules! export_engine {
+    ($name:literal, $create:path) => {
+        unsafe extern "C" fn __hassium_create(
+            config: *const u8,
+            len: usize,
+            child: $crate::EngineRef,
+        ) -> *mut ::std::ffi::c_void {
+            // SAFETY: forwarded from the table's contract.
+            unsafe { $crate::export_glue::create_with(config, len, child, $create) }
+        }
+        static __HASSIUM_API: $crate::EngineApi = $crate::EngineApi {
+            abi_version: $crate::ABI_VERSION,
+            name: concat!($name, "\0").as_ptr() as *const ::std::ffi::c_char,
+            create: __hassium_create,
+            create_error: $crate::export_glue::create_error,
+            capabilities: $crate::export_glue::capabilities,
+            execute: $crate::export_glue::execute,
+            sync: $crate::export_glue::sync,
+            free: $crate::export_glue::free,
+            stats: $crate::export_glue::stats,
+            last_error: $crate::export_glue::last_error,
+            destroy: $crate::export_glue::destroy,
+        };
+        /// The engine library's entry point (see hassium-engine-abi).
+        #[no_mangle]
+        pub extern "C" fn hassium_engine_entry() -> *const $crate::EngineApi {
+            &__HASSIUM_API
+        }
+    };
+}

@@ -1,0 +1,30 @@
+//! The boundary between the runtime and engines.
+//!
+//! Rust has no stable ABI, so an engine is a shared object exporting one symbol,
+//! [`ENTRY_SYMBOL`], that returns a `#[repr(C)]` [`EngineApi`] table. Only C data crosses:
+//! batches and kernels travel as bincode bytes (the format is pinned by [`ABI_VERSION`]),
+//! host buffers as [`HostBuffer`] records, errors as C strings.
+//!
+//! Engine authors implement [`Engine`] and call [`export_engine!`]; the runtime (and a
+//! parent engine reaching its child) uses [`LoadedEngine`], which implements [`Engine`]
+//! again on the caller's side, so code above never knows whether an engine is in-process.
+
+mod buffers;
+mod engine;
+mod error;
+mod export;
+mod loader;
+mod table;
+
+pub use buffers::{Buffers, HostBuffer};
+pub use engine::{Engine, EngineContext, EngineStats};
+pub use error::{Error, Result};
+pub use export::{encode_call, into_engine_ref, ExportedEngine};
+
+/// The glue `export_engine!` expands to; not for direct use.
+#[doc(hidden)]
+pub mod export_glue {
+    pub use crate::export::{capabilities, create_error, create_with, destroy, execute, free, last_error, stats, sync};
+}
+pub use loader::{engine_path, LoadedEngine};
+pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};

@@ -1,0 +1,70 @@
+use crate::HostBuffer;
+use std::ffi::{c_char, c_void};
+
+/// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
+/// change. The loader refuses a library of another version.
+pub const ABI_VERSION: u32 = 1;
+
+/// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
+pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
+
+/// Status codes returned by the table's functions.
+pub const STATUS_OK: i32 = 0;
+pub const STATUS_ERROR: i32 = 1;
+
+/// The function table an engine library hands the runtime. Every function is safe to call
+/// with the handle `create` returned until `destroy`; failures return `STATUS_ERROR` and
+/// leave a message readable through `last_error`.
+#[repr(C)]
+pub struct EngineApi {
+    pub abi_version: u32,
+    /// NUL-terminated engine kind name ("cpu", "opencl", …).
+    pub name: *const c_char,
+    /// Creates an engine from its TOML section (UTF-8, not NUL-terminated) and an optional
+    /// child (a null `api` means none; ownership of the child passes to the new engine).
+    /// Returns null on failure, with the message in `create_error`.
+    pub create: unsafe extern "C" fn(config: *const u8, config_len: usize, child: EngineRef) -> *mut c_void,
+    /// The message of the last failed `create` on this thread.
+    pub create_error: unsafe extern "C" fn() -> *const c_char,
+    /// The engine's `Capabilities` as JSON (valid until the next call on this handle).
+    pub capabilities: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
+    /// Executes a bincode-encoded `(Batch, Vec<Kernel>)` over the given host buffers.
+    pub execute: unsafe extern "C" fn(
+        handle: *mut c_void,
+        call: *const u8,
+        call_len: usize,
+        buffers: *const HostBuffer,
+        nbuffers: usize,
+    ) -> i32,
+    pub sync: unsafe extern "C" fn(handle: *mut c_void, base: u64, host: *const HostBuffer) -> i32,
+    pub free: unsafe extern "C" fn(handle: *mut c_void, base: u64) -> i32,
+    /// The engine's `EngineStats` as JSON (valid until the next call on this handle).
+    pub stats: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
+    /// The message of the last failure on this handle.
+    pub last_error: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
+    pub destroy: unsafe extern "C" fn(handle: *mut c_void),
+}
+
+// SAFETY: the table is immutable static data (function pointers and a static string).
+unsafe impl Sync for EngineApi {}
+unsafe impl Send for EngineApi {}
+
+/// An engine instance as it crosses the boundary: its table and its handle.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct EngineRef {
+    pub api: *const EngineApi,
+    pub handle: *mut c_void,
+}
+
+impl EngineRef {
+    pub fn null() -> EngineRef {
+        EngineRef {
+            api: std::ptr::null(),
+            handle: std::ptr::null_mut(),
+        }
+    }
+    pub fn is_null(&self) -> bool {
+        self.api.is_null()
+    }
+}

@@ -1,0 +1,32 @@
+use crate::{Result, Singleton};
+use hassium_core::{Batch, Capabilities, Kernel};
+
+/// Partitions a batch into kernels that cover its non-system instructions, in an order
+/// that respects their dependencies.
+pub trait Fuser: Send {
+    fn fuse(&mut self, batch: &Batch, caps: &Capabilities) -> Result<Vec<Kernel>>;
+}
+
+type Make = fn(&FuserOptions) -> Box<dyn Fuser>;
+
+/// Options a fuser may read from the stack's configuration.
+#[derive(Clone, Debug, Default)]
+pub struct FuserOptions {
+    /// Node budget for `optimal`'s branch and bound.
+    pub optimal_budget: Option<u64>,
+}
+
+/// Every fuser by its TOML name.
+pub const REGISTRY: &[(&str, Make)] = &[("singleton", |_| Box::new(Singleton))];
+
+/// Creates the fuser registered as `name`.
+pub fn create(name: &str, options: &FuserOptions) -> Result<Box<dyn Fuser>> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, make)| make(options))
+        .ok_or_else(|| crate::Error::UnknownFuser {
+            name: name.to_string(),
+            valid: REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        })
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up everything Hassium needs on a fresh Debian machine, idempotently:
+# Debian packages, the project's Python virtual environment, the release build.
+# Usage: scripts/setup.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential pkg-config python3-venv python3-dev
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libclang-dev
+  libopenmpi-dev openmpi-bin)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  $PY -m venv .venv
+fi
+if ! .venv/bin/python -c "import numpy, pytest, maturin, numexpr, hypothesis, matplotlib, jax" 2>/dev/null; then
+  echo "setup: installing Python packages into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements-dev.txt
+fi
+
+if [ "${1:-}" != "--no-build" ]; then
+  scripts/build.sh
+fi
