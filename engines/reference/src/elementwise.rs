@@ -1,0 +1,110 @@
+//! Elementwise opcodes: one loop over the output's index space, inputs read in lock step.
+//!
+//! Inputs have the output's shape (broadcasts arrive as stride-0 views) or are scalars.
+//! Each element is read before its output element is written, so in-place operation on
+//! the identical view is correct.
+
+use crate::element::{logical, Elem};
+use crate::memory::{Input, Memory, Walker};
+use hassium_core::{DType, Error, Instr, Opcode, Operand, Result};
+
+pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
+    match instr.op {
+        Opcode::Identity => crate::cast::run(instr, mem),
+        Opcode::Where => {
+            let t = value_dtype(instr, 1)?;
+            with_dtype!(t, T => select::<T>(instr, mem))
+        }
+        _ => {
+            let t = value_dtype(instr, 0)?;
+            with_dtype!(t, T => typed::<T>(instr, mem))
+        }
+    }
+}
+
+fn value_dtype(instr: &Instr, k: usize) -> Result<DType> {
+    instr.ins.get(k).map(Operand::dtype).ok_or_else(|| {
+        Error::Invalid(format!(
+            "takes {} inputs, got {}",
+            instr.op.nin(),
+            instr.ins.len()
+        ))
+    })
+}
+
+/// Picks the element-level operation for input type `T` by the opcode's output rule.
+fn typed<T: Elem>(instr: &Instr, mem: &Memory) -> Result<()> {
+    let op = instr.op;
+    match op {
+        Opcode::LogicalAnd | Opcode::LogicalOr | Opcode::LogicalXor => {
+            map::<T, bool, 2>(instr, mem, |[a, b]| {
+                logical(op, a.is_nonzero(), b.is_nonzero())
+            })
+        }
+        Opcode::LogicalNot => map::<T, bool, 1>(instr, mem, |[a]| Ok(!a.is_nonzero())),
+        Opcode::Equal
+        | Opcode::NotEqual
+        | Opcode::Less
+        | Opcode::LessEqual
+        | Opcode::Greater
+        | Opcode::GreaterEqual => map::<T, bool, 2>(instr, mem, |[a, b]| T::compare(op, a, b)),
+        Opcode::IsNan | Opcode::IsInf | Opcode::IsFinite => {
+            map::<T, bool, 1>(instr, mem, |[a]| T::classify(op, a))
+        }
+        Opcode::Absolute | Opcode::Real | Opcode::Imag => {
+            map::<T, T::Real, 1>(instr, mem, |[a]| T::to_real(op, a))
+        }
+        _ if op.nin() == 1 => map::<T, T, 1>(instr, mem, |[a]| T::unary(op, a)),
+        _ if op.nin() == 2 => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(op, a, b)),
+        _ => Err(Error::Invalid(format!(
+            "'{}' is not an elementwise operation",
+            op.name()
+        ))),
+    }
+}
+
+/// `out[i] = f(in0[i], …, in{N-1}[i])` over the output's index space.
+pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
+    instr: &Instr,
+    mem: &Memory,
+    f: impl Fn([T; N]) -> Result<U>,
+) -> Result<()> {
+    if instr.ins.len() != N {
+        return Err(Error::Invalid(format!(
+            "takes {N} inputs, got {}",
+            instr.ins.len()
+        )));
+    }
+    let out = mem.array::<U>(&instr.out)?;
+    let mut inputs = instr
+        .ins
+        .iter()
+        .map(|o| Input::<T>::new(mem, o))
+        .collect::<Result<Vec<_>>>()?;
+    for off in Walker::of(&instr.out)? {
+        let mut args = [T::zero(); N];
+        for (arg, input) in args.iter_mut().zip(&mut inputs) {
+            *arg = input.next()?;
+        }
+        out.write(off, f(args)?)?;
+    }
+    Ok(())
+}
+
+/// `where(mask, a, b)`.
+fn select<T: Elem>(instr: &Instr, mem: &Memory) -> Result<()> {
+    let [m, a, b] = &instr.ins[..] else {
+        return Err(Error::Invalid(format!(
+            "takes 3 inputs, got {}",
+            instr.ins.len()
+        )));
+    };
+    let out = mem.array::<T>(&instr.out)?;
+    let mut mask = Input::<bool>::new(mem, m)?;
+    let (mut a, mut b) = (Input::<T>::new(mem, a)?, Input::<T>::new(mem, b)?);
+    for off in Walker::of(&instr.out)? {
+        let (c, x, y) = (mask.next()?, a.next()?, b.next()?);
+        out.write(off, if c { x } else { y })?;
+    }
+    Ok(())
+}

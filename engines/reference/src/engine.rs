@@ -1,0 +1,111 @@
+//! The `Engine` implementation and the per-instruction entry point.
+
+use crate::memory::Memory;
+use crate::{elementwise, generators, index, matmul, reduce};
+use hassium_core::{BaseId, Batch, Capabilities, Error as CoreError, Instr, Kernel, OpClass};
+use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer, Result};
+use std::time::Instant;
+
+/// The reference engine. It keeps no state between calls (host buffers are the truth),
+/// only the counters `stats()` reports.
+#[derive(Debug, Default)]
+pub struct ReferenceEngine {
+    stats: EngineStats,
+}
+
+impl ReferenceEngine {
+    pub fn new() -> Self {
+        ReferenceEngine::default()
+    }
+
+    /// The engine library's constructor. The reference engine has no settings and needs
+    /// no child (it is the last resort), so both are ignored.
+    pub fn create(_ctx: EngineContext) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(ReferenceEngine::new()))
+    }
+}
+
+impl Engine for ReferenceEngine {
+    fn name(&self) -> &str {
+        "reference"
+    }
+
+    /// Everything: every opcode, every dtype, matmul; no kernel size limits (fusion
+    /// structure is ignored, so any kernel is fine).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::all()
+    }
+
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
+        let start = Instant::now();
+        hassium_core::verify(batch)?;
+        let mut mem = Memory::new();
+        // SAFETY: the engine ABI guarantees each host buffer's memory for this call.
+        unsafe { mem.insert_host(buffers)? };
+        for id in kernels.iter().flat_map(|k| &k.contracted) {
+            if !mem.contains(*id) {
+                let base = batch.base(*id).ok_or_else(|| {
+                    Error::Other(format!("contracted base {} is not in the batch", id.0))
+                })?;
+                mem.insert_scratch(base);
+            }
+        }
+        let result = kernels.iter().try_for_each(|k| {
+            k.instrs
+                .iter()
+                .try_for_each(|&i| execute_instr(batch, i, &mut mem))?;
+            self.stats.kernels_run += 1;
+            Ok(())
+        });
+        self.stats.execute_seconds += start.elapsed().as_secs_f64();
+        result
+    }
+
+    /// Host buffers always hold the current values: nothing to do.
+    fn sync(&mut self, _base: BaseId, _host: &HostBuffer) -> Result<()> {
+        Ok(())
+    }
+
+    /// The engine holds nothing per base: nothing to forget.
+    fn free(&mut self, _base: BaseId) -> Result<()> {
+        Ok(())
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats.clone()
+    }
+}
+
+/// Interprets instruction `index` of `batch` over `mem`. System instructions (free, sync,
+/// none) do nothing here: they are the runtime's business.
+///
+/// Callers should have verified the batch (`hassium_core::verify`); every access is
+/// bounds-checked regardless, so a malformed instruction yields an error, never a wild
+/// write. Errors name the instruction: `instruction 3 (gather): index 7 is out of bounds
+/// for axis 0 with size 5`.
+pub fn execute_instr(batch: &Batch, index: usize, mem: &mut Memory) -> Result<()> {
+    let instr = batch.instrs.get(index).ok_or_else(|| {
+        Error::Other(format!(
+            "instruction {index} does not exist (the batch has {})",
+            batch.instrs.len()
+        ))
+    })?;
+    run(instr, mem).map_err(|e| {
+        Error::Bytecode(CoreError::InInstr {
+            index,
+            op: instr.op.name(),
+            source: Box::new(e),
+        })
+    })
+}
+
+fn run(instr: &Instr, mem: &Memory) -> hassium_core::Result<()> {
+    match instr.op.class() {
+        OpClass::Elementwise => elementwise::run(instr, mem),
+        OpClass::Reduce | OpClass::Scan => reduce::run(instr, mem),
+        OpClass::Generator => generators::run(instr, mem),
+        OpClass::Index => index::run(instr, mem),
+        OpClass::Extension => matmul::run(instr, mem),
+        OpClass::System => Ok(()),
+    }
+}
