@@ -1,0 +1,156 @@
+"""Hassium: a lazy vector-bytecode runtime for NumPy programs.
+
+``import hassium as np`` gives NumPy's namespace: array operations are recorded as
+bytecode and run, fused and compiled, when a result is observed. What Hassium does not
+implement natively runs through NumPy (see ``hassium._fallback``); dtypes, constants and
+exception types are NumPy's own objects.
+
+Layout: ``_hassium`` (the compiled extension: the array type and the recorder),
+``_native`` (NumPy's functions on the extension's primitives), ``_fallback`` (everything
+else, through NumPy), ``_dispatch`` (NumPy calls on Hassium arrays come back here),
+``random``, ``linalg``, and ``__main__`` (``python -m hassium prog.py``).
+"""
+
+import numpy as _np
+
+try:
+    from . import _hassium
+except ImportError as _err:  # pragma: no cover - only without a build
+    raise ImportError(
+        "hassium's compiled extension hassium._hassium is missing; build it with "
+        "`maturin develop -m bridge-python/Cargo.toml` (scripts/setup.sh does)"
+    ) from _err
+
+from . import _fallback as _fallback
+from . import _native as _native
+from ._fallback import HassiumFallbackWarning as HassiumFallbackWarning
+from ._fallback import fallback_report as fallback_report
+from ._native import FUNCTIONS as _FUNCTIONS
+from ._native import UFUNCS as _UFUNCS
+from ._native import flush as flush
+from ._native import info as info
+from ._native import stats as stats
+from ._native import ufunc as ufunc
+
+ndarray = _hassium.ndarray
+globals().update(_FUNCTIONS)
+globals().update(_UFUNCS)
+
+# NumPy's own types and constants: a dtype here IS NumPy's dtype object.
+for _name in [
+    "bool",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "intp",
+    "uintp",
+    "byte",
+    "ubyte",
+    "short",
+    "ushort",
+    "intc",
+    "uintc",
+    "int_",
+    "uint",
+    "long",
+    "ulong",
+    "longlong",
+    "ulonglong",
+    "half",
+    "single",
+    "double",
+    "longdouble",
+    "csingle",
+    "cdouble",
+    "clongdouble",
+    "float_",
+    "complex_",
+    "number",
+    "integer",
+    "signedinteger",
+    "unsignedinteger",
+    "floating",
+    "complexfloating",
+    "inexact",
+    "generic",
+    "dtype",
+    "finfo",
+    "iinfo",
+    "pi",
+    "e",
+    "euler_gamma",
+    "inf",
+    "nan",
+    "newaxis",
+    "little_endian",
+    "errstate",
+    "seterr",
+    "geterr",
+    "result_type",
+    "promote_types",
+    "can_cast",
+    "issubdtype",
+    "isdtype",
+    "exceptions",
+]:
+    if hasattr(_np, _name):
+        globals()[_name] = getattr(_np, _name)
+
+AxisError = _np.exceptions.AxisError
+__version__ = getattr(_hassium, "__version__", "0.1.0")
+
+from . import _dispatch
+from . import linalg as linalg
+from . import random as random
+
+_dispatch.install()
+
+
+def __getattr__(name):
+    """NumPy's other names: functions through the fallback path, the rest as they are."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        value = _fallback.wrap_attribute(_np, name)
+    except AttributeError:
+        raise AttributeError(f"module 'hassium' has no attribute {name!r}") from None
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(dir(_np)))
+
+
+import atexit as _atexit
+import os as _os
+
+
+def _at_exit():
+    """Run what is still recorded, and print the counters when HASSIUM_STATS=1."""
+    try:
+        _hassium.flush()
+    except Exception as err:  # pragma: no cover - reported, the interpreter is ending
+        import sys
+
+        print(f"hassium: the final flush failed: {err}", file=sys.stderr)
+    if _os.environ.get("HASSIUM_STATS", "") not in ("", "0"):
+        import sys
+
+        from ._report import format_stats
+
+        print(format_stats(_hassium.stats()), file=sys.stderr)
+
+
+_atexit.register(_at_exit)

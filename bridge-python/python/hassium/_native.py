@@ -1,0 +1,1404 @@
+"""NumPy's functions, recorded as Hassium bytecode.
+
+Everything here is built on the primitives of the extension ``hassium._hassium``
+(docs/python-bridge.md): ``ufunc``, ``reduce``, ``accumulate``, ``copyto``, ``where``,
+``matmul``, the creation functions and the array's own view methods. Nothing here touches
+data: each function records instructions and returns lazy arrays, so a whole function
+(``var``, ``einsum``, ``roll``) ends up in one batch the fuser can see at once.
+
+Two rules keep this module honest:
+
+* never call a NumPy *function* on a Hassium array here -- it would dispatch back into
+  Hassium (``__array_function__``) and loop; NumPy is used only for dtype arithmetic
+  (``np.result_type``, ``np.dtype``) and for shapes;
+* what the primitives cannot express goes through ``_fallback.call`` explicitly, so it is
+  counted and warned about like any other fallback.
+"""
+
+import builtins
+import math
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import _fallback
+from . import _hassium as _ext
+
+ndarray = _ext.ndarray
+_bool = builtins.bool
+_NoValue = np._NoValue
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _arr(x):
+    """``x`` as a Hassium array (no copy when it already is one)."""
+    return x if type(x) is ndarray else _ext.asarray(x)
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _shape_tuple(shape):
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        return tuple(operator.index(s) for s in shape)
+
+
+def _shape_of(x):
+    """The shape of an array-like without converting Hassium arrays."""
+    if isinstance(x, ndarray):
+        return x.shape
+    return np.shape(x)
+
+
+def _dtype_of(x):
+    """The dtype of an array-like without converting Hassium arrays (NumPy's for lists)."""
+    if isinstance(x, ndarray):
+        return x.dtype
+    return np.asarray(x).dtype
+
+
+def _is_python_scalar(x):
+    return type(x) in (int, float, complex, _bool)
+
+
+def _result_type(*xs):
+    """``np.result_type`` over array-likes, Python scalars weak (NEP 50)."""
+    return np.result_type(
+        *(
+            x
+            if _is_python_scalar(x)
+            else x.dtype
+            if hasattr(x, "dtype")
+            else np.asarray(x)
+            for x in xs
+        )
+    )
+
+
+def _sum_dtype(dt):
+    """The accumulator dtype ``np.sum``/``np.prod``/``cumsum`` choose: small ints widen."""
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return None
+
+
+def _fallback_np(name, args, kwargs):
+    return _fallback.call(getattr(np, name), name, args, kwargs)
+
+
+# --------------------------------------------------------------------------- ufuncs
+
+
+# Which ufuncs the opcode set reduces and scans natively (DESIGN.md §3).
+_REDUCIBLE = frozenset(
+    {
+        "add",
+        "multiply",
+        "minimum",
+        "maximum",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+    }
+)
+_ACCUMULABLE = frozenset({"add", "multiply"})
+
+
+class ufunc:
+    """A NumPy ufunc recorded as one elementwise opcode.
+
+    Supports the subset of NumPy's interface the opcode set can express natively --
+    ``__call__`` with ``out=`` and ``dtype=``, ``reduce``/``accumulate`` for the reducible
+    ufuncs, ``outer`` for binary ones, ``at`` for ``add`` on 1-D targets -- and runs the
+    rest (``where=``, ``casting=``, ``reduceat``, other ufuncs' ``accumulate``) through NumPy.
+    """
+
+    __slots__ = ("__name__", "_np", "identity", "nargs", "nin", "nout")
+
+    def __init__(self, np_ufunc):
+        self._np = np_ufunc
+        self.__name__ = np_ufunc.__name__
+        self.nin = np_ufunc.nin
+        self.nout = np_ufunc.nout
+        self.nargs = np_ufunc.nargs
+        self.identity = np_ufunc.identity
+        # docs: NumPy's ufunc docstring is reachable through help(np.<name>)
+
+    def __repr__(self):
+        return f"<hassium ufunc '{self.__name__}'>"
+
+    def _fallback(self, method, args, kwargs):
+        func = self._np if method == "__call__" else getattr(self._np, method)
+        name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
+        return _fallback.call(func, name, args, kwargs, mutates=(method == "at"))
+
+    def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
+        nin = self.nin
+        if len(args) != nin:
+            if len(args) == nin + 1 and out is None:
+                out = args[nin]
+                args = args[:nin]
+            else:
+                raise TypeError(
+                    f"{self.__name__}() takes from {nin} to {nin + 1} positional "
+                    f"arguments but {len(args)} were given"
+                )
+        if out is not None and type(out) is tuple:
+            if len(out) != 1:
+                raise ValueError(
+                    "The 'out' tuple must have exactly one entry per ufunc output"
+                )
+            out = out[0]
+        if (
+            kwargs
+            or where is not True
+            or (out is not None and not isinstance(out, ndarray))
+        ):
+            kwargs.update(out=out, dtype=dtype)
+            if where is not True:
+                kwargs["where"] = where
+            return self._fallback("__call__", args, kwargs)
+        return _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
+
+    def reduce(
+        self,
+        array,
+        axis=0,
+        dtype=None,
+        out=None,
+        keepdims=False,
+        initial=_NoValue,
+        where=True,
+    ):
+        if self.__name__ not in _REDUCIBLE or where is not True:
+            kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+            if initial is not _NoValue:
+                kwargs["initial"] = initial
+            if where is not True:
+                kwargs["where"] = where
+            return self._fallback("reduce", (array,), kwargs)
+        if type(out) is tuple:
+            (out,) = out
+        return _ext.reduce(
+            self.__name__,
+            _arr(array),
+            axis=axis,
+            dtype=_dtype(dtype),
+            out=out,
+            keepdims=keepdims,
+            initial=None if initial is _NoValue else initial,
+        )
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        if self.__name__ not in _ACCUMULABLE:
+            return self._fallback(
+                "accumulate", (array,), dict(axis=axis, dtype=dtype, out=out)
+            )
+        if type(out) is tuple:
+            (out,) = out
+        return _ext.accumulate(
+            self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out
+        )
+
+    def outer(self, A, B, /, **kwargs):
+        if self.nin != 2:
+            raise ValueError("outer product only supported for binary functions")
+        a, b = _arr(A), _arr(B)
+        return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+    def at(self, a, indices, b=None, /):
+        # np.add.at is the ScatterAdd opcode; flat indices are only at hand for a 1-D
+        # target indexed by one integer array.
+        if (
+            self.__name__ == "add"
+            and isinstance(a, ndarray)
+            and a.ndim == 1
+            and b is not None
+            and not isinstance(indices, (tuple, slice))
+        ):
+            idx = _arr(indices)
+            if idx.dtype.kind in "iu":
+                if idx.dtype != np.int64:
+                    idx = idx.astype(np.int64)
+                values = (
+                    broadcast_to(_arr(b).astype(a.dtype), idx.shape)
+                    if _shape_of(b) != idx.shape
+                    else _arr(b)
+                )
+                _ext.put_flat(a, idx, values, accumulate=True)
+                return None
+        args = (a, indices) if b is None else (a, indices, b)
+        return self._fallback("at", args, {})
+
+    def reduceat(self, *args, **kwargs):
+        return self._fallback("reduceat", args, kwargs)
+
+
+# NumPy's names of the ufuncs that are one elementwise opcode each; aliases share the
+# object like in NumPy (np.abs is np.absolute).
+UFUNC_NAMES = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "power",
+    "negative",
+    "positive",
+    "absolute",
+    "sign",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "invert",
+    "left_shift",
+    "right_shift",
+    "sqrt",
+    "cbrt",
+    "square",
+    "reciprocal",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arctan2",
+    "hypot",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "conjugate",
+]
+UFUNC_ALIASES = {
+    "true_divide": "divide",
+    "mod": "remainder",
+    "abs": "absolute",
+    "bitwise_not": "invert",
+    "conj": "conjugate",
+}
+
+UFUNCS = {name: ufunc(getattr(np, name)) for name in UFUNC_NAMES}
+for _alias, _target in UFUNC_ALIASES.items():
+    UFUNCS[_alias] = UFUNCS[_target]
+globals().update(UFUNCS)
+
+
+def real(val):
+    """The real part, as a view for complex arrays (like NumPy)."""
+    return _arr(val).real
+
+
+def imag(val):
+    return _arr(val).imag
+
+
+# --------------------------------------------------------------------------- creation
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    if order not in (None, "C", "K", "A") or like is not None:
+        return _fallback_np(
+            "asarray", (a,), dict(dtype=dtype, order=order, copy=copy, like=like)
+        )
+    if type(a) is ndarray and dtype is None and not copy:
+        return a
+    return _ext.asarray(a, dtype=_dtype(dtype), copy=copy)
+
+
+def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    return asarray(a, dtype=dtype, order=order, copy=copy)
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    if order not in (None, "C", "K", "A") or like is not None:
+        return _fallback_np(
+            "array", (object,), dict(dtype=dtype, copy=copy, order=order, ndmin=ndmin)
+        )
+    result = _ext.asarray(object, dtype=_dtype(dtype), copy=True if copy else copy)
+    if result.ndim < ndmin:
+        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
+    return _ext.empty(_shape_tuple(shape), np.dtype(dtype))
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    shape = _shape_tuple(shape)
+    if dtype is None:
+        dtype = _dtype_of(fill_value)
+    dtype = np.dtype(dtype)
+    if _shape_of(fill_value) == ():
+        return _ext.full(shape, fill_value, dtype)
+    result = _ext.empty(shape, dtype)
+    _ext.copyto(result, fill_value)
+    return result
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    return _ext.full(_shape_tuple(shape), 0, np.dtype(dtype))
+
+
+def ones(shape, dtype=None, order="C", *, device=None, like=None):
+    return _ext.full(
+        _shape_tuple(shape), 1, np.dtype(float if dtype is None else dtype)
+    )
+
+
+def _like_args(a, dtype, shape):
+    a_shape = _shape_of(a)
+    return (
+        a_shape if shape is None else _shape_tuple(shape),
+        _dtype_of(a) if dtype is None else np.dtype(dtype),
+    )
+
+
+def empty_like(
+    prototype, dtype=None, order="K", subok=True, shape=None, *, device=None
+):
+    shape, dtype = _like_args(prototype, dtype, shape)
+    return _ext.empty(shape, dtype)
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    shape, dtype = _like_args(a, dtype, shape)
+    return _ext.full(shape, 0, dtype)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    shape, dtype = _like_args(a, dtype, shape)
+    return _ext.full(shape, 1, dtype)
+
+
+def full_like(
+    a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
+):
+    shape, dtype = _like_args(a, dtype, shape)
+    return full(shape, fill_value, dtype)
+
+
+def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like=None):
+    if stop is None:
+        start, stop = 0, start_or_stop
+    else:
+        start = start_or_stop
+    if step is None:
+        step = 1
+    return _ext.arange(start, stop, step, _dtype(dtype))
+
+
+def linspace(
+    start,
+    stop,
+    num=50,
+    endpoint=True,
+    retstep=False,
+    dtype=None,
+    axis=0,
+    *,
+    device=None,
+):
+    if _shape_of(start) != () or _shape_of(stop) != ():
+        return _fallback_np(
+            "linspace",
+            (start, stop, num),
+            dict(endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis),
+        )
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    # NumPy's algorithm, step for step, so the values agree to the last bit.
+    start_s = np.asarray(start) * 1.0
+    stop_s = np.asarray(stop) * 1.0
+    dt = np.result_type(start_s, stop_s, float(num))
+    dtype = dt if dtype is None else np.dtype(dtype)
+    delta = stop_s - start_s
+    y = _ext.arange(0, num, 1, dt)
+    step = delta / div if div > 0 else np.nan
+    if div > 0:
+        if np.all(step == 0):
+            y = y / div
+            y = y * delta[()]
+        else:
+            y = y * step[()]
+    else:
+        y = y * delta[()]
+    y = y + start_s[()]
+    if endpoint and num > 1:
+        y[-1] = stop_s[()]
+    if dtype.kind in "iu":
+        y = _ext.ufunc("floor", y)
+    if y.dtype != dtype:
+        y = y.astype(dtype)
+    if retstep:
+        return y, step
+    return y
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    k = operator.index(k)
+    result = _ext.full((N, M), 0, np.dtype(dtype))
+    length = builtins.min(N, M - k) if k >= 0 else builtins.min(N + k, M)
+    if length > 0:
+        first = k if k >= 0 else -k * M
+        flat = result.reshape(-1)
+        flat[first : first + length * (M + 1) : M + 1] = 1
+    return result
+
+
+def identity(n, dtype=None, *, like=None):
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    output = [_arr(x).reshape(s0[:i] + (-1,) + s0[i + 1 :]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        output[0] = output[0].reshape((1, -1) + s0[2:])
+        output[1] = output[1].reshape((-1, 1) + s0[2:])
+    if not sparse:
+        output = broadcast_arrays(*output)
+    if copy:
+        output = [x.copy() for x in output]
+    return tuple(output)
+
+
+def copy(a, order="K", subok=False):
+    return _arr(a).copy()
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
+    if where is not True:
+        raise _Unsupported
+    return _ext.reduce(
+        name,
+        _arr(a),
+        axis=axis,
+        dtype=_dtype(dtype),
+        out=out,
+        keepdims=_bool(keepdims),
+        initial=None if initial is _NoValue else initial,
+    )
+
+
+class _Unsupported(Exception):
+    """Raised inside a native function to hand the call to the fallback path."""
+
+
+def _native_or_fallback(func):
+    """Run ``func``; when it raises ``_Unsupported`` run NumPy's function of the same name."""
+
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except _Unsupported:
+            return _fallback_np(func.__name__, args, kwargs)
+
+    wrapper.__name__ = func.__name__
+    wrapper.__qualname__ = func.__name__
+    wrapper.__doc__ = func.__doc__ or getattr(
+        getattr(np, func.__name__, None), "__doc__", None
+    )
+    wrapper.__wrapped__ = func
+    return wrapper
+
+
+@_native_or_fallback
+def sum(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True
+):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    return _reduce("add", a, axis, dtype, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def prod(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True
+):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    return _reduce("multiply", a, axis, dtype, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("maximum", a, axis, None, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("minimum", a, axis, None, out, keepdims, initial, where)
+
+
+amax = max
+amin = min
+
+
+@_native_or_fallback
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("logical_or", a, axis, np.bool_, out, keepdims, where=where)
+
+
+@_native_or_fallback
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("logical_and", a, axis, np.bool_, out, keepdims, where=where)
+
+
+def _arg_reduce(name, a, axis, out, keepdims):
+    a = _arr(a)
+    if axis is None:
+        result = _ext.reduce(name, a.reshape(-1), axis=0)
+        if keepdims:
+            result = result.reshape((1,) * a.ndim)
+    else:
+        result = _ext.reduce(name, a, axis=axis, keepdims=_bool(keepdims))
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmin", a, axis, out, keepdims)
+
+
+def _scan(name, a, axis, dtype, out):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    return _ext.accumulate(name, a, axis=axis, dtype=_dtype(dtype), out=out)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _scan("add", a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _scan("multiply", a, axis, dtype, out)
+
+
+def _count(a, axis):
+    """How many elements a reduction over ``axis`` combines."""
+    if axis is None:
+        return a.size
+    axes = normalize_axis_tuple(axis, a.ndim)
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    return n
+
+
+def _mean_dtypes(a, dtype):
+    """(accumulator dtype, result dtype) of np.mean/np.var, like numpy/_core/_methods.py."""
+    kind = a.dtype.kind
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        return dtype, dtype
+    if kind in "biu":
+        return np.dtype(np.float64), np.dtype(np.float64)
+    if a.dtype == np.float16:
+        return np.dtype(np.float32), np.dtype(np.float16)
+    return a.dtype, a.dtype
+
+
+@_native_or_fallback
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _arr(a)
+    acc, res = _mean_dtypes(a, dtype)
+    total = _reduce("add", a, axis, acc, None, keepdims, where=where)
+    n = _count(a, axis)
+    if n == 0:
+        import warnings
+
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+    result = _ext.ufunc("divide", total, n, dtype=total.dtype)
+    if result.dtype != res:
+        result = result.astype(res)
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+@_native_or_fallback
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=_NoValue,
+    correction=_NoValue,
+):
+    if mean is not _NoValue or correction is not _NoValue:
+        raise _Unsupported
+    a = _arr(a)
+    acc, res = _mean_dtypes(a, dtype)
+    n = _count(a, axis)
+    arrmean = _reduce("add", a, axis, acc, None, True, where=where)
+    arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
+    x = _ext.ufunc("subtract", a, arrmean)
+    if x.dtype.kind == "c":
+        x = _ext.ufunc("multiply", x, _ext.ufunc("conjugate", x)).real
+    else:
+        x = _ext.ufunc("multiply", x, x)
+    total = _reduce("add", x, axis, acc if acc.kind != "c" else x.dtype, None, keepdims)
+    rcount = builtins.max(n - ddof, 0)
+    if rcount == 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+    result = _ext.ufunc("divide", total, rcount, dtype=total.dtype)
+    if res.kind == "c":
+        res = np.finfo(res).dtype  # the variance of complex numbers is real
+    if result.dtype != res:
+        result = result.astype(res)
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+@_native_or_fallback
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=_NoValue,
+    correction=_NoValue,
+):
+    if mean is not _NoValue or correction is not _NoValue:
+        raise _Unsupported
+    v = var.__wrapped__(
+        a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where
+    )
+    result = _ext.ufunc("sqrt", v)
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    a = _arr(a)
+    mask = a if a.dtype == np.bool_ else _ext.ufunc("not_equal", a, 0)
+    result = _ext.reduce(
+        "add", mask, axis=axis, dtype=np.dtype(np.intp), keepdims=_bool(keepdims)
+    )
+    if axis is None and not keepdims:
+        return int(result)
+    return result
+
+
+# --------------------------------------------------------------------------- elementwise helpers
+
+
+def where(condition, x=_NoValue, y=_NoValue, /):
+    if x is _NoValue and y is _NoValue:
+        return nonzero(condition)
+    if x is _NoValue or y is _NoValue:
+        raise ValueError("either both or neither of x and y should be given")
+    return _ext.where(condition, x, y)
+
+
+def clip(
+    a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs
+):
+    if kwargs:
+        return _fallback_np("clip", (a, a_min, a_max), dict(kwargs, out=out))
+    if min is not _NoValue:
+        if a_min is not _NoValue:
+            raise ValueError("Passed more than one argument for the lower bound")
+        a_min = min
+    if max is not _NoValue:
+        if a_max is not _NoValue:
+            raise ValueError("Passed more than one argument for the upper bound")
+        a_max = max
+    lo = None if a_min is _NoValue else a_min
+    hi = None if a_max is _NoValue else a_max
+    result = _arr(a)
+    if lo is None and hi is None:
+        result = (
+            _ext.ufunc("positive", result)
+            if result.dtype != np.bool_
+            else result.copy()
+        )
+    if lo is not None:
+        result = _ext.ufunc("maximum", result, lo)
+    if hi is not None:
+        result = _ext.ufunc("minimum", result, hi)
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def round(a, decimals=0, out=None):
+    a = _arr(a)
+    kind = a.dtype.kind
+    if kind == "c" or (kind in "biu" and decimals < 0):
+        return _fallback_np("round", (a,), dict(decimals=decimals, out=out))
+    if kind in "biu":
+        result = a.copy()
+    elif decimals == 0:
+        result = _ext.ufunc("rint", a)
+    elif decimals > 0:
+        f = 10.0**decimals
+        result = _ext.ufunc(
+            "divide", _ext.ufunc("rint", _ext.ufunc("multiply", a, f)), f
+        )
+    else:
+        f = 10.0 ** (-decimals)
+        result = _ext.ufunc(
+            "multiply", _ext.ufunc("rint", _ext.ufunc("divide", a, f)), f
+        )
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+around = round
+
+
+def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    # numpy/_core/numeric.py, operation for operation.
+    x = a if _is_python_scalar(a) else _arr(a)
+    y = b if _is_python_scalar(b) else _arr(b)
+    if isinstance(y, ndarray):
+        dt = np.result_type(y.dtype, 1.0)
+        if y.dtype != dt:
+            y = y.astype(dt)
+    elif isinstance(y, int):
+        y = float(y)
+    ufn = _ext.ufunc
+    diff = ufn("absolute", ufn("subtract", x, y))
+    bound = ufn("add", atol, ufn("multiply", rtol, ufn("absolute", y)))
+    result = ufn(
+        "logical_or",
+        ufn("logical_and", ufn("less_equal", diff, bound), ufn("isfinite", y)),
+        ufn("equal", x, y),
+    )
+    if equal_nan:
+        result = ufn(
+            "logical_or", result, ufn("logical_and", ufn("isnan", x), ufn("isnan", y))
+        )
+    if isinstance(result, ndarray) and result.ndim == 0:
+        return result[()]
+    return result
+
+
+def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    res = all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _bool(res)
+
+
+def array_equal(a1, a2, equal_nan=False):
+    a1 = _arr(a1)
+    a2 = _arr(a2)
+    if a1.shape != a2.shape:
+        return False
+    if not equal_nan:
+        return _bool(all(_ext.ufunc("equal", a1, a2)))
+    if a1.dtype.kind not in "fc" and a2.dtype.kind not in "fc":
+        return _bool(all(_ext.ufunc("equal", a1, a2)))
+    n1 = _ext.ufunc("isnan", a1)
+    n2 = _ext.ufunc("isnan", a2)
+    if not _bool(all(_ext.ufunc("equal", n1, n2))):
+        return False
+    same = _ext.ufunc("logical_or", _ext.ufunc("equal", a1, a2), n1)
+    return _bool(all(same))
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    if not isinstance(dst, ndarray):
+        return _fallback_np("copyto", (dst, src), dict(casting=casting, where=where))
+    if not _is_python_scalar(src):
+        src_dtype = _dtype_of(src)
+        if not np.can_cast(src_dtype, dst.dtype, casting):
+            raise TypeError(
+                f"Cannot cast array data from {src_dtype!r} to {dst.dtype!r} "
+                f"according to the rule {casting!r}"
+            )
+    if where is not True:
+        src = _ext.where(where, src, dst)
+    _ext.copyto(dst, src)
+
+
+# --------------------------------------------------------------------------- products
+
+
+def matmul(x1, x2, /, out=None, **kwargs):
+    if kwargs:
+        return _fallback_np("matmul", (x1, x2), dict(kwargs, out=out))
+    return _ext.matmul(_arr(x1), _arr(x2), out=out)
+
+
+def dot(a, b, out=None):
+    a = _arr(a)
+    b = _arr(b)
+    if a.ndim == 0 or b.ndim == 0:
+        result = _ext.ufunc("multiply", a, b)
+    elif a.ndim <= 2 and b.ndim <= 2:
+        result = _ext.matmul(a, b)
+    else:
+        result = tensordot(a, b, axes=([-1], [b.ndim - 2 if b.ndim > 1 else 0]))
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def vdot(a, b, /):
+    a = _arr(a).reshape(-1)
+    b = _arr(b).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError("cannot reshape array: vdot of vectors of different sizes")
+    if a.dtype.kind == "c":
+        a = _ext.ufunc("conjugate", a)
+    return _ext.matmul(a, b)
+
+
+def inner(a, b, /):
+    a = _arr(a)
+    b = _arr(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return _ext.ufunc("multiply", a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b, out=None):
+    a = _arr(a).reshape(-1)
+    b = _arr(b).reshape(-1)
+    result = _ext.ufunc("multiply", a.reshape(-1, 1), b.reshape(1, -1))
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def tensordot(a, b, axes=2):
+    # numpy/_core/numeric.py's algorithm: move the summed axes together, make both
+    # operands 2-D, one matmul, reshape back.
+    a = _arr(a)
+    b = _arr(b)
+    try:
+        iter(axes)
+    except TypeError:
+        n = operator.index(axes)
+        axes_a = list(range(-n, 0))
+        axes_b = list(range(n))
+    else:
+        axes_a, axes_b = axes
+    try:
+        axes_a = list(axes_a)
+    except TypeError:
+        axes_a = [axes_a]
+    try:
+        axes_b = list(axes_b)
+    except TypeError:
+        axes_b = [axes_b]
+    na, nb = len(axes_a), len(axes_b)
+    as_, nda = a.shape, a.ndim
+    bs, ndb = b.shape, b.ndim
+    equal = na == nb
+    if equal:
+        for k in range(na):
+            if as_[axes_a[k]] != bs[axes_b[k]]:
+                equal = False
+                break
+            if axes_a[k] < 0:
+                axes_a[k] += nda
+            if axes_b[k] < 0:
+                axes_b[k] += ndb
+    if not equal:
+        raise ValueError("shape-mismatch for sum")
+    notin = [k for k in range(nda) if k not in axes_a]
+    newaxes_a = notin + axes_a
+    n2 = math.prod(as_[ax] for ax in axes_a)
+    newshape_a = (math.prod(as_[ax] for ax in notin), n2)
+    olda = [as_[axis] for axis in notin]
+    notin = [k for k in range(ndb) if k not in axes_b]
+    newaxes_b = axes_b + notin
+    newshape_b = (n2, math.prod(bs[ax] for ax in notin))
+    oldb = [bs[axis] for axis in notin]
+    at = a.transpose(newaxes_a).reshape(newshape_a)
+    bt = b.transpose(newaxes_b).reshape(newshape_b)
+    res = _ext.matmul(at, bt)
+    return res.reshape(tuple(olda + oldb))
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """Einstein summation as transposes, broadcast multiplies and sum reductions.
+
+    Handles explicit (``ij,jk->ik``) and implicit (``ij,jk``) output and any number of
+    operands; subscripts with ``...``, an index repeated within one operand (traces,
+    diagonals) and the interleaved operand form run through NumPy.
+    """
+    kwargs = dict(out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    if not operands or not isinstance(operands[0], str):
+        return _fallback_np("einsum", operands, kwargs)
+    subscripts = operands[0].replace(" ", "")
+    arrays = [_arr(x) for x in operands[1:]]
+    if "." in subscripts or casting != "safe" or order not in ("K", "C", "A"):
+        return _fallback_np("einsum", operands, kwargs)
+    if "->" in subscripts:
+        inputs, output = subscripts.split("->")
+    else:
+        inputs, output = subscripts, None
+    terms = inputs.split(",")
+    if len(terms) != len(arrays):
+        raise ValueError(
+            "more operands provided to einstein sum function than specified in the subscripts string"
+            if len(arrays) > len(terms)
+            else "fewer operands provided to einstein sum function than specified in the subscripts string"
+        )
+    for term, x in zip(terms, arrays):
+        if not term.isalpha() and term != "":
+            raise ValueError(
+                f"invalid subscript '{term}' in einstein sum subscripts string"
+            )
+        if len(set(term)) != len(term):
+            return _fallback_np("einsum", operands, kwargs)
+        if len(term) != x.ndim:
+            raise ValueError(
+                "operand has more dimensions than subscripts given in einstein sum, but "
+                "no '...' ellipsis provided to broadcast the extra dimensions."
+                if x.ndim > len(term)
+                else "einstein sum subscripts string contains too many subscripts for operand"
+            )
+    counts = {}
+    for term in terms:
+        for c in term:
+            counts[c] = counts.get(c, 0) + 1
+    if output is None:
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    for c in output:
+        if c not in counts:
+            raise ValueError(
+                f"einstein sum subscripts string included output subscript '{c}' which "
+                f"never appeared in an input"
+            )
+    sizes = {}
+    for term, x in zip(terms, arrays):
+        for c, n in zip(term, x.shape):
+            if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
+                raise ValueError(
+                    "operands could not be broadcast together with remapped shapes"
+                )
+            if c not in sizes or sizes[c] == 1:
+                sizes[c] = n
+    result_dtype = (
+        np.result_type(*(x.dtype for x in arrays)) if dtype is None else np.dtype(dtype)
+    )
+    # One axis order for everything: output letters first, summed letters after.
+    letters = list(output) + sorted(c for c in counts if c not in output)
+    product = None
+    for term, x in zip(terms, arrays):
+        # Sum away letters only this operand has (and the output lacks) before multiplying.
+        own = [i for i, c in enumerate(term) if counts[c] == 1 and c not in output]
+        if own:
+            x = _ext.reduce(
+                "add",
+                x.astype(result_dtype) if x.dtype != result_dtype else x,
+                axis=tuple(own),
+                dtype=result_dtype,
+            )
+            term = "".join(c for i, c in enumerate(term) if i not in own)
+        elif x.dtype != result_dtype:
+            x = x.astype(result_dtype)
+        present = [c for c in letters if c in term]
+        x = x.transpose([term.index(c) for c in present]) if present else x
+        shape = tuple(x.shape[present.index(c)] if c in present else 1 for c in letters)
+        x = x.reshape(shape)
+        product = x if product is None else _ext.ufunc("multiply", product, x)
+    summed = tuple(range(len(output), product.ndim))
+    # Letters summed away per operand left size-1 axes; those reduce as well.
+    if summed:
+        product = _ext.reduce("add", product, axis=summed, dtype=result_dtype)
+    out_shape = tuple(sizes[c] for c in output)
+    if product.shape != out_shape:
+        product = broadcast_to(product, out_shape)
+    if builtins.any(product is x for x in arrays):
+        product = product.copy()
+    if out is not None:
+        _ext.copyto(out, product)
+        return out
+    return product
+
+
+# --------------------------------------------------------------------------- joining
+
+
+def _check_join(arrays, where):
+    if len(arrays) == 0:
+        raise ValueError(f"need at least one array to {where}")
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = [_arr(x) for x in arrays]
+    _check_join(arrays, "concatenate")
+    if axis is None:
+        arrays = [x.reshape(-1) for x in arrays]
+        axis = 0
+    first = arrays[0]
+    if first.ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = normalize_axis_index(axis, first.ndim)
+    for i, x in enumerate(arrays[1:], 1):
+        if x.ndim != first.ndim:
+            raise ValueError(
+                f"all the input arrays must have same number of dimensions, but the "
+                f"array at index 0 has {first.ndim} dimension(s) and the array at index "
+                f"{i} has {x.ndim} dimension(s)"
+            )
+        for d in range(first.ndim):
+            if d != axis and x.shape[d] != first.shape[d]:
+                raise ValueError(
+                    f"all the input array dimensions except for the concatenation axis "
+                    f"must match exactly, but along dimension {d}, the array at index 0 "
+                    f"has size {first.shape[d]} and the array at index {i} has size "
+                    f"{x.shape[d]}"
+                )
+    if dtype is None:
+        dtype = np.result_type(*(x.dtype for x in arrays))
+    else:
+        dtype = np.dtype(dtype)
+    for x in arrays:
+        if not np.can_cast(x.dtype, dtype, casting):
+            raise TypeError(
+                f"Cannot cast array data from {x.dtype!r} to {dtype!r} according to the "
+                f"rule {casting!r}"
+            )
+    shape = list(first.shape)
+    shape[axis] = builtins.sum(x.shape[axis] for x in arrays)
+    if out is None:
+        out = _ext.empty(tuple(shape), dtype)
+    elif out.shape != tuple(shape):
+        raise ValueError("Output array is the wrong shape")
+    prefix = (slice(None),) * axis
+    at = 0
+    for x in arrays:
+        n = x.shape[axis]
+        if n:
+            _ext.copyto(out[prefix + (slice(at, at + n),)], x)
+        at += n
+    return out
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = [_arr(x) for x in arrays]
+    _check_join(arrays, "stack")
+    shape = arrays[0].shape
+    if builtins.any(x.shape != shape for x in arrays):
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis_index(axis, len(shape) + 1)
+    new_shape = shape[:axis] + (1,) + shape[axis:]
+    return concatenate(
+        [x.reshape(new_shape) for x in arrays],
+        axis=axis,
+        out=out,
+        dtype=dtype,
+        casting=casting,
+    )
+
+
+def atleast_1d(*arys):
+    res = [(_arr(a).reshape(1) if _arr(a).ndim == 0 else _arr(a)) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_2d(*arys):
+    res = []
+    for a in arys:
+        a = _arr(a)
+        if a.ndim == 0:
+            a = a.reshape(1, 1)
+        elif a.ndim == 1:
+            a = a.reshape(1, -1) if a.size else a.reshape(1, 0)
+        res.append(a)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_3d(*arys):
+    res = []
+    for a in arys:
+        a = _arr(a)
+        if a.ndim == 0:
+            a = a.reshape(1, 1, 1)
+        elif a.ndim == 1:
+            a = a.reshape((1,) + a.shape + (1,))
+        elif a.ndim == 2:
+            a = a.reshape(a.shape + (1,))
+        res.append(a)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [atleast_1d(x) for x in tup]
+    _check_join(arrs, "concatenate")
+    axis = 0 if arrs[0].ndim == 1 else 1
+    return concatenate(arrs, axis, dtype=dtype, casting=casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [atleast_2d(x) for x in tup]
+    _check_join(arrs, "concatenate")
+    return concatenate(arrs, 0, dtype=dtype, casting=casting)
+
+
+row_stack = vstack
+
+
+def roll(a, shift, axis=None):
+    a = _arr(a)
+    if axis is None:
+        return roll(a.reshape(-1), shift, 0).reshape(a.shape)
+    axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
+    shifts = _shape_of(shift)
+    broadcast = np.broadcast(np.asarray(shift), np.asarray(axes))
+    if broadcast.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = {ax: 0 for ax in range(a.ndim)}
+    for sh, ax in broadcast:
+        total[int(ax)] += int(sh)
+    result = a
+    for ax, sh in total.items():
+        n = result.shape[ax]
+        if n == 0 or sh % n == 0:
+            continue
+        sh %= n
+        rolled = _ext.empty(result.shape, result.dtype)
+        pre = (slice(None),) * ax
+        # Two view copies: the tail moves to the front, the head to the back.
+        _ext.copyto(
+            rolled[pre + (slice(sh, None),)], result[pre + (slice(None, n - sh),)]
+        )
+        _ext.copyto(
+            rolled[pre + (slice(None, sh),)], result[pre + (slice(n - sh, None),)]
+        )
+        result = rolled
+    if result is a:
+        result = a.copy()
+    del shifts
+    return result
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    if shape is None:
+        shape = newshape
+    if order != "C" or copy is not None:
+        return _fallback_np("reshape", (a, shape), dict(order=order, copy=copy))
+    return _arr(a).reshape(shape)
+
+
+def ravel(a, order="C"):
+    if order not in ("C", "K", "A"):
+        return _fallback_np("ravel", (a,), dict(order=order))
+    return _arr(a).reshape(-1)
+
+
+def transpose(a, axes=None):
+    a = _arr(a)
+    return a.transpose() if axes is None else a.transpose(axes)
+
+
+def permute_dims(a, axes=None):
+    return transpose(a, axes)
+
+
+def moveaxis(a, source, destination):
+    a = _arr(a)
+    source = normalize_axis_tuple(source, a.ndim, "source")
+    destination = normalize_axis_tuple(destination, a.ndim, "destination")
+    if len(source) != len(destination):
+        raise ValueError(
+            "`source` and `destination` arguments must have the same number of elements"
+        )
+    order = [n for n in range(a.ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return a.transpose(order)
+
+
+def swapaxes(a, axis1, axis2):
+    return _arr(a).swapaxes(axis1, axis2)
+
+
+def expand_dims(a, axis):
+    a = _arr(a)
+    if type(axis) not in (tuple, list):
+        axis = (axis,)
+    out_ndim = len(axis) + a.ndim
+    axis = normalize_axis_tuple(axis, out_ndim)
+    shape_it = iter(a.shape)
+    shape = tuple(1 if ax in axis else next(shape_it) for ax in range(out_ndim))
+    return a.reshape(shape)
+
+
+def squeeze(a, axis=None):
+    a = _arr(a)
+    return a.squeeze() if axis is None else a.squeeze(axis)
+
+
+def broadcast_to(array, shape, subok=False):
+    array = _arr(array)
+    shape = _shape_tuple(shape)
+    view = getattr(_ext, "broadcast_to", None)
+    if view is not None:
+        return view(array, shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
+    np.broadcast_shapes(array.shape, shape)  # raises NumPy's ValueError on mismatch
+    if np.broadcast_shapes(array.shape, shape) != shape:
+        raise ValueError(
+            f"operands could not be broadcast together with remapped shapes "
+            f"[original->remapped]: {array.shape} and requested shape {shape}"
+        )
+    # Without a view primitive: a copy (NumPy's result is read-only, so no program can
+    # tell a copy from a view by writing through it).
+    result = _ext.empty(shape, array.dtype)
+    _ext.copyto(result, array)
+    return result
+
+
+def broadcast_shapes(*args):
+    return np.broadcast_shapes(*args)
+
+
+def broadcast_arrays(*args, subok=False):
+    arrays = [_arr(x) for x in args]
+    shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in arrays)
+
+
+def nonzero(a):
+    return _ext.nonzero(_arr(a))
+
+
+def flatnonzero(a):
+    return _ext.nonzero(_arr(a).reshape(-1))[0]
+
+
+def shape(a):
+    return _shape_of(a)
+
+
+def ndim(a):
+    return len(_shape_of(a))
+
+
+def size(a, axis=None):
+    s = _shape_of(a)
+    return math.prod(s) if axis is None else s[normalize_axis_index(axis, len(s))]
+
+
+# --------------------------------------------------------------------------- runtime
+
+
+def flush():
+    """Run everything recorded so far."""
+    _ext.flush()
+
+
+def stats():
+    """The runtime's counters (instructions recorded, kernels, cache hits, timings, ...)."""
+    return _ext.stats()
+
+
+def info():
+    """The configuration in force: config source, stacks, engines found, cache directory."""
+    return _ext.info()
+
+
+fallback_report = _fallback.fallback_report
+
+#: Natives by name, for ``__init__`` (the namespace) and for ``__array_function__``
+#: dispatch (NumPy's function object -> ours).
+FUNCTIONS = {
+    name: obj
+    for name, obj in list(globals().items())
+    if callable(obj)
+    and not name.startswith("_")
+    and not isinstance(obj, (type, ufunc))
+    and getattr(obj, "__module__", None) == __name__
+}
+FUNCTIONS["amax"] = max
+FUNCTIONS["amin"] = min
+for _n in ("flush", "stats", "info", "fallback_report"):
+    FUNCTIONS.pop(_n, None)
