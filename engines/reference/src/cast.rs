@@ -4,12 +4,14 @@
 //! - bool → anything: 0 or 1; anything → bool: nonzero (NaN is true; complex if either
 //!   part is nonzero).
 //! - integer → integer: two's-complement wrap (`int64(300) → uint8` is 44).
-//! - float → integer: truncation toward zero. Out-of-range values and NaN follow Rust's
-//!   `as` through the widest integer of the target's signedness: the value saturates to
-//!   the int64 (uint64 for a uint64 target) range, NaN becomes 0, then narrower targets
-//!   wrap (`-1.0 → uint8` is 255, `300.0 → uint8` is 44). NumPy leaves these undefined
-//!   (x86 gives INT_MIN); this rule matches `hassium_core::Scalar::cast`, so a constant
-//!   folded by a filter equals the engine's result.
+//! - float → integer: truncation toward zero through a 64-bit integer, then wrapping into
+//!   narrower targets, which is what NumPy does on x86 for values in the int64 range
+//!   (`-1.0 → uint8` is 255, `-1.0 → uint64` is 2**64-1, `300.0 → uint8` is 44).
+//!   NumPy leaves NaN and values beyond the 64-bit range undefined (x86 gives INT_MIN);
+//!   here they follow Rust's `as`: NaN becomes 0 and the value saturates to the int64
+//!   range (the uint64 range for non-negative values into uint64) before wrapping.
+//!   `hassium_core::Scalar::cast` agrees except that it saturates negative values into
+//!   uint64 to 0.
 //! - complex → real: the imaginary part is dropped (NumPy warns; we do not).
 //! - to float16: one correctly rounded step from the exact source value.
 

@@ -271,11 +271,10 @@ macro_rules! int_elem {
                     CastVal::Bool(b) => b as $t,
                     CastVal::Int(i) => i as $t,
                     CastVal::UInt(u) => u as $t,
-                    // Truncate toward zero through the widest integer of the target's
-                    // signedness; `as` saturates out-of-range values and maps NaN to 0
-                    // (as `Scalar::cast` does), then narrower targets wrap.
+                    // Truncate toward zero through a 64-bit integer, then wrap into
+                    // narrower targets; see `cast.rs` for out-of-range values and NaN.
                     CastVal::Float(f) | CastVal::Complex(f, _) => {
-                        if DType::$dt == DType::UInt64 {
+                        if DType::$dt == DType::UInt64 && f >= 0.0 {
                             f as u64 as $t
                         } else {
                             f as i64 as $t
@@ -535,23 +534,37 @@ macro_rules! float_elem {
                         }
                     }
                     Opcode::Power => a.powf(b),
-                    // maximum/minimum propagate NaN (either side); fmax/fmin ignore it.
+                    // maximum/minimum propagate NaN (either side) and give the second
+                    // operand on ties (so maximum(-0.0, 0.0) is 0.0, as NumPy); fmax/fmin
+                    // ignore NaN and give the first operand on ties (C's fmax).
                     Opcode::Maximum => {
-                        if a >= b || a.is_nan() {
+                        if a > b || a.is_nan() {
                             a
                         } else {
                             b
                         }
                     }
                     Opcode::Minimum => {
-                        if a <= b || a.is_nan() {
+                        if a < b || a.is_nan() {
                             a
                         } else {
                             b
                         }
                     }
-                    Opcode::Fmax => a.max(b),
-                    Opcode::Fmin => a.min(b),
+                    Opcode::Fmax => {
+                        if b.is_nan() || a >= b {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    Opcode::Fmin => {
+                        if b.is_nan() || a <= b {
+                            a
+                        } else {
+                            b
+                        }
+                    }
                     Opcode::Arctan2 => a.atan2(b),
                     Opcode::Hypot => a.hypot(b),
                     _ => return unsupported(op, DType::$dt),
@@ -577,10 +590,11 @@ macro_rules! float_elem {
                 }
             }
             fn sum(values: &[$t]) -> Result<$t> {
+                // NumPy starts from the identity, so a sum of negative zeros is +0.0.
                 Ok(if values.is_empty() {
                     0.0
                 } else {
-                    pairwise(values, &|x, y| x + y)
+                    0.0 + pairwise(values, &|x, y| x + y)
                 })
             }
         }
@@ -859,10 +873,11 @@ macro_rules! complex_elem {
                 }
             }
             fn sum(values: &[Complex<$f>]) -> Result<Complex<$f>> {
+                let zero = Complex::new(0.0, 0.0);
                 Ok(if values.is_empty() {
-                    Complex::new(0.0, 0.0)
+                    zero
                 } else {
-                    pairwise(values, &|x, y| x + y)
+                    zero + pairwise(values, &|x, y| x + y)
                 })
             }
         }

@@ -129,7 +129,10 @@ fn arg_reduce<T: Elem>(instr: &Instr, input: &View, axis: usize, mem: &Memory) -
         let start = outer.next().ok_or_else(short)?;
         along(&src, input, axis, start, &mut values)?;
         let Some(&first) = values.first() else {
-            return identity::<T>(op).map(|_| ());
+            return Err(Error::Invalid(format!(
+                "attempt to get {} of an empty sequence",
+                op.name()
+            )));
         };
         let (mut best, mut at) = (first, 0usize);
         if !first.is_nan() {
