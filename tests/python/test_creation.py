@@ -1,0 +1,158 @@
+"""Array creation against NumPy: values, dtypes and shapes, including 0-d and empty."""
+
+import numpy as np
+import pytest
+from conftest import DTYPES, assert_same
+from test_ufuncs import check
+
+SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_zeros_ones_full_and_empty_have_numpys_shape_and_dtype(hs, dtype):
+    for shape in SHAPES:
+        assert_same(hs.zeros(shape, dtype), np.zeros(shape, dtype))
+        assert_same(hs.ones(shape, dtype=dtype), np.ones(shape, dtype=dtype))
+        assert_same(hs.full(shape, 1, dtype), np.full(shape, 1, dtype))
+        e = hs.empty(shape, dtype)
+        assert e.shape == np.empty(shape).shape and e.dtype == dtype
+
+
+def test_default_dtypes_match_numpy(hs):
+    assert_same(hs.zeros(3), np.zeros(3))
+    assert_same(hs.ones((2, 2)), np.ones((2, 2)))
+    for value in (7, 2.5, True, 1 + 2j, np.float32(1.5), np.uint8(3)):
+        assert_same(hs.full((2, 3), value), np.full((2, 3), value))
+    assert_same(hs.full((2, 3), [1, 2, 3]), np.full((2, 3), [1, 2, 3]))
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+def test_like_functions_follow_the_prototype(hs, name):
+    for dtype in ("int16", "float32", "complex128", "bool"):
+        n = np.arange(6).reshape(2, 3).astype(dtype)
+        h = hs.asarray(n)
+        got = getattr(hs, name)(h)
+        expected = getattr(np, name)(n)
+        if name == "empty_like":
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+        else:
+            assert_same(got, expected)
+        got = getattr(hs, name)(h, dtype=np.float64, shape=(4,))
+        assert got.shape == (4,) and got.dtype == np.float64
+    assert_same(
+        hs.full_like(hs.ones((2, 2), dtype=np.int8), 3),
+        np.full_like(np.ones((2, 2), np.int8), 3),
+    )
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        ((5,), {}),
+        ((2, 10), {}),
+        ((10, 2, -3), {}),
+        ((0.5, 3.0, 0.25), {}),
+        ((5,), {"dtype": np.float32}),
+        ((1, 7, 2), {"dtype": np.uint8}),
+        ((0,), {}),
+        ((5, 1), {}),
+        ((-3.5, 2), {}),
+    ],
+)
+def test_arange_matches_numpy(hs, args, kwargs):
+    assert_same(hs.arange(*args, **kwargs), np.arange(*args, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        ((0, 1), {}),
+        ((0, 1, 7), {}),
+        ((2.5, -1, 4), {"endpoint": False}),
+        ((0, 10, 5), {"dtype": np.int32}),
+        ((0, 1, 1), {}),
+        ((0, 1, 0), {}),
+        ((1, 1, 4), {}),
+        ((np.float32(0), np.float32(1), 5), {}),
+        ((0, 1, 6), {"retstep": True}),
+    ],
+)
+def test_linspace_matches_numpy_to_the_last_bit(hs, args, kwargs):
+    check(hs.linspace, np.linspace, args, args, "linspace", **kwargs)
+
+
+def test_linspace_with_negative_num_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.linspace(0, 1, -1)
+
+
+@pytest.mark.parametrize(
+    "n,m,k", [(3, None, 0), (3, 5, 1), (4, 2, -1), (3, 3, 5), (0, None, 0), (4, 4, -3)]
+)
+def test_eye_matches_numpy(hs, n, m, k):
+    assert_same(hs.eye(n, m, k), np.eye(n, m, k))
+    assert_same(hs.eye(n, m, k, dtype=np.int8), np.eye(n, m, k, dtype=np.int8))
+
+
+def test_identity_matches_numpy(hs):
+    assert_same(hs.identity(4), np.identity(4))
+    assert_same(hs.identity(2, dtype=bool), np.identity(2, dtype=bool))
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_meshgrid_matches_numpy(hs, indexing, sparse):
+    x, y, z = np.arange(3.0), np.arange(4, dtype=np.int32), np.linspace(0, 1, 2)
+    assert_same(
+        hs.meshgrid(hs.asarray(x), hs.asarray(y), indexing=indexing, sparse=sparse),
+        np.meshgrid(x, y, indexing=indexing, sparse=sparse),
+    )
+    assert_same(
+        hs.meshgrid(x, y, z, indexing=indexing, sparse=sparse),
+        np.meshgrid(x, y, z, indexing=indexing, sparse=sparse),
+    )
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        [1, 2, 3],
+        [[1.5, 2], [3, 4]],
+        [True, False],
+        [1 + 1j, 2],
+        3.5,
+        7,
+        [],
+        [[[]]],
+        np.arange(6, dtype=np.uint16).reshape(2, 3)[:, ::-1],
+    ],
+    ids=repr,
+)
+def test_array_and_asarray_match_numpy(hs, obj):
+    assert_same(hs.array(obj), np.array(obj))
+    assert_same(hs.asarray(obj), np.asarray(obj))
+    check(hs.array, np.array, (obj,), (obj,), "array dtype=float32", dtype=np.float32)
+    assert_same(hs.array(obj, ndmin=3), np.array(obj, ndmin=3))
+
+
+def test_array_copies_and_asarray_does_not(hs):
+    h = hs.arange(4)
+    c = hs.array(h)
+    same = hs.asarray(h)
+    h[0] = 9
+    assert int(c[0]) == 0
+    assert int(same[0]) == 9
+
+
+def test_negative_dimension_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.zeros((2, -1))
+
+
+def test_dtypes_are_numpys_own_objects(hs):
+    assert hs.float64 is np.float64
+    assert hs.dtype is np.dtype
+    assert hs.zeros(2, dtype=hs.int8).dtype is np.dtype(np.int8)
+    assert (
+        hs.pi == np.pi and hs.newaxis is None and hs.inf == np.inf and np.isnan(hs.nan)
+    )

@@ -1,0 +1,154 @@
+"""where, clip, abs, round, nonzero, isclose, allclose, array_equal, copyto and indexing
+against NumPy."""
+
+import numpy as np
+import pytest
+from conftest import DTYPES, LAYOUTS, assert_same, both, sample
+from test_ufuncs import check
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_matches_numpy_with_broadcasting(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    h2, n2 = both(hs, sample(dtype, seed=1))
+    hc, nc = both(hs, sample("bool", seed=2))
+    check(hs.where, np.where, (hc, h, h2), (nc, n, n2), "where")
+    check(hs.where, np.where, (hc[0], h[1], 0), (nc[0], n[1], 0), "where with a scalar")
+    check(
+        hs.where,
+        np.where,
+        (hc[:, :1], h[::-1], h2[0]),
+        (nc[:, :1], n[::-1], n2[0]),
+        "where broadcast",
+    )
+    check(hs.where, np.where, (h,), (n,), "where(cond) is nonzero")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_clip_and_abs_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    for layout, view in LAYOUTS.items():
+        check(hs.abs, np.abs, (view(h),), (view(n),), f"abs {layout}")
+        if dtype.kind != "c":
+            check(hs.clip, np.clip, (view(h), 1, 5), (view(n), 1, 5), f"clip {layout}")
+    if dtype.kind not in "bc":
+        check(hs.clip, np.clip, (h, None, 3), (n, None, 3), "clip upper only")
+        check(hs.clip, np.clip, (h, h[0], None), (n, n[0], None), "clip array bound")
+        check(hs.clip, np.clip, (h, 0.5, 2.5), (n, 0.5, 2.5), "clip float bounds")
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 2, -1])
+@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
+def test_round_matches_numpy(hs, dtype, decimals):
+    data = (sample("float64") * 37.123).astype(dtype)
+    h, n = both(hs, data)
+    check(hs.round, np.round, (h,), (n,), "round", decimals=decimals)
+    check(hs.around, np.around, (h[::-1],), (n[::-1],), "around", decimals=decimals)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32", "complex128"])
+def test_nonzero_and_flatnonzero_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    for layout, view in LAYOUTS.items():
+        if layout == "zero_d":
+            continue  # NumPy 2 deprecates nonzero on 0-d arrays
+        check(hs.nonzero, np.nonzero, (view(h),), (view(n),), f"nonzero {layout}")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_isclose_allclose_and_array_equal_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    h2, n2 = both(
+        hs,
+        (sample(dtype) * 1.000001).astype(dtype) if dtype != "int32" else sample(dtype),
+    )
+    check(hs.isclose, np.isclose, (h, h2), (n, n2), "isclose")
+    check(hs.isclose, np.isclose, (h, h2), (n, n2), "isclose tight", rtol=1e-9, atol=0)
+    check(
+        hs.isclose,
+        np.isclose,
+        (h[0, 0, 0, ...], 1),
+        (n[0, 0, 0, ...], 1),
+        "isclose 0-d",
+    )
+    assert_same(hs.allclose(h, h2), np.allclose(n, n2))
+    assert_same(hs.allclose(h, h2, rtol=0, atol=0), np.allclose(n, n2, rtol=0, atol=0))
+    assert_same(hs.array_equal(h, h), np.array_equal(n, n))
+    assert_same(hs.array_equal(h, h2), np.array_equal(n, n2))
+    assert_same(hs.array_equal(h, h[0]), np.array_equal(n, n[0]))
+
+
+def test_nan_aware_comparisons_match_numpy(hs):
+    data = np.array([1.0, np.nan, np.inf, -np.inf])
+    h, n = both(hs, data)
+    check(hs.isclose, np.isclose, (h, h), (n, n), "isclose")
+    check(hs.isclose, np.isclose, (h, h), (n, n), "isclose equal_nan", equal_nan=True)
+    assert_same(hs.array_equal(h, h), np.array_equal(n, n))
+    assert_same(
+        hs.array_equal(h, h, equal_nan=True), np.array_equal(n, n, equal_nan=True)
+    )
+    assert_same(hs.allclose(h, h, equal_nan=True), np.allclose(n, n, equal_nan=True))
+
+
+def test_copyto_broadcasts_casts_and_honours_where(hs):
+    h, n = both(hs, np.zeros((3, 4)))
+    hs.copyto(h, hs.arange(4))
+    np.copyto(n, np.arange(4))
+    assert_same(h, n)
+    hs.copyto(h[:, ::-2], 7.5)
+    np.copyto(n[:, ::-2], 7.5)
+    assert_same(h, n)
+    mask = np.arange(12).reshape(3, 4) % 3 == 0
+    hs.copyto(h, -1.0, where=hs.asarray(mask))
+    np.copyto(n, -1.0, where=mask)
+    assert_same(h, n)
+    with pytest.raises(TypeError):
+        hs.copyto(hs.zeros(3, dtype=np.int32), hs.ones(3))
+
+
+def test_basic_indexing_and_assignment_through_views_match_numpy(hs):
+    h, n = both(hs, sample("float64"))
+    keys = [
+        1,
+        -1,
+        (1, 2),
+        (slice(None), 2),
+        (Ellipsis, 1),
+        (None, 1),
+        slice(None, None, -2),
+        (slice(1, None, 2), None, slice(None, None, -1)),
+    ]
+    for key in keys:
+        assert_same(h[key], n[key], what=f"getitem {key!r}")
+    h[1, ::2] = 9.0
+    n[1, ::2] = 9.0
+    h[..., -1] = h[..., 0]
+    n[..., -1] = n[..., 0]
+    assert_same(h, n)
+
+
+def test_integer_and_boolean_indexing_match_numpy(hs):
+    h, n = both(hs, sample("int32"))
+    idx = np.array([2, 0, -1, 0])
+    assert_same(h[hs.asarray(idx)], n[idx])
+    assert_same(h[1, hs.asarray(idx)], n[1, idx])
+    mask = n > 0
+    assert_same(h[hs.asarray(mask)], n[mask])
+    h[hs.asarray(mask)] = 0
+    n[mask] = 0
+    assert_same(h, n)
+    flat = hs.asarray(np.arange(10))
+    flat[hs.asarray(np.array([1, 3]))] = hs.asarray(np.array([7, 8]))
+    expected = np.arange(10)
+    expected[[1, 3]] = [7, 8]
+    assert_same(flat, expected)
+
+
+def test_index_out_of_bounds_raises_index_error(hs):
+    h = hs.ones((3, 4))
+    with pytest.raises(IndexError):
+        h[3]
+    with pytest.raises(IndexError):
+        h[0, -5]
+    with pytest.raises(IndexError):
+        np.asarray(h[hs.asarray(np.array([0, 3]))])

@@ -1,0 +1,139 @@
+"""dot, matmul, vdot, inner, outer, tensordot and einsum against NumPy."""
+
+import numpy as np
+import pytest
+from conftest import assert_same, both, sample
+from test_ufuncs import check
+
+PRODUCT_DTYPES = [
+    "bool",
+    "int8",
+    "int32",
+    "uint16",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+def test_matmul_and_dot_match_numpy_for_every_rank(hs, dtype):
+    shapes = [
+        ((3, 4), (4, 2)),
+        ((4,), (4, 2)),
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 3, 4), (2, 4, 2)),
+    ]
+    for sa, sb in shapes:
+        a, na = both(hs, sample(dtype, shape=sa))
+        b, nb = both(hs, sample(dtype, shape=sb, seed=1))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"matmul {sa}@{sb}")
+        check(hs.dot, np.dot, (a, b), (na, nb), f"dot {sa}.{sb}")
+    a, na = both(hs, sample(dtype, shape=(4, 3)))
+    check(
+        hs.matmul,
+        np.matmul,
+        (a.T, a[::-1]),
+        (na.T, na[::-1]),
+        "matmul of strided views",
+    )
+    check(hs.dot, np.dot, (a, 2), (na, 2), "dot with a scalar")
+
+
+def test_matmul_operator_matches_numpy(hs):
+    a, na = both(hs, sample("float64", shape=(3, 4)))
+    assert_same(a @ a.T, na @ na.T)
+
+
+def test_matmul_shape_mismatch_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.matmul(hs.ones((2, 3)), hs.ones((2, 3)))
+    with pytest.raises(ValueError):
+        hs.dot(hs.ones((2, 3)), hs.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64", "complex128"])
+def test_vdot_inner_outer_match_numpy(hs, dtype):
+    a, na = both(hs, sample(dtype, shape=(2, 3)))
+    b, nb = both(hs, sample(dtype, shape=(2, 3), seed=1))
+    check(hs.vdot, np.vdot, (a, b), (na, nb), "vdot")
+    check(hs.inner, np.inner, (a, b), (na, nb), "inner")
+    check(hs.inner, np.inner, (a[0], b[1]), (na[0], nb[1]), "inner 1-d")
+    check(hs.inner, np.inner, (a, 3), (na, 3), "inner scalar")
+    check(hs.outer, np.outer, (a, b[:, ::-1]), (na, nb[:, ::-1]), "outer")
+
+
+@pytest.mark.parametrize(
+    "sa,sb,axes",
+    [
+        ((3, 4, 5), (4, 5, 2), 2),
+        ((3, 4), (4, 3), 1),
+        ((3, 4), (5,), 0),
+        ((2, 3, 4), (3, 2, 5), ([0, 1], [1, 0])),
+        ((4, 3), (4,), ([0], [0])),
+    ],
+)
+def test_tensordot_matches_numpy(hs, sa, sb, axes):
+    a, na = both(hs, sample("float64", shape=sa))
+    b, nb = both(hs, sample("float64", shape=sb, seed=1))
+    check(hs.tensordot, np.tensordot, (a, b), (na, nb), "tensordot", axes=axes)
+
+
+def test_tensordot_mismatch_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.tensordot(hs.ones((2, 3)), hs.ones((4, 3)), axes=([1], [0]))
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(3, 4), (4, 2)]),
+    ("ij,jk", [(3, 4), (4, 2)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij", [(3, 4)]),
+    ("ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij->j", [(3, 4)]),
+    ("i,i->", [(5,), (5,)]),
+    ("i,i", [(5,), (5,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ijk,ikl,il->jl", [(2, 3, 4), (2, 4, 3), (2, 3)]),
+    ("ij,ij->i", [(3, 4), (3, 4)]),
+    ("i,i,i", [(4,), (4,), (4,)]),
+    ("ab,cd->abcd", [(2, 2), (2, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 2)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUMS, ids=[e[0] for e in EINSUMS])
+@pytest.mark.parametrize("dtype", ["int32", "float64", "complex64"])
+def test_einsum_matches_numpy(hs, subscripts, shapes, dtype):
+    pairs = [both(hs, sample(dtype, shape=s, seed=i)) for i, s in enumerate(shapes)]
+    check(
+        hs.einsum,
+        np.einsum,
+        (subscripts, *[p[0] for p in pairs]),
+        (subscripts, *[p[1] for p in pairs]),
+        subscripts,
+    )
+
+
+def test_einsum_with_a_repeated_operand_matches_numpy(hs):
+    a, na = both(hs, sample("float64", shape=(3, 3)))
+    assert_same(hs.einsum("ij,jk->ik", a, a), np.einsum("ij,jk->ik", na, na))
+    assert_same(hs.einsum("ij,ij->", a, a[::-1]), np.einsum("ij,ij->", na, na[::-1]))
+
+
+def test_einsum_errors_match_numpy(hs):
+    with pytest.raises(ValueError):
+        hs.einsum("ij,jk->ik", hs.ones((2, 3)), hs.ones((4, 2)))
+    with pytest.raises(ValueError):
+        hs.einsum("ij->k", hs.ones((2, 3)))
+    with pytest.raises(ValueError):
+        hs.einsum("ijk", hs.ones((2, 3)))

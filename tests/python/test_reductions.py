@@ -1,0 +1,143 @@
+"""Reductions and scans against NumPy: every dtype, axis None/int/negative/tuple,
+keepdims, dtype=, strided inputs, empty inputs and NumPy's errors."""
+
+import numpy as np
+import pytest
+from conftest import DTYPES, assert_same, both, sample
+from test_ufuncs import check
+
+REDUCTIONS = "sum prod min max amin amax mean var std any all".split()
+AXES = [None, 0, 1, -1, (0, 2), ()]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reduction_matches_numpy_for_every_axis_and_keepdims(hs, name, dtype):
+    h, n = both(hs, sample(dtype))
+    hf, nf = getattr(hs, name), getattr(np, name)
+    for axis in AXES:
+        for keepdims in (False, True):
+            check(
+                hf,
+                nf,
+                (h,),
+                (n,),
+                f"{name} axis={axis} keepdims={keepdims}",
+                axis=axis,
+                keepdims=keepdims,
+            )
+    check(
+        hf, nf, (h[::-1, ::2, 1:],), (n[::-1, ::2, 1:],), f"{name} strided view", axis=1
+    )
+    check(hf, nf, (h[1, 2, 3, ...],), (n[1, 2, 3, ...],), f"{name} 0-d")
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "any", "all"])
+def test_reduction_of_an_empty_array_matches_numpy(hs, name):
+    h, n = both(hs, np.zeros((0, 3)))
+    for axis in (None, 0, 1):
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h,),
+            (n,),
+            f"{name} empty axis={axis}",
+            axis=axis,
+        )
+
+
+@pytest.mark.parametrize("name", ["min", "max", "argmin", "argmax"])
+def test_reduction_without_identity_of_empty_raises_value_error(hs, name):
+    with pytest.raises(ValueError):
+        np.asarray(getattr(hs, name)(hs.zeros((0, 3)), axis=0))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float16"])
+def test_sum_and_prod_widen_small_integers_like_numpy(hs, name, dtype):
+    h, n = both(hs, sample(dtype))
+    check(getattr(hs, name), getattr(np, name), (h,), (n,), name, axis=0)
+    check(
+        getattr(hs, name),
+        getattr(np, name),
+        (h,),
+        (n,),
+        name + " dtype=f4",
+        axis=1,
+        dtype=np.float32,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["argmin", "argmax", "cumsum", "cumprod"])
+def test_arg_reductions_and_scans_match_numpy(hs, name, dtype):
+    h, n = both(hs, sample(dtype))
+    hf, nf = getattr(hs, name), getattr(np, name)
+    for axis in (None, 0, 1, -1):
+        check(hf, nf, (h,), (n,), f"{name} axis={axis}", axis=axis)
+    check(hf, nf, (h[:, ::-1],), (n[:, ::-1],), f"{name} reversed", axis=1)
+
+
+def test_argmax_takes_the_first_occurrence_and_nan_wins(hs):
+    data = np.array([[1.0, 3.0, 3.0, np.nan], [2.0, 2.0, np.nan, 5.0]])
+    h, n = both(hs, data)
+    for name in ("argmin", "argmax"):
+        for axis in (None, 0, 1):
+            check(getattr(hs, name), getattr(np, name), (h,), (n,), name, axis=axis)
+    check(hs.argmax, np.argmax, (h,), (n,), "argmax keepdims", axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_and_std_honour_ddof(hs, ddof):
+    for dtype in ("int32", "float32", "complex128"):
+        h, n = both(hs, sample(dtype))
+        check(hs.var, np.var, (h,), (n,), "var", axis=1, ddof=ddof)
+        check(hs.std, np.std, (h,), (n,), "std", axis=(0, 2), ddof=ddof)
+
+
+def test_nan_propagates_through_min_max_and_sum(hs):
+    h, n = both(hs, np.array([1.0, np.nan, 3.0]))
+    for name in ("min", "max", "sum", "mean"):
+        check(getattr(hs, name), getattr(np, name), (h,), (n,), name)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS + ["argmin", "argmax", "cumsum"])
+def test_bad_axis_raises_axis_error(hs, name):
+    with pytest.raises(np.exceptions.AxisError):
+        np.asarray(getattr(hs, name)(hs.ones((2, 3)), axis=2))
+
+
+def test_duplicate_axis_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.sum(hs.ones((2, 3)), axis=(0, 0))
+
+
+def test_reductions_accept_out(hs):
+    h, n = both(hs, sample("float64"))
+    ho = hs.zeros((3, 5))
+    no = np.zeros((3, 5))
+    r = hs.sum(h, axis=1, out=ho)
+    np.sum(n, axis=1, out=no)
+    assert r is ho
+    assert_same(ho, no)
+
+
+def test_initial_is_honoured(hs):
+    h, n = both(hs, sample("int32"))
+    check(hs.max, np.max, (h,), (n,), "max initial", axis=0, initial=100)
+    check(hs.sum, np.sum, (h,), (n,), "sum initial", axis=None, initial=5)
+
+
+def test_count_nonzero_matches_numpy(hs):
+    for dtype in ("bool", "int8", "float64", "complex64"):
+        h, n = both(hs, sample(dtype))
+        assert_same(hs.count_nonzero(h), np.count_nonzero(n))
+        for axis in (0, (1, 2)):
+            check(
+                hs.count_nonzero,
+                np.count_nonzero,
+                (h,),
+                (n,),
+                "count_nonzero",
+                axis=axis,
+            )

@@ -1,0 +1,180 @@
+"""Shape manipulation, joining and rolling against NumPy, with NumPy's errors."""
+
+import numpy as np
+import pytest
+from conftest import DTYPES, assert_same, both, sample
+from test_ufuncs import check
+
+AxisError = np.exceptions.AxisError
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_shape_functions_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(2, 3, 4)))
+    cases = [
+        ("reshape", ((6, 4),), {}),
+        ("reshape", ((-1,),), {}),
+        ("reshape", ((4, -1, 2),), {}),
+        ("ravel", (), {}),
+        ("transpose", (), {}),
+        ("transpose", ((1, 0, 2),), {}),
+        ("moveaxis", (0, -1), {}),
+        ("moveaxis", ((0, 1), (2, 0)), {}),
+        ("swapaxes", (0, 2), {}),
+        ("expand_dims", (1,), {}),
+        ("expand_dims", ((0, 4),), {}),
+        ("squeeze", (), {}),
+        ("broadcast_to", ((5, 2, 3, 4),), {}),
+    ]
+    for name, args, kwargs in cases:
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h, *args),
+            (n, *args),
+            f"{name}{args}",
+            **kwargs,
+        )
+        # The same on a non-contiguous, negative-stride view.
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h[:, ::-1], *args),
+            (n[:, ::-1], *args),
+            f"{name}{args} on a reversed view",
+            **kwargs,
+        )
+
+
+def test_squeeze_with_axis_and_its_errors(hs):
+    h, n = both(hs, np.zeros((1, 3, 1)))
+    check(hs.squeeze, np.squeeze, (h, 0), (n, 0), "squeeze 0")
+    check(hs.squeeze, np.squeeze, (h, (0, 2)), (n, (0, 2)), "squeeze (0, 2)")
+    with pytest.raises(ValueError):
+        hs.squeeze(h, 1)
+
+
+def test_reshape_to_an_incompatible_shape_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.reshape(hs.ones(6), (4, 2))
+
+
+def test_reshape_views_share_memory_with_the_original(hs):
+    h = hs.zeros((2, 3))
+    v = hs.reshape(h, (6,))
+    v[1] = 5.0
+    assert float(h[0, 1]) == 5.0
+
+
+@pytest.mark.parametrize("name", ["moveaxis", "swapaxes", "expand_dims"])
+def test_bad_axes_raise_axis_error(hs, name):
+    h = hs.ones((2, 3))
+    args = {"moveaxis": (0, 5), "swapaxes": (0, 3), "expand_dims": (4,)}[name]
+    with pytest.raises(AxisError):
+        getattr(hs, name)(h, *args)
+
+
+def test_broadcast_to_an_incompatible_shape_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.broadcast_to(hs.ones(3), (2, 4))
+
+
+def test_broadcast_arrays_matches_numpy(hs):
+    a, na = both(hs, sample("float32", shape=(3, 1)))
+    b, nb = both(hs, sample("int8", shape=(4,)))
+    c, nc = both(hs, sample("float64", shape=()))
+    assert_same(hs.broadcast_arrays(a, b, c), np.broadcast_arrays(na, nb, nc))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_concatenate_matches_numpy(hs, dtype):
+    a, na = both(hs, sample(dtype, shape=(2, 3)))
+    b, nb = both(hs, sample(dtype, shape=(4, 3), seed=2))
+    assert_same(hs.concatenate([a, b]), np.concatenate([na, nb]))
+    assert_same(
+        hs.concatenate((a, b[::-2]), axis=0), np.concatenate((na, nb[::-2]), axis=0)
+    )
+    assert_same(
+        hs.concatenate([a.T, b.T], axis=-1), np.concatenate([na.T, nb.T], axis=-1)
+    )
+    assert_same(hs.concatenate([a, b], axis=None), np.concatenate([na, nb], axis=None))
+    assert_same(hs.concatenate([a, b[:0]]), np.concatenate([na, nb[:0]]))
+
+
+def test_concatenate_promotes_mixed_dtypes(hs):
+    a, na = both(hs, sample("int8", shape=(2,)))
+    b, nb = both(hs, sample("float32", shape=(3,)))
+    c, nc = both(hs, sample("uint16", shape=(1,)))
+    assert_same(hs.concatenate([a, b, c]), np.concatenate([na, nb, nc]))
+
+
+def test_concatenate_errors_match_numpy(hs):
+    with pytest.raises(ValueError):
+        hs.concatenate([hs.ones((2, 3)), hs.ones((2, 4))])
+    with pytest.raises(ValueError):
+        hs.concatenate([hs.ones((2, 3)), hs.ones(3)])
+    with pytest.raises(ValueError):
+        hs.concatenate([])
+    with pytest.raises(ValueError):
+        hs.concatenate([hs.ones(()), hs.ones(())])
+    with pytest.raises(AxisError):
+        hs.concatenate([hs.ones((2, 3))], axis=2)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_stack_matches_numpy(hs, axis):
+    a, na = both(hs, sample("float64", shape=(2, 3)))
+    b, nb = both(hs, sample("int32", shape=(2, 3), seed=1))
+    assert_same(hs.stack([a, b[::-1]], axis=axis), np.stack([na, nb[::-1]], axis=axis))
+
+
+def test_stack_of_different_shapes_raises_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.stack([hs.ones(2), hs.ones(3)])
+    with pytest.raises(AxisError):
+        hs.stack([hs.ones(2), hs.ones(2)], axis=3)
+
+
+def test_hstack_and_vstack_match_numpy(hs):
+    for shapes in [((3,), (2,)), ((2, 3), (2, 1)), ((), ())]:
+        hs_args = [
+            hs.asarray(sample("float64", shape=s, seed=i)) for i, s in enumerate(shapes)
+        ]
+        np_args = [sample("float64", shape=s, seed=i) for i, s in enumerate(shapes)]
+        assert_same(hs.hstack(hs_args), np.hstack(np_args))
+    for shapes in [((3,), (3,)), ((2, 3), (1, 3)), ((), ())]:
+        hs_args = [
+            hs.asarray(sample("int16", shape=s, seed=i)) for i, s in enumerate(shapes)
+        ]
+        np_args = [sample("int16", shape=s, seed=i) for i, s in enumerate(shapes)]
+        assert_same(hs.vstack(hs_args), np.vstack(np_args))
+
+
+@pytest.mark.parametrize(
+    "shift,axis",
+    [
+        (2, None),
+        (-1, None),
+        (7, 0),
+        (1, 1),
+        (-2, -1),
+        ((1, 2), (0, 1)),
+        ((1, 1), (1, 1)),
+        (0, 0),
+        (3, 2),
+    ],
+)
+def test_roll_matches_numpy(hs, shift, axis):
+    h, n = both(hs, sample("float64", shape=(3, 4, 5)))
+    assert_same(hs.roll(h, shift, axis=axis), np.roll(n, shift, axis=axis))
+    assert_same(
+        hs.roll(h[::-1, :, ::2], shift, axis=axis),
+        np.roll(n[::-1, :, ::2], shift, axis=axis),
+    )
+
+
+def test_roll_of_an_empty_array_and_bad_axis(hs):
+    h, n = both(hs, np.zeros((0, 3)))
+    assert_same(hs.roll(h, 2, axis=0), np.roll(n, 2, axis=0))
+    with pytest.raises(AxisError):
+        hs.roll(hs.ones(3), 1, axis=1)

@@ -1,0 +1,289 @@
+"""Every ufunc that is one elementwise opcode, against NumPy: all dtypes, every layout,
+broadcasting, Python scalars (NEP 50), out= and dtype=, and the ufunc methods."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import DTYPES, LAYOUTS, assert_same, both, sample
+
+UNARY = (
+    "negative positive absolute sign sqrt cbrt square reciprocal exp exp2 expm1 log log2 "
+    "log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh "
+    "floor ceil trunc rint isnan isinf isfinite logical_not invert conjugate"
+).split()
+BINARY = (
+    "add subtract multiply divide floor_divide remainder power maximum minimum fmax fmin "
+    "equal not_equal less less_equal greater greater_equal logical_and logical_or "
+    "logical_xor bitwise_and bitwise_or bitwise_xor left_shift right_shift arctan2 hypot"
+).split()
+ALIASES = {
+    "true_divide": "divide",
+    "mod": "remainder",
+    "abs": "absolute",
+    "bitwise_not": "invert",
+    "conj": "conjugate",
+}
+# Domains where NumPy's result is data-dependent or an error: positive data only.
+POSITIVE = {"power", "left_shift", "right_shift", "log", "log2", "log10", "sqrt"}
+
+
+def numpy_or_error(func, *args, **kwargs):
+    """NumPy's result, or the exception type NumPy raises."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return func(*args, **kwargs), None
+        except Exception as err:  # noqa: BLE001 - the type is what the test compares
+            return None, type(err)
+
+
+def check(hs_func, np_func, hs_args, np_args, what, **kwargs):
+    expected, error = numpy_or_error(np_func, *np_args, **kwargs)
+    if error is not None:
+        with pytest.raises(error), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.asarray(hs_func(*hs_args, **kwargs))
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = hs_func(*hs_args, **kwargs)
+        assert_same(got, expected, what=what)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ufunc_matches_numpy_on_every_layout(hs, name, dtype):
+    kind = "positive" if name in POSITIVE else "mixed"
+    h, n = both(hs, sample(dtype, kind=kind))
+    for layout, view in LAYOUTS.items():
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (view(h),),
+            (view(n),),
+            f"{name} {layout}",
+        )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ufunc_matches_numpy_on_layouts_and_broadcasts(hs, name, dtype):
+    kind = "positive" if name in POSITIVE else "mixed"
+    data = sample(dtype, kind=kind)
+    other = sample(dtype, kind="positive" if name in POSITIVE else "mixed", seed=1)
+    if name in ("left_shift", "right_shift") and dtype.kind in "iu":
+        other = (other % 5).astype(dtype)
+    h, n = both(hs, data)
+    h2, n2 = both(hs, other)
+    hf, nf = getattr(hs, name), getattr(np, name)
+    for layout, view in LAYOUTS.items():
+        check(hf, nf, (view(h), view(h2)), (view(n), view(n2)), f"{name} {layout}")
+    # Broadcasting: a row, a column, a 0-d operand.
+    check(hf, nf, (h, h2[0, :, :1]), (n, n2[0, :, :1]), f"{name} broadcast column")
+    check(hf, nf, (h[:, :1], h2[1]), (n[:, :1], n2[1]), f"{name} broadcast both")
+    check(hf, nf, (h[0, 0, 0, ...], h2), (n[0, 0, 0, ...], n2), f"{name} 0-d with 3-d")
+
+
+@pytest.mark.parametrize(
+    "name", ["add", "multiply", "subtract", "divide", "power", "maximum"]
+)
+@pytest.mark.parametrize(
+    "dtype", ["int8", "uint8", "int64", "float16", "float32", "complex64"]
+)
+@pytest.mark.parametrize("scalar", [2, 1.5, True, 1j], ids=repr)
+def test_python_scalars_are_weak_like_numpy(hs, name, dtype, scalar):
+    h, n = both(hs, sample(dtype, kind="positive"))
+    hf, nf = getattr(hs, name), getattr(np, name)
+    check(hf, nf, (h, scalar), (n, scalar), f"{name}(array, {scalar!r})")
+    check(hf, nf, (scalar, h), (scalar, n), f"{name}({scalar!r}, array)")
+
+
+@pytest.mark.parametrize(
+    "left,right",
+    [
+        ("int8", "uint8"),
+        ("int32", "float32"),
+        ("uint64", "int64"),
+        ("float16", "int16"),
+        ("bool", "int8"),
+        ("float32", "complex128"),
+        ("uint16", "float16"),
+    ],
+)
+def test_mixed_dtypes_promote_like_numpy(hs, left, right):
+    h, n = both(hs, sample(left))
+    h2, n2 = both(hs, sample(right, seed=3))
+    for name in ("add", "multiply", "less", "maximum"):
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h, h2),
+            (n, n2),
+            f"{name} {left}+{right}",
+        )
+
+
+@pytest.mark.parametrize("alias,target", sorted(ALIASES.items()))
+def test_aliases_are_the_same_ufunc_as_in_numpy(hs, alias, target):
+    assert getattr(hs, alias) is getattr(hs, target)
+    assert getattr(hs, alias).__name__ == getattr(np, alias).__name__
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_ufunc_objects_report_numpys_interface(hs, name):
+    u = getattr(hs, name)
+    assert u.__name__ == getattr(np, name).__name__
+    assert u.nin == getattr(np, name).nin
+    assert u.nout == getattr(np, name).nout
+
+
+def test_out_receives_the_result_and_is_returned(hs):
+    h, n = both(hs, sample("float64"))
+    h_out = hs.zeros((3, 4, 5))
+    n_out = np.zeros((3, 4, 5))
+    r = hs.add(h, 1.0, out=h_out)
+    np.add(n, 1.0, out=n_out)
+    assert r is h_out
+    assert_same(h_out, n_out)
+    # Into a strided view: only the view changes.
+    h_out2, n_out2 = both(hs, np.zeros((3, 4, 10)))
+    hs.multiply(h, 2.0, out=h_out2[:, :, ::2])
+    np.multiply(n, 2.0, out=n_out2[:, :, ::2])
+    assert_same(h_out2, n_out2)
+    # Positional out and out=(array,) like NumPy.
+    hs.sqrt(hs.abs(h), h_out)
+    np.sqrt(np.abs(n), n_out)
+    assert_same(h_out, n_out)
+    hs.negative(h, out=(h_out,))
+    np.negative(n, out=(n_out,))
+    assert_same(h_out, n_out)
+
+
+def test_out_with_an_unsafe_cast_raises_numpys_type_error(hs):
+    h, _ = both(hs, sample("float64"))
+    with pytest.raises(TypeError):
+        hs.add(h, 1.0, out=hs.zeros((3, 4, 5), dtype=np.int32))
+
+
+def test_dtype_argument_computes_in_that_dtype(hs):
+    h, n = both(hs, sample("int16"))
+    assert_same(hs.add(h, h, dtype=np.float32), np.add(n, n, dtype=np.float32))
+    check(hs.sqrt, np.sqrt, (h,), (n,), "sqrt dtype=float64", dtype="float64")
+
+
+def test_shape_mismatch_raises_value_error_at_the_call(hs):
+    with pytest.raises(ValueError):
+        hs.add(hs.ones((3, 4)), hs.ones((4, 3)))
+    with pytest.raises(ValueError):
+        hs.ones((3, 4)) + hs.ones(5)
+
+
+def test_unsupported_dtype_raises_type_error_at_the_call(hs):
+    with pytest.raises(TypeError):
+        hs.bitwise_and(hs.ones(3), hs.ones(3))
+    with pytest.raises(TypeError):
+        hs.invert(hs.ones(3, dtype=np.float32))
+
+
+REDUCIBLE = [
+    "add",
+    "multiply",
+    "minimum",
+    "maximum",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", REDUCIBLE)
+def test_ufunc_reduce_matches_numpy_for_every_axis(hs, name, dtype):
+    h, n = both(hs, sample(dtype))
+    hf, nf = getattr(hs, name).reduce, getattr(np, name).reduce
+    for axis in (0, 1, -1, None, (0, 2)):
+        check(hf, nf, (h,), (n,), f"{name}.reduce axis={axis}", axis=axis)
+    check(hf, nf, (h[::-1, ::2],), (n[::-1, ::2],), f"{name}.reduce strided", axis=1)
+    check(hf, nf, (h,), (n,), f"{name}.reduce keepdims", axis=2, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["add", "multiply"])
+def test_ufunc_accumulate_matches_numpy(hs, name, dtype):
+    h, n = both(hs, sample(dtype))
+    hf, nf = getattr(hs, name).accumulate, getattr(np, name).accumulate
+    for axis in (0, 1, 2, -1):
+        check(hf, nf, (h,), (n,), f"{name}.accumulate axis={axis}", axis=axis)
+    check(hf, nf, (h[:, ::-1],), (n[:, ::-1],), f"{name}.accumulate reversed", axis=1)
+
+
+@pytest.mark.parametrize(
+    "name", ["add", "multiply", "subtract", "less", "maximum", "arctan2"]
+)
+def test_ufunc_outer_matches_numpy(hs, name):
+    h, n = both(hs, sample("float64", shape=(4,)))
+    h2, n2 = both(hs, sample("float64", shape=(2, 3), seed=5))
+    check(
+        getattr(hs, name).outer,
+        getattr(np, name).outer,
+        (h, h2),
+        (n, n2),
+        f"{name}.outer",
+    )
+
+
+def test_add_at_accumulates_repeated_indices_like_numpy(hs):
+    h, n = both(hs, np.zeros(6))
+    idx = np.array([0, 1, 1, 5, -1, 0])
+    hs.add.at(h, hs.asarray(idx), 1.5)
+    np.add.at(n, idx, 1.5)
+    assert_same(h, n)
+    hi, ni = both(hs, np.zeros((3, 4), dtype=np.int64))
+    hs.add.at(hi, (np.array([0, 0, 2]), np.array([1, 1, 3])), np.array([1, 2, 3]))
+    np.add.at(ni, (np.array([0, 0, 2]), np.array([1, 1, 3])), np.array([1, 2, 3]))
+    assert_same(hi, ni)
+
+
+def test_real_and_imag_match_numpy(hs):
+    for dtype in ("float32", "complex64", "complex128", "int16"):
+        h, n = both(hs, sample(dtype))
+        assert_same(hs.real(h), np.real(n))
+        assert_same(hs.imag(h), np.imag(n))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex128"])
+def test_nan_and_inf_behave_like_numpy(hs, dtype):
+    data = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0], dtype=dtype)
+    h, n = both(hs, data)
+    for name in (
+        "isnan",
+        "isinf",
+        "isfinite",
+        "maximum",
+        "minimum",
+        "fmax",
+        "fmin",
+        "sign",
+    ):
+        hf, nf = getattr(hs, name), getattr(np, name)
+        if hf.nin == 1:
+            check(hf, nf, (h,), (n,), name)
+        else:
+            check(hf, nf, (h, h[::-1]), (n, n[::-1]), name)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "float64"])
+def test_integer_division_and_modulo_follow_numpys_sign_rules(hs, dtype):
+    a = np.array([7, -7, 7, -7, 0, 5], dtype=np.int64)
+    b = np.array([2, 2, -2, -2, 3, 0], dtype=np.int64)
+    if np.dtype(dtype).kind == "u":
+        a, b = np.abs(a), np.abs(b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    ha, na = both(hs, a)
+    hb, nb = both(hs, b)
+    for name in ("floor_divide", "remainder", "divide"):
+        check(getattr(hs, name), getattr(np, name), (ha, hb), (na, nb), name)
