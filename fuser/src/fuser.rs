@@ -1,4 +1,4 @@
-use crate::{Result, Singleton};
+use crate::{Greedy, Optimal, Result, Serial, Singleton, DEFAULT_OPTIMAL_BUDGET};
 use hassium_core::{Batch, Capabilities, Kernel};
 
 /// Partitions a batch into kernels that cover its non-system instructions, in an order
@@ -12,12 +12,21 @@ type Make = fn(&FuserOptions) -> Box<dyn Fuser>;
 /// Options a fuser may read from the stack's configuration.
 #[derive(Clone, Debug, Default)]
 pub struct FuserOptions {
-    /// Node budget for `optimal`'s branch and bound.
+    /// Node budget for `optimal`'s branch and bound (default [`DEFAULT_OPTIMAL_BUDGET`]).
     pub optimal_budget: Option<u64>,
 }
 
 /// Every fuser by its TOML name.
-pub const REGISTRY: &[(&str, Make)] = &[("singleton", |_| Box::new(Singleton))];
+pub const REGISTRY: &[(&str, Make)] = &[
+    ("singleton", |_| Box::new(Singleton)),
+    ("serial", |_| Box::new(Serial)),
+    ("greedy", |_| Box::new(Greedy)),
+    ("optimal", |o| {
+        Box::new(Optimal {
+            budget: o.optimal_budget.unwrap_or(DEFAULT_OPTIMAL_BUDGET),
+        })
+    }),
+];
 
 /// Creates the fuser registered as `name`.
 pub fn create(name: &str, options: &FuserOptions) -> Result<Box<dyn Fuser>> {
@@ -27,6 +36,10 @@ pub fn create(name: &str, options: &FuserOptions) -> Result<Box<dyn Fuser>> {
         .map(|(_, make)| make(options))
         .ok_or_else(|| crate::Error::UnknownFuser {
             name: name.to_string(),
-            valid: REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            valid: REGISTRY
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }

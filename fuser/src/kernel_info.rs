@@ -1,30 +1,35 @@
-use hassium_core::{BaseId, Batch, Kernel};
-use std::collections::BTreeSet;
+use hassium_core::{BaseId, Batch, Kernel, View};
+use std::collections::{BTreeSet, HashMap};
 
-/// Fills a kernel's derived fields from its instruction list: the iteration shape (the
-/// input shape of a reduction or scan, else the first output's), the bases it contracts
-/// (created and freed inside it: written by it, freed in the batch, and touched by no
-/// other kernel), and the bases it reads from and writes to memory.
-///
-/// `touched_elsewhere` says whether a base is used by an instruction outside the kernel.
-pub fn finish_kernel(batch: &Batch, instrs: Vec<usize>, touched_elsewhere: impl Fn(BaseId) -> bool) -> Kernel {
+/// Fills a kernel's derived fields from its instruction list (batch indices, program
+/// order):
+/// - `shape`, the iteration shape: the input shape of its reductions or scans, else the
+///   output shape of its first instruction (see `legality.rs` for the loop nests);
+/// - `reads`: bases read from memory. A read of a view that an earlier instruction of the
+///   kernel wrote identically is served from registers; any other read goes to memory;
+/// - `contracted`: bases that live only in registers: written by the kernel, freed in the
+///   batch, not synced, never read from memory by the kernel, and touched by no
+///   instruction outside it (`touched_elsewhere`);
+/// - `writes`: the other bases it writes.
+pub fn finish_kernel(
+    batch: &Batch,
+    instrs: Vec<usize>,
+    touched_elsewhere: impl Fn(BaseId) -> bool,
+) -> Kernel {
     let mut reads = BTreeSet::new();
     let mut writes = BTreeSet::new();
+    let mut written: HashMap<BaseId, Vec<&View>> = HashMap::new();
     let mut shape = None;
     for &k in &instrs {
         let i = &batch.instrs[k];
-        if shape.is_none() {
-            shape = Some(match i.op.class() {
-                hassium_core::OpClass::Reduce | hassium_core::OpClass::Scan => {
-                    i.ins[0].as_view().map_or(i.out.shape.clone(), |v| v.shape.clone())
-                }
-                _ => i.out.shape.clone(),
-            });
+        if i.op.is_reduction() || i.op.is_scan() {
+            if let Some(v) = i.ins.first().and_then(|o| o.as_view()) {
+                shape = Some(v.shape.clone());
+            }
         }
         for v in i.input_views() {
-            // A base read after this kernel wrote it is served from registers; anything
-            // else is read from memory.
-            if !writes.contains(&v.base) {
+            let served = written.get(&v.base).is_some_and(|ws| ws.contains(&v));
+            if !served {
                 reads.insert(v.base);
             }
         }
@@ -32,14 +37,22 @@ pub fn finish_kernel(batch: &Batch, instrs: Vec<usize>, touched_elsewhere: impl 
             reads.insert(i.out.base);
         }
         writes.insert(i.out.base);
+        written.entry(i.out.base).or_default().push(&i.out);
     }
-    let freed: BTreeSet<BaseId> = batch.freed().collect();
-    let contracted: Vec<BaseId> = writes
+    let shape = shape.or_else(|| instrs.first().map(|&k| batch.instrs[k].out.shape.clone()));
+    let mut contracted: Vec<BaseId> = writes
         .iter()
         .copied()
-        .filter(|b| freed.contains(b) && !reads.contains(b) && !touched_elsewhere(*b) && !batch.sync.contains(b))
+        .filter(|b| !reads.contains(b) && !batch.sync.contains(b) && !touched_elsewhere(*b))
         .collect();
-    let writes = writes.into_iter().filter(|b| !contracted.contains(b)).collect();
+    if !contracted.is_empty() {
+        let freed: BTreeSet<BaseId> = batch.freed().collect();
+        contracted.retain(|b| freed.contains(b));
+    }
+    let writes = writes
+        .into_iter()
+        .filter(|b| !contracted.contains(b))
+        .collect();
     Kernel {
         instrs,
         shape: shape.unwrap_or_default(),

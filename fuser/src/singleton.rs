@@ -1,4 +1,6 @@
-use crate::{finish_kernel, Fuser, Result};
+use crate::legality::Graph;
+use crate::partition::emit;
+use crate::{Fuser, Result};
 use hassium_core::{Batch, Capabilities, Kernel};
 
 /// One kernel per instruction: no fusion. The baseline every other fuser is measured
@@ -6,13 +8,8 @@ use hassium_core::{Batch, Capabilities, Kernel};
 pub struct Singleton;
 
 impl Fuser for Singleton {
-    fn fuse(&mut self, batch: &Batch, _caps: &Capabilities) -> Result<Vec<Kernel>> {
-        Ok(batch
-            .instrs
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| !i.op.is_system())
-            .map(|(k, _)| finish_kernel(batch, vec![k], |_| true))
-            .collect())
+    fn fuse(&mut self, batch: &Batch, caps: &Capabilities) -> Result<Vec<Kernel>> {
+        let g = Graph::new(batch, caps);
+        Ok(emit(&g, (0..g.len() as u32).map(|n| vec![n]).collect()))
     }
 }

@@ -1,0 +1,512 @@
+//! What may share a kernel: the dependency DAG, the fuse-preventing pairs of DESIGN.md §5,
+//! and the loop-nest rules. Every fuser builds one [`Graph`] per batch and grows
+//! [`Block`]s with [`Graph::try_merge`]; acyclicity between blocks is the partition's job
+//! (see `partition.rs`), because it depends on all blocks, not on two.
+//!
+//! # The rules
+//!
+//! Nodes are the batch's non-system instructions. For two nodes `f` before `f'` that touch
+//! the same base, with at least one of the two accesses a write:
+//! - if the views are not disjoint (decided exactly by [`hassium_core::overlap`]) there is
+//!   a dependency edge `f → f'` (read-after-write, write-after-read or write-after-write);
+//! - if the views overlap without being identical ([`Overlap::Partial`]), the pair is
+//!   *fuse-preventing*: in one loop nest, iteration `k` of `f'` would see an element that
+//!   `f` reads or writes in another iteration. Identical views are fine (the same element
+//!   at the same iteration) and so are disjoint ones.
+//!
+//! On top of that, the instructions of one kernel must share one loop nest. A kernel's
+//! **iteration shape** `D` (`Kernel::shape`) is one of:
+//! - *map* `D`: elementwise ops and generators (`range`, `random`) whose output shape is
+//!   `D`; one iteration per element.
+//! - *reduce* `D` along `axis`: one or more reductions whose **input** shape is `D`, all
+//!   along the same axis; elementwise ops and generators with output shape `D` (the
+//!   *body*, producers feeding the reductions, running inside the loop over `axis`); and
+//!   elementwise ops and generators with output shape `R = D` without `axis` (the
+//!   *epilogue*), each placed in program order after every reduction of the kernel. An
+//!   engine runs, for each point of `R`: the body and the accumulation over `axis`, then
+//!   the epilogue in program order. The epilogue can only see the reductions' results
+//!   (values of shape `D` have another shape, so reading one is a partial overlap).
+//! - *scan* `D` along `axis`: scans with shape `D` along the same axis plus body
+//!   elementwise ops of shape `D` that feed them. Nothing in the kernel may read or
+//!   overwrite a scan's output (a parallel scan finishes its values only at the end).
+//!
+//! Reductions and scans never share a kernel, and a reduction's output never feeds another
+//! reduction in the same kernel (its shape differs from `D`). Index ops (gather, scatter),
+//! extension methods (matmul) and every instruction the engine's [`Capabilities`] do not
+//! support stay alone in singleton kernels (the runtime reroutes the unsupported ones).
+//! Kernels also respect `max_kernel_instrs` and `max_kernel_operands` (distinct bases a
+//! kernel reads or writes in memory; contracted bases are not operands).
+
+use crate::bitset::BitSet;
+use hassium_core::{overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+/// The loop nest of an instruction or of a block of them (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Nest {
+    Map(Shape),
+    Reduce {
+        input: Shape,
+        axis: usize,
+        output: Shape,
+        /// Node index of the block's last reduction.
+        last_reduce: u32,
+        /// Node index of the block's first epilogue op (`u32::MAX` when none).
+        first_epilogue: u32,
+    },
+    Scan {
+        input: Shape,
+        axis: usize,
+    },
+    Alone,
+}
+
+impl Nest {
+    /// The nest of one instruction (node `node`), `Alone` when it cannot be fused.
+    pub fn of(instr: &Instr, node: u32, caps: &Capabilities) -> Nest {
+        if !caps.supports(instr) || caps.max_kernel_instrs <= 1 {
+            return Nest::Alone;
+        }
+        match instr.op.class() {
+            OpClass::Elementwise | OpClass::Generator => Nest::Map(instr.out.shape.clone()),
+            OpClass::Reduce => match (instr.ins.first().and_then(|o| o.as_view()), instr.axis) {
+                (Some(v), Some(axis)) => Nest::Reduce {
+                    input: v.shape.clone(),
+                    axis,
+                    output: instr.out.shape.clone(),
+                    last_reduce: node,
+                    first_epilogue: u32::MAX,
+                },
+                _ => Nest::Alone,
+            },
+            OpClass::Scan => match instr.axis {
+                Some(axis) => Nest::Scan {
+                    input: instr.out.shape.clone(),
+                    axis,
+                },
+                None => Nest::Alone,
+            },
+            OpClass::Index | OpClass::Extension | OpClass::System => Nest::Alone,
+        }
+    }
+
+    /// The nest of the union of two blocks, or `None` when they cannot share a loop nest.
+    /// `a_first`/`b_first` are the blocks' first node indices (program order).
+    pub fn combine(a: &Nest, a_first: u32, b: &Nest, b_first: u32) -> Option<Nest> {
+        use Nest::*;
+        match (a, b) {
+            (Alone, _) | (_, Alone) => None,
+            (Map(x), Map(y)) => (x == y).then(|| a.clone()),
+            (Map(s), Reduce { .. }) => Self::map_into_reduce(s, a_first, b),
+            (Reduce { .. }, Map(s)) => Self::map_into_reduce(s, b_first, a),
+            (
+                Reduce {
+                    input: i1,
+                    axis: x1,
+                    output,
+                    last_reduce: l1,
+                    first_epilogue: e1,
+                },
+                Reduce {
+                    input: i2,
+                    axis: x2,
+                    last_reduce: l2,
+                    first_epilogue: e2,
+                    ..
+                },
+            ) => {
+                let (last, first) = ((*l1).max(*l2), (*e1).min(*e2));
+                (i1 == i2 && x1 == x2 && first > last).then(|| Reduce {
+                    input: i1.clone(),
+                    axis: *x1,
+                    output: output.clone(),
+                    last_reduce: last,
+                    first_epilogue: first,
+                })
+            }
+            (Map(s), Scan { input, .. }) | (Scan { input, .. }, Map(s)) => {
+                (s == input).then(|| {
+                    if matches!(a, Scan { .. }) {
+                        a.clone()
+                    } else {
+                        b.clone()
+                    }
+                })
+            }
+            (Scan { .. }, Scan { .. }) => (a == b).then(|| a.clone()),
+            (Reduce { .. }, Scan { .. }) | (Scan { .. }, Reduce { .. }) => None,
+        }
+    }
+
+    /// A map block of shape `s` joins a reduce block as body (`s == D`) or as epilogue
+    /// (`s == R`, only after every reduction of the block).
+    fn map_into_reduce(s: &Shape, map_first: u32, r: &Nest) -> Option<Nest> {
+        let Nest::Reduce {
+            input,
+            axis,
+            output,
+            last_reduce,
+            first_epilogue,
+        } = r
+        else {
+            return None;
+        };
+        if s == input {
+            return Some(r.clone());
+        }
+        (s == output && map_first > *last_reduce).then(|| Nest::Reduce {
+            input: input.clone(),
+            axis: *axis,
+            output: output.clone(),
+            last_reduce: *last_reduce,
+            first_epilogue: (*first_epilogue).min(map_first),
+        })
+    }
+
+    /// The kernel's iteration shape, when the nest decides it.
+    pub fn shape(&self) -> Option<&Shape> {
+        match self {
+            Nest::Map(s) => Some(s),
+            Nest::Reduce { input, .. } | Nest::Scan { input, .. } => Some(input),
+            Nest::Alone => None,
+        }
+    }
+}
+
+/// A block's (or a node's) use of one base.
+#[derive(Clone, Debug)]
+pub(crate) struct Use {
+    /// Index into [`Graph::bases`].
+    pub base: u32,
+    /// How many of the block's nodes touch the base.
+    pub touchers: u32,
+    pub written: bool,
+    /// Distinct views (indices into [`Graph::view_bytes`]), sorted.
+    pub views: SmallVec<[u32; 4]>,
+}
+
+/// What the cost model needs to know about one base.
+#[derive(Clone, Debug)]
+pub(crate) struct BaseInfo {
+    pub id: BaseId,
+    pub nbytes: u64,
+    /// Freed in the batch, not synced, written, and every read is of a view an earlier
+    /// instruction wrote identically: a kernel holding all its touchers keeps it in
+    /// registers.
+    pub contractible: bool,
+    /// Nodes touching the base.
+    pub touchers: u32,
+    /// The largest single view's bytes, capped at `nbytes`: what any partition pays for
+    /// the base at least, unless it is contracted.
+    pub floor: u64,
+    /// The nodes touching the base, in program order.
+    pub nodes: Vec<u32>,
+}
+
+/// The dependency DAG and fuse-preventing pairs of one batch.
+pub(crate) struct Graph<'a> {
+    pub batch: &'a Batch,
+    pub caps: Capabilities,
+    /// Node → index into `batch.instrs` (non-system instructions, program order).
+    pub nodes: Vec<usize>,
+    /// Dependency successors of each node (sorted, deduplicated).
+    pub succ: Vec<Vec<u32>>,
+    pub prevent: Vec<BitSet>,
+    pub nest: Vec<Nest>,
+    pub uses: Vec<Vec<Use>>,
+    pub bases: Vec<BaseInfo>,
+    /// Base id → index into `bases`.
+    pub base_ix: HashMap<BaseId, u32>,
+    pub view_bytes: Vec<u64>,
+}
+
+struct Access {
+    node: u32,
+    view: u32,
+    write: bool,
+}
+
+/// Bytes of distinct elements a view addresses (stride-0 dimensions count once).
+fn footprint(v: &View) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let n: usize = v
+        .shape
+        .iter()
+        .zip(&v.strides)
+        .filter(|(_, &s)| s != 0)
+        .map(|(&n, _)| n)
+        .product();
+    (n * v.dtype.size()) as u64
+}
+
+impl<'a> Graph<'a> {
+    pub fn new(batch: &'a Batch, caps: &Capabilities) -> Graph<'a> {
+        let nodes: Vec<usize> = batch
+            .instrs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| !i.op.is_system())
+            .map(|(k, _)| k)
+            .collect();
+        let n = nodes.len();
+        let mut base_ix: HashMap<BaseId, u32> = HashMap::new();
+        let mut bases: Vec<BaseInfo> = Vec::new();
+        let mut view_ix: HashMap<&View, u32> = HashMap::new();
+        let mut views: Vec<&View> = Vec::new();
+        let mut access: Vec<Vec<Access>> = Vec::new();
+        let mut uses = Vec::with_capacity(n);
+        let mut nest = Vec::with_capacity(n);
+        for (node, &k) in nodes.iter().enumerate() {
+            let instr = &batch.instrs[k];
+            nest.push(Nest::of(instr, node as u32, caps));
+            let mut node_uses: Vec<Use> = Vec::new();
+            let out = std::iter::once((&instr.out, true));
+            let reads_out = instr.reads_output().then_some((&instr.out, false));
+            for (v, write) in out
+                .chain(reads_out)
+                .chain(instr.input_views().map(|v| (v, false)))
+            {
+                let b = *base_ix.entry(v.base).or_insert_with(|| {
+                    bases.push(BaseInfo {
+                        id: v.base,
+                        nbytes: batch
+                            .base(v.base)
+                            .map_or(footprint(v), |b| b.nbytes() as u64),
+                        contractible: false,
+                        touchers: 0,
+                        floor: 0,
+                        nodes: Vec::new(),
+                    });
+                    access.push(Vec::new());
+                    bases.len() as u32 - 1
+                });
+                let vi = *view_ix.entry(v).or_insert_with(|| {
+                    views.push(v);
+                    views.len() as u32 - 1
+                });
+                access[b as usize].push(Access {
+                    node: node as u32,
+                    view: vi,
+                    write,
+                });
+                match node_uses.iter_mut().find(|u| u.base == b) {
+                    Some(u) => {
+                        u.written |= write;
+                        if !u.views.contains(&vi) {
+                            u.views.push(vi);
+                            u.views.sort_unstable();
+                        }
+                    }
+                    None => {
+                        bases[b as usize].touchers += 1;
+                        bases[b as usize].nodes.push(node as u32);
+                        node_uses.push(Use {
+                            base: b,
+                            touchers: 1,
+                            written: write,
+                            views: SmallVec::from_elem(vi, 1),
+                        });
+                    }
+                }
+            }
+            node_uses.sort_unstable_by_key(|u| u.base);
+            uses.push(node_uses);
+        }
+        let view_bytes: Vec<u64> = views.iter().map(|v| footprint(v)).collect();
+
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut prevent = vec![BitSet::new(n); n];
+        let is_scan = |node: u32| {
+            nodes
+                .get(node as usize)
+                .is_some_and(|&k| batch.instrs[k].op.is_scan())
+        };
+        for acc in &access {
+            for (w, aw) in acc.iter().enumerate().filter(|(_, a)| a.write) {
+                for (j, a) in acc.iter().enumerate() {
+                    if a.node == aw.node || (a.write && j < w) {
+                        continue;
+                    }
+                    let rel = if a.view == aw.view {
+                        Overlap::Identical
+                    } else {
+                        overlap(views[aw.view as usize], views[a.view as usize])
+                    };
+                    if rel == Overlap::Disjoint {
+                        continue;
+                    }
+                    let (early, late) = if aw.node < a.node { (aw, a) } else { (a, aw) };
+                    edges.push((early.node, late.node));
+                    // A scan's output is final only when the scan is done: nothing in its
+                    // kernel may read or overwrite it.
+                    let scan_out = early.write && is_scan(early.node);
+                    if rel == Overlap::Partial || scan_out {
+                        prevent[early.node as usize].insert(late.node as usize);
+                        prevent[late.node as usize].insert(early.node as usize);
+                    }
+                }
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        let mut succ = vec![Vec::new(); n];
+        for (a, b) in edges {
+            succ[a as usize].push(b);
+        }
+
+        let freed: std::collections::HashSet<BaseId> = batch.freed().collect();
+        for (info, acc) in bases.iter_mut().zip(&access) {
+            let written = acc.iter().any(|a| a.write);
+            let served = acc.iter().filter(|a| !a.write).all(|r| {
+                acc.iter()
+                    .any(|w| w.write && w.node < r.node && w.view == r.view)
+            });
+            info.contractible =
+                written && served && freed.contains(&info.id) && !batch.sync.contains(&info.id);
+            info.floor = acc
+                .iter()
+                .map(|a| view_bytes[a.view as usize])
+                .max()
+                .unwrap_or(0)
+                .min(info.nbytes);
+        }
+        Graph {
+            batch,
+            caps: caps.clone(),
+            nodes,
+            succ,
+            prevent,
+            nest,
+            uses,
+            bases,
+            base_ix,
+            view_bytes,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The block holding only `node`.
+    pub fn singleton(&self, node: u32) -> Block {
+        let n = self.len();
+        let mut members = BitSet::new(n);
+        members.insert(node as usize);
+        let uses = self.uses[node as usize].clone();
+        let (cost, _) = self.use_cost(&uses);
+        Block {
+            nodes: vec![node],
+            first: node,
+            nest: self.nest[node as usize].clone(),
+            uses,
+            cost,
+            members,
+            prevent: self.prevent[node as usize].clone(),
+        }
+    }
+
+    /// Memory bytes and operand count of a block's base uses.
+    pub fn use_cost(&self, uses: &[Use]) -> (u64, usize) {
+        let mut cost = 0;
+        let mut operands = 0;
+        for u in uses {
+            let info = &self.bases[u.base as usize];
+            if info.contractible && u.touchers == info.touchers {
+                continue;
+            }
+            operands += 1;
+            let bytes: u64 = u.views.iter().map(|&v| self.view_bytes[v as usize]).sum();
+            cost += bytes.min(info.nbytes);
+        }
+        (cost, operands)
+    }
+
+    /// The union of two blocks when they may share a kernel (no fuse-preventing pair, one
+    /// loop nest, within the engine's limits); acyclicity is checked by the caller.
+    pub fn try_merge(&self, a: &Block, b: &Block) -> Option<Block> {
+        if a.prevent.intersects(&b.members) {
+            return None;
+        }
+        if a.nodes.len() + b.nodes.len() > self.caps.max_kernel_instrs {
+            return None;
+        }
+        let nest = Nest::combine(&a.nest, a.first, &b.nest, b.first)?;
+        let uses = merge_uses(&a.uses, &b.uses);
+        let (cost, operands) = self.use_cost(&uses);
+        if operands > self.caps.max_kernel_operands {
+            return None;
+        }
+        let mut nodes = Vec::with_capacity(a.nodes.len() + b.nodes.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.nodes.len() || j < b.nodes.len() {
+            if j == b.nodes.len() || (i < a.nodes.len() && a.nodes[i] < b.nodes[j]) {
+                nodes.push(a.nodes[i]);
+                i += 1;
+            } else {
+                nodes.push(b.nodes[j]);
+                j += 1;
+            }
+        }
+        let mut members = a.members.clone();
+        members.union_with(&b.members);
+        let mut prevent = a.prevent.clone();
+        prevent.union_with(&b.prevent);
+        Some(Block {
+            first: a.first.min(b.first),
+            nodes,
+            nest,
+            uses,
+            cost,
+            members,
+            prevent,
+        })
+    }
+}
+
+/// Merges two base-use lists sorted by base.
+pub(crate) fn merge_uses(a: &[Use], b: &[Use]) -> Vec<Use> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if j == b.len() || (i < a.len() && a[i].base < b[j].base) {
+            out.push(a[i].clone());
+            i += 1;
+        } else if i == a.len() || b[j].base < a[i].base {
+            out.push(b[j].clone());
+            j += 1;
+        } else {
+            let mut u = a[i].clone();
+            u.touchers += b[j].touchers;
+            u.written |= b[j].written;
+            for &v in &b[j].views {
+                if let Err(p) = u.views.binary_search(&v) {
+                    u.views.insert(p, v);
+                }
+            }
+            out.push(u);
+            i += 1;
+            j += 1;
+        }
+    }
+    out
+}
+
+/// A set of nodes that may run as one kernel, with what the cost model and the legality
+/// checks need to grow it.
+#[derive(Clone, Debug)]
+pub(crate) struct Block {
+    /// Sorted node indices.
+    pub nodes: Vec<u32>,
+    pub first: u32,
+    pub nest: Nest,
+    pub uses: Vec<Use>,
+    /// Bytes of distinct array data the block touches in memory.
+    pub cost: u64,
+    pub members: BitSet,
+    /// Nodes that may not share this block's kernel.
+    pub prevent: BitSet,
+}
