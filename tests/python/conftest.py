@@ -5,7 +5,7 @@ Switches, all environment variables, read once at collection:
 
 * ``HASSIUM_STACK``: the stack the runtime uses. One process holds one runtime, so one
   pytest process tests one stack; ``tests/python/run_stacks.sh`` loops over the stacks.
-  Unset, the suite picks ``reference`` (the oracle, always built in).
+  Unset, the runtime uses the config's default stack.
 * ``HASSIUM_TEST_STACKS``: comma-separated subset of stacks to accept; a run whose
   ``HASSIUM_STACK`` is not in it skips everything.
 * ``HASSIUM_TEST_AGAINST=numpy``: ``hs`` is NumPy itself -- checks the tests, not Hassium.
@@ -25,8 +25,9 @@ REPO = HERE.parent.parent
 AGAINST_NUMPY = os.environ.get("HASSIUM_TEST_AGAINST", "") == "numpy"
 USE_DOUBLE = os.environ.get("HASSIUM_TEST_EXTENSION", "") == "double"
 
-os.environ.setdefault("HASSIUM_STACK", "reference")
-STACK = os.environ["HASSIUM_STACK"]
+# Read, never set: the runtime reads it when it starts, and other tests' subprocesses
+# inherit this environment.
+STACK = os.environ.get("HASSIUM_STACK", "")
 
 if USE_DOUBLE:
     sys.path.insert(0, str(HERE))
@@ -88,19 +89,27 @@ def pytest_report_header(config):
 
 def pytest_collection_modifyitems(config, items):
     wanted = os.environ.get("HASSIUM_TEST_STACKS")
-    if wanted and STACK not in [s.strip() for s in wanted.split(",")]:
+    if wanted and STACK and STACK not in [s.strip() for s in wanted.split(",")]:
         skip = pytest.mark.skip(
             reason=f"HASSIUM_STACK={STACK} is not in HASSIUM_TEST_STACKS"
         )
         for item in items:
-            item.add_marker(skip)
+            if "hs" in item.fixturenames:
+                item.add_marker(skip)
 
 
-@pytest.fixture(scope="session", params=[STACK], ids=lambda s: f"stack={s}")
+@pytest.fixture(
+    scope="session", params=[STACK or "default"], ids=lambda s: f"stack={s}"
+)
 def stack(request):
     """The stack this process's runtime runs (parametrised so reports name it)."""
-    if not AGAINST_NUMPY and not USE_DOUBLE and request.param not in installed_stacks():
-        pytest.skip(f"stack {request.param!r} is not installed ({installed_stacks()})")
+    if (
+        STACK
+        and not AGAINST_NUMPY
+        and not USE_DOUBLE
+        and STACK not in installed_stacks()
+    ):
+        pytest.skip(f"stack {STACK!r} is not installed ({installed_stacks()})")
     return request.param
 
 

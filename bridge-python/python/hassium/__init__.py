@@ -108,7 +108,11 @@ for _name in [
         globals()[_name] = getattr(_np, _name)
 
 AxisError = _np.exceptions.AxisError
-__version__ = getattr(_hassium, "__version__", "0.1.0")
+# Programs (and compiled libraries such as pybind11) read ``numpy.__version__`` to pick
+# code paths; under ``python -m hassium`` this module is ``numpy``, so it reports the
+# NumPy it mirrors. Hassium's own version is ``hassium_version``.
+__version__ = _np.__version__
+hassium_version = getattr(_hassium, "__version__", "0.1.0")
 
 from . import _dispatch
 from . import linalg as linalg

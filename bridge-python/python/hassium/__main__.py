@@ -90,9 +90,12 @@ class _NumpySwap:
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
         self.depth = 0
         self._library_cache = {}
+        self._module_cache = {}
 
     def is_library(self, globals_):
         """Whether the module whose globals these are is library code (not the program)."""
+        if globals_ is None:
+            return True  # PyImport_ImportModule from compiled code: a library
         if not globals_:
             return False
         package = globals_.get("__package__") or ""
@@ -107,6 +110,40 @@ class _NumpySwap:
             cached = real.startswith(self.roots)
             self._library_cache[path] = cached
         return cached
+
+    def is_library_module(self, name):
+        """Whether top-level module ``name`` is installed library code (not the program's)."""
+        top = name.partition(".")[0]
+        cached = self._module_cache.get(top)
+        if cached is None:
+            module = sys.modules.get(top)
+            origin = getattr(module, "__file__", None) if module is not None else None
+            if module is None:
+                try:
+                    spec = importlib.util.find_spec(top)
+                except (ImportError, ValueError):
+                    spec = None
+                origin = spec.origin if spec is not None else None
+            if origin in (None, "built-in", "frozen"):
+                cached = module is not None or origin is not None  # builtins: stdlib
+            else:
+                cached = os.path.realpath(origin).startswith(self.roots)
+            self._module_cache[top] = cached
+        return cached
+
+    def wants_real_numpy(self, name, globals_, level):
+        """Whether this import statement runs with the real NumPy in ``sys.modules``.
+
+        Yes when library code imports NumPy (or, relatively, part of it), and when any
+        code imports a library: a compiled library (Cython, pybind11) looks ``numpy`` up
+        in ``sys.modules`` directly while it initialises, bypassing ``__import__``.
+        """
+        if level > 0:
+            package = (globals_ or {}).get("__package__") or ""
+            return package.startswith("numpy") or self.is_library(globals_)
+        if name == "numpy" or name.startswith("numpy."):
+            return self.is_library(globals_)
+        return self.is_library_module(name)
 
     @contextlib.contextmanager
     def real_numpy(self):
@@ -126,19 +163,7 @@ class _NumpySwap:
         swap = self
 
         def hassium_import(name, globals=None, locals=None, fromlist=(), level=0):
-            if (
-                swap.depth == 0
-                and (
-                    (level == 0 and (name == "numpy" or name.startswith("numpy.")))
-                    or (
-                        level > 0
-                        and ((globals or {}).get("__package__") or "").startswith(
-                            "numpy"
-                        )
-                    )
-                )
-                and swap.is_library(globals)
-            ):
+            if swap.depth == 0 and swap.wants_real_numpy(name, globals, level):
                 with swap.real_numpy():
                     return original_import(name, globals, locals, fromlist, level)
             return original_import(name, globals, locals, fromlist, level)

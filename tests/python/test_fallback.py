@@ -1,0 +1,144 @@
+"""The fallback path (NumPy functions Hassium has no native version of) and dispatch of
+NumPy calls on Hassium arrays back into Hassium."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import AGAINST_NUMPY, USE_DOUBLE, assert_same, both, sample
+
+pytestmark = pytest.mark.skipif(AGAINST_NUMPY, reason="fallback is Hassium's")
+
+
+def fresh_name(hs):
+    """A NumPy function nobody in this process fell back on yet (the warning is once per name)."""
+    for name in (
+        "sort",
+        "argsort",
+        "diff",
+        "trace",
+        "median",
+        "cross",
+        "kron",
+        "flip",
+        "tile",
+        "repeat",
+        "unique",
+        "ptp",
+    ):
+        if name not in hs.fallback_report():
+            return name
+    pytest.skip("every candidate already fell back")
+
+
+def test_a_non_native_function_gives_numpys_result_as_a_hassium_array(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    h, n = both(hs, sample("float64", shape=(4, 5)))
+    got = hs.sort(h[::-1], axis=1)
+    assert isinstance(got, hs.ndarray)
+    assert_same(got, np.sort(n[::-1], axis=1))
+    assert_same(hs.median(h, axis=0), np.median(n, axis=0))
+    q, r = hs.linalg.qr(h)
+    nq, nr = np.linalg.qr(n)
+    assert_same(q, nq)
+    assert_same(r, nr)
+
+
+def test_fallback_warns_once_per_function_name(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "warn")
+    name = fresh_name(hs)
+    func = getattr(hs, name)
+    arg = hs.arange(6.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        func(arg)
+        func(arg)
+    ours = [w for w in caught if issubclass(w.category, hs.HassiumFallbackWarning)]
+    assert len(ours) == 1
+    assert name in str(ours[0].message)
+    assert issubclass(hs.HassiumFallbackWarning, UserWarning)
+    assert hs.fallback_report()[name] >= 2
+
+
+def test_silent_policy_hides_the_warning(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    name = fresh_name(hs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(hs, name)(hs.arange(4.0))
+
+
+def test_error_policy_raises_not_implemented(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    with pytest.raises(NotImplementedError, match="trapezoid"):
+        hs.trapezoid(hs.arange(4.0))
+
+
+def test_fallback_report_counts_calls(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    before = hs.fallback_report().get("cross", 0)
+    a = hs.asarray([1.0, 0.0, 0.0])
+    hs.cross(a, a)
+    hs.cross(a, a)
+    assert hs.fallback_report()["cross"] == before + 2
+
+
+def test_fallback_converts_arrays_nested_in_lists(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    a, na = both(hs, sample("int32", shape=(2, 3)))
+    assert_same(hs.block([[a, a], [a, a]]), np.block([[na, na], [na, na]]))
+    assert_same(hs.column_stack((a[0], a[1])), np.column_stack((na[0], na[1])))
+
+
+def test_fallback_out_argument_is_written_through_the_runtime(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    h, n = both(hs, sample("float64", shape=(5,)))
+    out = hs.zeros(5)
+    r = hs.logaddexp(h, h, out=out)
+    assert r is out
+    assert_same(out, np.logaddexp(n, n))
+
+
+def test_fallback_functions_that_mutate_their_argument_write_back(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    h, n = both(hs, np.zeros((3, 3)))
+    hs.fill_diagonal(h, 5.0)
+    np.fill_diagonal(n, 5.0)
+    assert_same(h, n)
+    hs.put(h, [0, 1], [7.0, 8.0])
+    np.put(n, [0, 1], [7.0, 8.0])
+    assert_same(h, n)
+
+
+@pytest.mark.skipif(
+    USE_DOUBLE, reason="the double's arrays are NumPy's: nothing dispatches"
+)
+def test_numpy_functions_on_hassium_arrays_stay_in_hassium(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    h, n = both(hs, sample("float64", shape=(3, 4)))
+    for got, expected in [
+        (np.sin(h), np.sin(n)),
+        (np.add(h, 1.0), np.add(n, 1.0)),
+        (n + h, n + n),
+        (np.sum(h, axis=0), np.sum(n, axis=0)),
+        (np.concatenate([h, h]), np.concatenate([n, n])),
+        (np.mean(h), np.mean(n)),
+        (np.add.reduce(h, axis=1), np.add.reduce(n, axis=1)),
+        (np.linalg.norm(h), np.linalg.norm(n)),
+        (np.cumsum(h, axis=1), np.cumsum(n, axis=1)),
+    ]:
+        assert isinstance(got, hs.ndarray), type(got)
+        assert_same(got, expected)
+    # Not native: NumPy's function runs through the fallback, the result is Hassium's.
+    got = np.sort(h, axis=0)
+    assert isinstance(got, hs.ndarray)
+    assert_same(got, np.sort(n, axis=0))
+
+
+def test_namespace_attributes_that_are_not_functions_are_numpys(hs):
+    assert hs.finfo is np.finfo
+    assert hs.fft is np.fft
+    assert hs.linalg.LinAlgError is np.linalg.LinAlgError
+    assert hs.ndarray is hs._hassium.ndarray
+    with pytest.raises(AttributeError):
+        hs.no_such_function_anywhere

@@ -1,0 +1,128 @@
+"""hassium.random: reproducible Philox streams, NumPy's shapes/dtypes/ranges, fresh
+numbers on every call. (The numbers are Hassium's own, not NumPy's: values are checked
+for range and rough distribution, and against the documented bits-to-value formulas.)"""
+
+import numpy as np
+import pytest
+from conftest import AGAINST_NUMPY, MODULE, to_numpy
+
+pytestmark = pytest.mark.skipif(
+    AGAINST_NUMPY, reason="Philox streams are Hassium's own"
+)
+
+
+def values(x):
+    return np.asarray(to_numpy(x))
+
+
+def test_the_same_seed_gives_the_same_sequence(hs):
+    hs.random.seed(1234)
+    first = [
+        values(hs.random.rand(5)),
+        values(hs.random.randn(2, 3)),
+        values(hs.random.randint(0, 10, size=4)),
+    ]
+    hs.random.seed(1234)
+    second = [
+        values(hs.random.rand(5)),
+        values(hs.random.randn(2, 3)),
+        values(hs.random.randint(0, 10, size=4)),
+    ]
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_successive_calls_give_fresh_numbers(hs):
+    hs.random.seed(7)
+    a = values(hs.random.random(100))
+    b = values(hs.random.random(100))
+    assert not np.array_equal(a, b)
+    rng = hs.random.default_rng(7)
+    assert not np.array_equal(values(rng.random(10)), values(rng.random(10)))
+
+
+def test_generators_with_the_same_seed_agree_and_different_seeds_differ(hs):
+    a = values(hs.random.default_rng(42).random((3, 4)))
+    b = values(hs.random.default_rng(42).random((3, 4)))
+    c = values(hs.random.default_rng(43).random((3, 4)))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_uniform_floats_follow_the_documented_bit_formula(hs):
+    rng = hs.random.default_rng(99)
+    seed, stream = rng._seed, rng._stream
+    got = values(rng.random(50))
+    bits = values(MODULE._hassium.random_bits((50,), seed, stream))
+    np.testing.assert_array_equal(
+        got, (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    )
+
+
+def test_shapes_dtypes_and_ranges_match_numpys_interface(hs):
+    rng = hs.random.default_rng(0)
+    u = values(rng.random((40, 50)))
+    assert (
+        u.shape == (40, 50) and u.dtype == np.float64 and u.min() >= 0 and u.max() < 1
+    )
+    f = values(rng.random(1000, dtype=np.float32))
+    assert f.dtype == np.float32 and f.min() >= 0 and f.max() < 1
+    i = values(rng.integers(-3, 4, size=(1000,)))
+    assert i.dtype == np.int64 and i.min() == -3 and i.max() == 3
+    e = values(rng.integers(5, size=1000, endpoint=True, dtype=np.uint8))
+    assert e.dtype == np.uint8 and e.min() == 0 and e.max() == 5
+    x = values(rng.uniform(2.0, 5.0, size=(1000,)))
+    assert x.min() >= 2.0 and x.max() < 5.0
+    assert isinstance(rng.random(), float)
+    assert isinstance(rng.normal(), float)
+    assert isinstance(hs.random.rand(), float)
+    assert isinstance(hs.random.randint(5), int)
+    assert values(hs.random.rand(2, 3)).shape == (2, 3)
+    assert values(hs.random.randn(4)).shape == (4,)
+    assert values(hs.random.uniform(size=3)).shape == (3,)
+    assert values(hs.random.normal(1.0, 2.0, size=(2, 2))).shape == (2, 2)
+
+
+def test_normal_numbers_have_roughly_the_right_moments(hs):
+    z = values(hs.random.default_rng(3).normal(1.0, 2.0, size=20_000))
+    assert abs(z.mean() - 1.0) < 0.06
+    assert abs(z.std() - 2.0) < 0.06
+    s = values(hs.random.default_rng(3).standard_normal(20_000))
+    assert abs(s.mean()) < 0.03 and abs(s.std() - 1.0) < 0.03
+    assert np.isfinite(s).all()
+
+
+def test_integers_cover_the_range_evenly(hs):
+    i = values(hs.random.default_rng(5).integers(0, 10, size=20_000))
+    counts = np.bincount(i, minlength=10)
+    assert counts.min() > 1700 and counts.max() < 2300
+
+
+def test_bad_bounds_raise_value_error(hs):
+    with pytest.raises(ValueError):
+        hs.random.default_rng(0).integers(5, 5)
+    with pytest.raises(ValueError):
+        hs.random.randint(3, 1)
+    with pytest.raises(ValueError):
+        hs.random.default_rng(0).integers(0, 300, dtype=np.uint8)
+    with pytest.raises(ValueError):
+        hs.random.default_rng(-1)
+
+
+def test_other_generator_methods_fall_back_reproducibly(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    a = values(hs.random.default_rng(11).permutation(10))
+    b = values(hs.random.default_rng(11).permutation(10))
+    np.testing.assert_array_equal(a, b)
+    assert sorted(a.tolist()) == list(range(10))
+    hs.random.seed(4)
+    c = values(hs.random.choice(5, size=3))
+    hs.random.seed(4)
+    np.testing.assert_array_equal(c, values(hs.random.choice(5, size=3)))
+
+
+def test_shuffle_permutes_the_hassium_array_in_place(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    x = hs.arange(10)
+    hs.random.shuffle(x)
+    assert sorted(values(x).tolist()) == list(range(10))

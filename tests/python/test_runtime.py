@@ -1,0 +1,102 @@
+"""Laziness, FREE on drop, errors during a flush, and the runtime's counters."""
+
+import numpy as np
+import pytest
+from conftest import AGAINST_NUMPY, USE_DOUBLE
+
+pytestmark = pytest.mark.skipif(
+    AGAINST_NUMPY or USE_DOUBLE, reason="laziness is the compiled runtime's"
+)
+
+
+def counter(stats, *names):
+    """The first of ``names`` the runtime reports (the stats dict may nest engine stats)."""
+    for name in names:
+        if name in stats:
+            return stats[name]
+    raise AssertionError(f"stats() has none of {names}: {sorted(stats)}")
+
+
+RECORDED = ("instrs_recorded", "instructions_recorded")
+FLUSHES = ("flushes",)
+
+
+def test_operations_record_without_running_until_observed(hs):
+    a = hs.ones(1000)
+    b = hs.arange(1000.0)
+    hs.flush()
+    before = hs.stats()
+    c = (a + b) * 2.0 - a
+    d = hs.sum(c)
+    middle = hs.stats()
+    assert counter(middle, *RECORDED) >= counter(before, *RECORDED) + 4
+    assert counter(middle, *FLUSHES) == counter(before, *FLUSHES), (
+        "nothing observed yet"
+    )
+    assert c.shape == (1000,) and c.dtype == np.float64  # known without a flush
+    assert counter(hs.stats(), *FLUSHES) == counter(before, *FLUSHES)
+    assert float(d) == float(np.sum((np.ones(1000) + np.arange(1000.0)) * 2.0 - 1.0))
+    assert counter(hs.stats(), *FLUSHES) > counter(before, *FLUSHES)
+
+
+@pytest.mark.parametrize(
+    "observe",
+    [
+        lambda x: np.asarray(x),
+        lambda x: repr(x),
+        lambda x: float(x[0]),
+        lambda x: x.tolist(),
+        lambda x: list(iter(x)),
+        lambda x: bytes(memoryview(x)),
+    ],
+    ids=["__array__", "repr", "float", "tolist", "iter", "buffer"],
+)
+def test_observation_flushes(hs, observe):
+    x = hs.arange(4.0) + 1.0
+    before = counter(hs.stats(), *FLUSHES)
+    observe(x)
+    assert counter(hs.stats(), *FLUSHES) > before
+
+
+def test_dropping_the_last_reference_records_free(hs):
+    a = hs.ones(100) + 1.0
+    hs.flush()
+    before = counter(hs.stats(), *RECORDED)
+    view = a[::2]
+    del a
+    assert counter(hs.stats(), *RECORDED) == before, "a view keeps the base alive"
+    del view
+    assert counter(hs.stats(), *RECORDED) > before, "the last reference records FREE"
+
+
+def test_array_interop_shares_memory_after_a_sync(hs):
+    h = hs.arange(6.0).reshape(2, 3)
+    n1 = np.asarray(h)
+    n2 = np.asarray(h)
+    assert np.shares_memory(n1, n2)
+    np.testing.assert_array_equal(n1, np.arange(6.0).reshape(2, 3))
+
+
+def test_an_error_during_a_flush_names_the_operation_and_the_runtime_stays_usable(hs):
+    take_flat = getattr(hs._hassium, "take_flat", None)
+    if take_flat is None:
+        pytest.skip("the extension has no take_flat")
+    src = hs.arange(5.0)
+    idx = hs.arange(3) + 5  # computed lazily: out of bounds only at run time
+    with pytest.raises(Exception, match=r"(?i)out of bounds|gather") as info:
+        np.asarray(take_flat(src, idx))
+        hs.flush()
+    assert isinstance(info.value, (IndexError, RuntimeError, ValueError))
+    assert "gather" in str(info.value).lower() or "index" in str(info.value).lower()
+    # The runtime goes on.
+    assert float(hs.sum(hs.ones(10) * 3.0)) == 30.0
+    np.testing.assert_array_equal(np.asarray(src + 1.0), np.arange(5.0) + 1.0)
+
+
+def test_info_and_stats_are_dicts_naming_the_stack(hs, stack):
+    info = hs.info()
+    assert isinstance(info, dict) and info
+    stats = hs.stats()
+    assert isinstance(stats, dict)
+    if stack != "default":
+        assert stack in str(info) or stack in str(stats)
