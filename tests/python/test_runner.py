@@ -1,0 +1,129 @@
+"""``python -m hassium``: the examples give NumPy's results, the program sees Hassium as
+``numpy`` while libraries get the real NumPy, and the informational options work."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import AGAINST_NUMPY, REPO, USE_DOUBLE
+
+pytestmark = pytest.mark.skipif(
+    AGAINST_NUMPY or USE_DOUBLE, reason="runs the installed hassium in subprocesses"
+)
+
+EXAMPLES = REPO / "examples" / "python"
+
+
+def run(*args, env=None):
+    full_env = dict(os.environ, **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=full_env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"{args} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout, proc.stderr
+
+
+def checksum(text):
+    return float(re.search(r"checksum:\s*(\S+)", text).group(1))
+
+
+@pytest.mark.parametrize(
+    "program,args",
+    [("heat_equation.py", ["60", "8"]), ("black_scholes.py", ["2000", "3"])],
+)
+def test_examples_under_hassium_give_numpys_checksum(program, args):
+    path = str(EXAMPLES / program)
+    numpy_out, _ = run(path, *args)
+    hassium_out, _ = run("-m", "hassium", path, *args)
+    expected, got = checksum(numpy_out), checksum(hassium_out)
+    assert abs(got - expected) <= 1e-9 * abs(expected), (got, expected)
+
+
+def test_compare_script_reports_times_and_agreement():
+    out, _ = run(str(EXAMPLES / "compare.py"), "heat_equation.py", "40", "4")
+    assert "numpy" in out and "hassium" in out and "speed-up" in out
+    assert "agree" in out and "DIFFER" not in out
+
+
+def test_the_program_sees_hassium_and_its_arguments():
+    code = (
+        "import sys, numpy as np, numpy.random as npr, numpy.linalg as la;"
+        "from numpy.random import default_rng;"
+        "print(np.__name__, npr.__name__, la.__name__, default_rng.__module__, sys.argv[1:]);"
+        "print(type(np.arange(3) + 1).__module__)"
+    )
+    out, _ = run("-m", "hassium", "-c", code, "x", "--flag")
+    first, second = out.strip().splitlines()
+    assert first.split()[:4] == [
+        "hassium",
+        "hassium.random",
+        "hassium.linalg",
+        "hassium.random",
+    ]
+    assert "['x', '--flag']" in first
+    assert second.startswith("hassium")
+
+
+def test_a_script_gets_argv_and_runs_as_main(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import sys\nimport numpy as np\n"
+        "if __name__ == '__main__':\n"
+        "    print(sys.argv, float(np.sum(np.ones(int(sys.argv[1])))))\n"
+    )
+    out, _ = run("-m", "hassium", str(prog), "5")
+    assert out.strip() == f"[{str(prog)!r}, '5'] 5.0"
+
+
+def test_libraries_keep_the_real_numpy():
+    code = (
+        "import numpy as np, sys;"
+        "import numpy.fft, numpy.ma;"
+        "import scipy.special;"
+        "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt;"
+        "x = np.linspace(0.0, 1.0, 5);"
+        "plt.plot(x, np.sin(x));"
+        "plt.savefig(sys.argv[1]);"
+        "print(np.__name__, numpy.fft.__name__, sys.modules['matplotlib.pyplot'].np.__name__,"
+        " float(scipy.special.gamma(np.asarray([4.0]))[0]))"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out, _ = run("-m", "hassium", "-c", code, os.path.join(tmp, "plot.png"))
+        assert os.path.getsize(os.path.join(tmp, "plot.png")) > 0
+    assert out.split() == ["hassium", "numpy.fft", "numpy", "6.0"]
+
+
+def test_info_prints_the_configuration():
+    out, _ = run("-m", "hassium", "--info")
+    assert out.startswith("hassium info:")
+    for word in ("stack", "engine", "cache"):
+        assert word in out.lower(), out
+
+
+def test_list_stacks_prints_one_name_per_line():
+    out, _ = run("-m", "hassium", "--list-stacks")
+    names = out.split()
+    assert names and all(re.fullmatch(r"[A-Za-z0-9_.-]+", n) for n in names)
+    assert len(names) == len(out.strip().splitlines())
+
+
+def test_stats_at_exit():
+    _, err = run(
+        "-m",
+        "hassium",
+        "--stats",
+        "-c",
+        "import numpy as np; print(float(np.ones(3).sum()))",
+    )
+    assert "hassium stats" in err
+    _, err = run("-c", "import hassium as h; h.ones(3) + 1", env={"HASSIUM_STATS": "1"})
+    assert "hassium stats" in err
