@@ -56,8 +56,8 @@ def _install():
         )
         return count(bits.reshape(shape))
 
-    def copyto(dst, src):
-        np.copyto(dst, src, casting="unsafe")
+    def copyto(dst, src, casting="same_kind"):
+        np.copyto(dst, src, casting=casting)
 
     def take_flat(a, idx):
         return count(a.reshape(-1)[idx])

@@ -137,24 +137,23 @@ def __dir__():
     return sorted(set(globals()) | set(dir(_np)))
 
 
-import atexit as _atexit
-import os as _os
-
-
 def _at_exit():
-    """Run what is still recorded, and print the counters when HASSIUM_STATS=1."""
+    """Run what is still recorded, and print the counters when HASSIUM_STATS=1 (for an
+    extension that does not register its own exit hook)."""
+    import os
+    import sys
+
     try:
         _hassium.flush()
-    except Exception as err:  # pragma: no cover - reported, the interpreter is ending
-        import sys
-
+    except Exception as err:  # noqa: BLE001 - reported; the interpreter is ending
         print(f"hassium: the final flush failed: {err}", file=sys.stderr)
-    if _os.environ.get("HASSIUM_STATS", "") not in ("", "0"):
-        import sys
-
+    if os.environ.get("HASSIUM_STATS", "") not in ("", "0"):
         from ._report import format_stats
 
         print(format_stats(_hassium.stats()), file=sys.stderr)
 
 
-_atexit.register(_at_exit)
+if not hasattr(_hassium, "_atexit"):  # the extension flushes and reports at exit itself
+    import atexit as _atexit
+
+    _atexit.register(_at_exit)

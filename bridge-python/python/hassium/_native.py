@@ -26,6 +26,16 @@ from . import _fallback
 from . import _hassium as _ext
 
 ndarray = _ext.ndarray
+
+
+class _Unsupported(Exception):
+    """Raised inside a native function to hand the call to the fallback path."""
+
+
+#: What a native raises to say "not natively": ours, and the extension's
+#: ``UnsupportedError`` (a ``TypeError`` subclass for an argument combination it does not
+#: record, such as ``where=`` or an unsupported dtype).
+UNSUPPORTED = (_Unsupported, getattr(_ext, "UnsupportedError", _Unsupported))
 _bool = builtins.bool
 _NoValue = np._NoValue
 
@@ -169,7 +179,10 @@ class ufunc:
             if where is not True:
                 kwargs["where"] = where
             return self._fallback("__call__", args, kwargs)
-        return _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
+        try:
+            return _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
+        except UNSUPPORTED:
+            return self._fallback("__call__", args, {"out": out, "dtype": dtype})
 
     def reduce(
         self,
@@ -190,15 +203,21 @@ class ufunc:
             return self._fallback("reduce", (array,), kwargs)
         if type(out) is tuple:
             (out,) = out
-        return _ext.reduce(
-            self.__name__,
-            _arr(array),
-            axis=axis,
-            dtype=_dtype(dtype),
-            out=out,
-            keepdims=keepdims,
-            initial=None if initial is _NoValue else initial,
-        )
+        try:
+            return _ext.reduce(
+                self.__name__,
+                _arr(array),
+                axis=axis,
+                dtype=_dtype(dtype),
+                out=out,
+                keepdims=keepdims,
+                initial=None if initial is _NoValue else initial,
+            )
+        except UNSUPPORTED:
+            kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims}
+            if initial is not _NoValue:
+                kwargs["initial"] = initial
+            return self._fallback("reduce", (array,), kwargs)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         if self.__name__ not in _ACCUMULABLE:
@@ -207,9 +226,14 @@ class ufunc:
             )
         if type(out) is tuple:
             (out,) = out
-        return _ext.accumulate(
-            self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out
-        )
+        try:
+            return _ext.accumulate(
+                self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out
+            )
+        except UNSUPPORTED:
+            return self._fallback(
+                "accumulate", (array,), {"axis": axis, "dtype": dtype, "out": out}
+            )
 
     def outer(self, A, B, /, **kwargs):
         if self.nin != 2:
@@ -376,7 +400,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     if _shape_of(fill_value) == ():
         return _ext.full(shape, fill_value, dtype)
     result = _ext.empty(shape, dtype)
-    _ext.copyto(result, fill_value)
+    _ext.copyto(result, fill_value, casting="unsafe")  # like np.full
     return result
 
 
@@ -535,17 +559,13 @@ def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
     )
 
 
-class _Unsupported(Exception):
-    """Raised inside a native function to hand the call to the fallback path."""
-
-
 def _native_or_fallback(func):
     """Run ``func``; when it raises ``_Unsupported`` run NumPy's function of the same name."""
 
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except _Unsupported:
+        except UNSUPPORTED:
             return _fallback_np(func.__name__, args, kwargs)
 
     wrapper.__name__ = func.__name__
@@ -894,7 +914,7 @@ def copyto(dst, src, casting="same_kind", where=True):
             )
     if where is not True:
         src = _ext.where(where, src, dst)
-    _ext.copyto(dst, src)
+    _ext.copyto(dst, src, casting="unsafe")  # checked above, with NumPy's rule
 
 
 # --------------------------------------------------------------------------- products
@@ -1153,7 +1173,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     for x in arrays:
         n = x.shape[axis]
         if n:
-            _ext.copyto(out[prefix + (slice(at, at + n),)], x)
+            _ext.copyto(out[prefix + (slice(at, at + n),)], x, casting="unsafe")
         at += n
     return out
 
@@ -1400,5 +1420,8 @@ FUNCTIONS = {
 }
 FUNCTIONS["amax"] = max
 FUNCTIONS["amin"] = min
+for _n, _f in list(FUNCTIONS.items()):
+    if not hasattr(_f, "__wrapped__") and hasattr(np, _n):
+        FUNCTIONS[_n] = _native_or_fallback(_f)
 for _n in ("flush", "stats", "info", "fallback_report"):
     FUNCTIONS.pop(_n, None)

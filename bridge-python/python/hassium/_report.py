@@ -38,10 +38,15 @@ def format_info(info):
         ("config", "config"),
         ("config_source", "config source"),
         ("stack", "stack in force"),
+        ("running_stack", "stack running"),
+        ("running_engine", "engine running"),
+        ("flush_threshold", "flush threshold"),
         ("stacks", "stacks"),
         ("engines", "engines found"),
+        ("engine_dirs", "engine search path"),
         ("opencl_devices", "OpenCL devices"),
         ("cache_dir", "cache directory"),
+        ("cache_dirs", "cache directories"),
     ]
     lines = ["hassium info:"]
     seen = set()
