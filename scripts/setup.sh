@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything Hassium needs on a fresh Debian machine, idempotently:
 # Debian packages, the project's Python virtual environment, the release build.
-# Usage: scripts/setup.sh [--no-build]
+# Then runs the main job (scripts/main_job.sh).
+# Usage: scripts/setup.sh [--no-main-job]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,15 @@ if ! .venv/bin/python -c "import numpy, pytest, maturin, numexpr, hypothesis, ma
   .venv/bin/python -m pip install -q -r requirements-dev.txt
 fi
 
-if [ "${1:-}" != "--no-build" ]; then
-  scripts/build.sh
+# Rust toolchain: the machine's (rustup) one.
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install a Rust toolchain (rustup, stable >= 1.80) first" >&2
+  exit 1
+fi
+
+scripts/build.sh
+
+if [ "${1:-}" != "--no-main-job" ]; then
+  scripts/main_job.sh
 fi

@@ -40,7 +40,11 @@ impl Canon {
     fn new(mode: KeyMode) -> Canon {
         let mut h = Xxh3::new();
         h.update(&[mode as u8, 1]); // mode, canonical-form version
-        Canon { h, ids: HashMap::new(), mode }
+        Canon {
+            h,
+            ids: HashMap::new(),
+            mode,
+        }
     }
 
     fn base(&mut self, id: BaseId, batch: &Batch) {
@@ -76,7 +80,8 @@ impl Canon {
 
     fn instr(&mut self, i: &Instr, batch: &Batch) {
         self.h.update(&(i.op as u16).to_le_bytes());
-        self.h.update(&[i.axis.map_or(255, |a| a as u8), i.ins.len() as u8]);
+        self.h
+            .update(&[i.axis.map_or(255, |a| a as u8), i.ins.len() as u8]);
         if let Some(m) = &i.method {
             self.h.update(m.as_bytes());
             self.h.update(&[0]);
@@ -119,7 +124,11 @@ pub fn kernel_key(batch: &Batch, kernel: &Kernel, mode: KeyMode) -> KernelKey {
         c.instr(&batch.instrs[k], batch);
     }
     c.h.update(b"contracted");
-    let mut contracted: Vec<u32> = kernel.contracted.iter().filter_map(|b| c.ids.get(b).copied()).collect();
+    let mut contracted: Vec<u32> = kernel
+        .contracted
+        .iter()
+        .filter_map(|b| c.ids.get(b).copied())
+        .collect();
     contracted.sort_unstable();
     for x in contracted {
         c.h.update(&x.to_le_bytes());
@@ -131,7 +140,13 @@ pub fn kernel_key(batch: &Batch, kernel: &Kernel, mode: KeyMode) -> KernelKey {
 pub fn scalars_of(batch: &Batch, instrs: &[usize]) -> Vec<Scalar> {
     instrs
         .iter()
-        .flat_map(|&k| batch.instrs[k].ins.iter().filter_map(Operand::as_scalar).copied())
+        .flat_map(|&k| {
+            batch.instrs[k]
+                .ins
+                .iter()
+                .filter_map(Operand::as_scalar)
+                .copied()
+        })
         .collect()
 }
 
@@ -146,26 +161,45 @@ mod tests {
         let x = BaseId(1);
         let t = BaseId(first_id);
         for id in [x, t] {
-            b.bases.insert(id, Base { id, dtype, nelem: 100 });
+            b.bases.insert(
+                id,
+                Base {
+                    id,
+                    dtype,
+                    nelem: 100,
+                },
+            );
         }
         let vx = View::contiguous(x, dtype, &[100]);
         let vt = View::contiguous(t, dtype, &[100]);
         let s = |v: f64| Operand::Scalar(Scalar::Float64(v).cast(dtype));
-        b.instrs.push(Instr::new(Opcode::Multiply, vt.clone(), [vx.clone().into(), s(dt)]));
-        b.instrs.push(Instr::new(Opcode::Add, vx, [vt.into(), s(1.0)]));
-        b.instrs.push(Instr::system(Opcode::Free, &b.bases[&t].clone()));
+        b.instrs.push(Instr::new(
+            Opcode::Multiply,
+            vt.clone(),
+            [vx.clone().into(), s(dt)],
+        ));
+        b.instrs
+            .push(Instr::new(Opcode::Add, vx, [vt.into(), s(1.0)]));
+        b.instrs
+            .push(Instr::system(Opcode::Free, &b.bases[&t].clone()));
         b
     }
 
     #[test]
     fn same_loop_body_gives_the_same_key() {
-        assert_eq!(batch_key(&iteration(10, 0.1, DType::Float64)), batch_key(&iteration(20, 0.2, DType::Float64)));
+        assert_eq!(
+            batch_key(&iteration(10, 0.1, DType::Float64)),
+            batch_key(&iteration(20, 0.2, DType::Float64))
+        );
     }
 
     #[test]
     fn different_dtype_or_opcode_gives_a_different_key() {
         let a = iteration(10, 0.1, DType::Float64);
-        assert_ne!(batch_key(&a), batch_key(&iteration(10, 0.1, DType::Float32)));
+        assert_ne!(
+            batch_key(&a),
+            batch_key(&iteration(10, 0.1, DType::Float32))
+        );
         let mut b = a.clone();
         b.instrs[1].op = Opcode::Subtract;
         assert_ne!(batch_key(&a), batch_key(&b));
@@ -183,8 +217,17 @@ mod tests {
                 }
             }
         }
-        let k = Kernel { instrs: vec![0, 1], ..Default::default() };
-        assert_eq!(kernel_key(&a, &k, KeyMode::Dynamic), kernel_key(&b, &k, KeyMode::Dynamic));
-        assert_ne!(kernel_key(&a, &k, KeyMode::Fixed), kernel_key(&b, &k, KeyMode::Fixed));
+        let k = Kernel {
+            instrs: vec![0, 1],
+            ..Default::default()
+        };
+        assert_eq!(
+            kernel_key(&a, &k, KeyMode::Dynamic),
+            kernel_key(&b, &k, KeyMode::Dynamic)
+        );
+        assert_ne!(
+            kernel_key(&a, &k, KeyMode::Fixed),
+            kernel_key(&b, &k, KeyMode::Fixed)
+        );
     }
 }

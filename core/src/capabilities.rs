@@ -41,6 +41,7 @@ impl Capabilities {
                 return false;
             }
         }
-        self.dtypes.contains(instr.out.dtype) && instr.ins.iter().all(|o| self.dtypes.contains(o.dtype()))
+        self.dtypes.contains(instr.out.dtype)
+            && instr.ins.iter().all(|o| self.dtypes.contains(o.dtype()))
     }
 }

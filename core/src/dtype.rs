@@ -326,10 +326,16 @@ mod tests {
     #[test]
     fn typesets_partition_the_dtypes() {
         for d in DType::ALL {
-            let n = [TypeSet::BOOL, TypeSet::SINT, TypeSet::UINT, TypeSet::FLOAT, TypeSet::COMPLEX]
-                .iter()
-                .filter(|s| s.contains(d))
-                .count();
+            let n = [
+                TypeSet::BOOL,
+                TypeSet::SINT,
+                TypeSet::UINT,
+                TypeSet::FLOAT,
+                TypeSet::COMPLEX,
+            ]
+            .iter()
+            .filter(|s| s.contains(d))
+            .count();
             assert_eq!(n, 1, "{d:?}");
         }
     }

@@ -92,6 +92,9 @@ impl Instr {
 
     /// True when the instruction reads its output's old values (scatters, `np.add.at`).
     pub fn reads_output(&self) -> bool {
-        matches!(self.op, Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd)
+        matches!(
+            self.op,
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd
+        )
     }
 }

@@ -211,7 +211,13 @@ const fn monoid(name: &'static str, types: TypeSet, out: OutRule, identity: Iden
     }
 }
 
-const fn reduce(name: &'static str, combine: Opcode, types: TypeSet, out: OutRule, identity: Identity) -> OpInfo {
+const fn reduce(
+    name: &'static str,
+    combine: Opcode,
+    types: TypeSet,
+    out: OutRule,
+    identity: Identity,
+) -> OpInfo {
     OpInfo {
         combine: Some(combine),
         identity,
@@ -241,27 +247,98 @@ const FLOAT: TypeSet = TypeSet::FLOAT;
 impl Opcode {
     /// Every opcode, in discriminant order.
     pub const ALL: &'static [Opcode] = &[
-        Opcode::Add, Opcode::Subtract, Opcode::Multiply, Opcode::Divide, Opcode::FloorDivide,
-        Opcode::Remainder, Opcode::Power, Opcode::Negative, Opcode::Positive, Opcode::Absolute,
-        Opcode::Sign, Opcode::Maximum, Opcode::Minimum, Opcode::Fmax, Opcode::Fmin,
-        Opcode::Equal, Opcode::NotEqual, Opcode::Less, Opcode::LessEqual, Opcode::Greater,
-        Opcode::GreaterEqual, Opcode::LogicalAnd, Opcode::LogicalOr, Opcode::LogicalXor,
-        Opcode::LogicalNot, Opcode::BitwiseAnd, Opcode::BitwiseOr, Opcode::BitwiseXor,
-        Opcode::Invert, Opcode::LeftShift, Opcode::RightShift, Opcode::Sqrt, Opcode::Cbrt,
-        Opcode::Square, Opcode::Reciprocal, Opcode::Exp, Opcode::Exp2, Opcode::Expm1,
-        Opcode::Log, Opcode::Log2, Opcode::Log10, Opcode::Log1p, Opcode::Sin, Opcode::Cos,
-        Opcode::Tan, Opcode::Arcsin, Opcode::Arccos, Opcode::Arctan, Opcode::Arctan2,
-        Opcode::Hypot, Opcode::Sinh, Opcode::Cosh, Opcode::Tanh, Opcode::Arcsinh,
-        Opcode::Arccosh, Opcode::Arctanh, Opcode::Floor, Opcode::Ceil, Opcode::Trunc,
-        Opcode::Rint, Opcode::IsNan, Opcode::IsInf, Opcode::IsFinite, Opcode::Real,
-        Opcode::Imag, Opcode::Conj, Opcode::Identity, Opcode::Where, Opcode::AddReduce,
-        Opcode::MultiplyReduce, Opcode::MinimumReduce, Opcode::MaximumReduce,
-        Opcode::LogicalAndReduce, Opcode::LogicalOrReduce, Opcode::LogicalXorReduce,
-        Opcode::BitwiseAndReduce, Opcode::BitwiseOrReduce, Opcode::BitwiseXorReduce,
-        Opcode::ArgminReduce, Opcode::ArgmaxReduce, Opcode::AddAccumulate,
-        Opcode::MultiplyAccumulate, Opcode::Range, Opcode::Random, Opcode::Gather,
-        Opcode::Scatter, Opcode::CondScatter, Opcode::ScatterAdd, Opcode::Free, Opcode::Sync,
-        Opcode::None, Opcode::Extension,
+        Opcode::Add,
+        Opcode::Subtract,
+        Opcode::Multiply,
+        Opcode::Divide,
+        Opcode::FloorDivide,
+        Opcode::Remainder,
+        Opcode::Power,
+        Opcode::Negative,
+        Opcode::Positive,
+        Opcode::Absolute,
+        Opcode::Sign,
+        Opcode::Maximum,
+        Opcode::Minimum,
+        Opcode::Fmax,
+        Opcode::Fmin,
+        Opcode::Equal,
+        Opcode::NotEqual,
+        Opcode::Less,
+        Opcode::LessEqual,
+        Opcode::Greater,
+        Opcode::GreaterEqual,
+        Opcode::LogicalAnd,
+        Opcode::LogicalOr,
+        Opcode::LogicalXor,
+        Opcode::LogicalNot,
+        Opcode::BitwiseAnd,
+        Opcode::BitwiseOr,
+        Opcode::BitwiseXor,
+        Opcode::Invert,
+        Opcode::LeftShift,
+        Opcode::RightShift,
+        Opcode::Sqrt,
+        Opcode::Cbrt,
+        Opcode::Square,
+        Opcode::Reciprocal,
+        Opcode::Exp,
+        Opcode::Exp2,
+        Opcode::Expm1,
+        Opcode::Log,
+        Opcode::Log2,
+        Opcode::Log10,
+        Opcode::Log1p,
+        Opcode::Sin,
+        Opcode::Cos,
+        Opcode::Tan,
+        Opcode::Arcsin,
+        Opcode::Arccos,
+        Opcode::Arctan,
+        Opcode::Arctan2,
+        Opcode::Hypot,
+        Opcode::Sinh,
+        Opcode::Cosh,
+        Opcode::Tanh,
+        Opcode::Arcsinh,
+        Opcode::Arccosh,
+        Opcode::Arctanh,
+        Opcode::Floor,
+        Opcode::Ceil,
+        Opcode::Trunc,
+        Opcode::Rint,
+        Opcode::IsNan,
+        Opcode::IsInf,
+        Opcode::IsFinite,
+        Opcode::Real,
+        Opcode::Imag,
+        Opcode::Conj,
+        Opcode::Identity,
+        Opcode::Where,
+        Opcode::AddReduce,
+        Opcode::MultiplyReduce,
+        Opcode::MinimumReduce,
+        Opcode::MaximumReduce,
+        Opcode::LogicalAndReduce,
+        Opcode::LogicalOrReduce,
+        Opcode::LogicalXorReduce,
+        Opcode::BitwiseAndReduce,
+        Opcode::BitwiseOrReduce,
+        Opcode::BitwiseXorReduce,
+        Opcode::ArgminReduce,
+        Opcode::ArgmaxReduce,
+        Opcode::AddAccumulate,
+        Opcode::MultiplyAccumulate,
+        Opcode::Range,
+        Opcode::Random,
+        Opcode::Gather,
+        Opcode::Scatter,
+        Opcode::CondScatter,
+        Opcode::ScatterAdd,
+        Opcode::Free,
+        Opcode::Sync,
+        Opcode::None,
+        Opcode::Extension,
     ];
 
     /// The opcode with this discriminant (the C API's opcode numbers).
@@ -294,8 +371,14 @@ impl Opcode {
             Opcode::Minimum => monoid("minimum", REAL_B, Same, I::None),
             Opcode::Fmax => monoid("fmax", REAL_B, Same, I::None),
             Opcode::Fmin => monoid("fmin", REAL_B, Same, I::None),
-            Opcode::Equal => OpInfo { commutative: true, ..ew("equal", 2, ALL, Bool) },
-            Opcode::NotEqual => OpInfo { commutative: true, ..ew("not_equal", 2, ALL, Bool) },
+            Opcode::Equal => OpInfo {
+                commutative: true,
+                ..ew("equal", 2, ALL, Bool)
+            },
+            Opcode::NotEqual => OpInfo {
+                commutative: true,
+                ..ew("not_equal", 2, ALL, Bool)
+            },
             Opcode::Less => ew("less", 2, REAL_B, Bool),
             Opcode::LessEqual => ew("less_equal", 2, REAL_B, Bool),
             Opcode::Greater => ew("greater", 2, REAL_B, Bool),
@@ -328,7 +411,10 @@ impl Opcode {
             Opcode::Arccos => ew("arccos", 1, INEXACT, Same),
             Opcode::Arctan => ew("arctan", 1, INEXACT, Same),
             Opcode::Arctan2 => ew("arctan2", 2, FLOAT, Same),
-            Opcode::Hypot => OpInfo { commutative: true, ..ew("hypot", 2, FLOAT, Same) },
+            Opcode::Hypot => OpInfo {
+                commutative: true,
+                ..ew("hypot", 2, FLOAT, Same)
+            },
             Opcode::Sinh => ew("sinh", 1, INEXACT, Same),
             Opcode::Cosh => ew("cosh", 1, INEXACT, Same),
             Opcode::Tanh => ew("tanh", 1, INEXACT, Same),
@@ -348,17 +434,61 @@ impl Opcode {
             Opcode::Identity => ew("identity", 1, ALL, Any),
             Opcode::Where => ew("where", 3, ALL, Same),
             Opcode::AddReduce => reduce("add.reduce", Opcode::Add, NUM_B, Same, I::Zero),
-            Opcode::MultiplyReduce => reduce("multiply.reduce", Opcode::Multiply, NUM_B, Same, I::One),
-            Opcode::MinimumReduce => reduce("minimum.reduce", Opcode::Minimum, REAL_B, Same, I::None),
-            Opcode::MaximumReduce => reduce("maximum.reduce", Opcode::Maximum, REAL_B, Same, I::None),
-            Opcode::LogicalAndReduce => reduce("logical_and.reduce", Opcode::LogicalAnd, TypeSet::BOOL, Same, I::One),
-            Opcode::LogicalOrReduce => reduce("logical_or.reduce", Opcode::LogicalOr, TypeSet::BOOL, Same, I::Zero),
-            Opcode::LogicalXorReduce => reduce("logical_xor.reduce", Opcode::LogicalXor, TypeSet::BOOL, Same, I::Zero),
-            Opcode::BitwiseAndReduce => reduce("bitwise_and.reduce", Opcode::BitwiseAnd, INT_B, Same, I::AllOnes),
-            Opcode::BitwiseOrReduce => reduce("bitwise_or.reduce", Opcode::BitwiseOr, INT_B, Same, I::Zero),
-            Opcode::BitwiseXorReduce => reduce("bitwise_xor.reduce", Opcode::BitwiseXor, INT_B, Same, I::Zero),
-            Opcode::ArgminReduce => OpInfo { combine: None, ..reduce("argmin", Opcode::Minimum, REAL_B, Index, I::None) },
-            Opcode::ArgmaxReduce => OpInfo { combine: None, ..reduce("argmax", Opcode::Maximum, REAL_B, Index, I::None) },
+            Opcode::MultiplyReduce => {
+                reduce("multiply.reduce", Opcode::Multiply, NUM_B, Same, I::One)
+            }
+            Opcode::MinimumReduce => {
+                reduce("minimum.reduce", Opcode::Minimum, REAL_B, Same, I::None)
+            }
+            Opcode::MaximumReduce => {
+                reduce("maximum.reduce", Opcode::Maximum, REAL_B, Same, I::None)
+            }
+            Opcode::LogicalAndReduce => reduce(
+                "logical_and.reduce",
+                Opcode::LogicalAnd,
+                TypeSet::BOOL,
+                Same,
+                I::One,
+            ),
+            Opcode::LogicalOrReduce => reduce(
+                "logical_or.reduce",
+                Opcode::LogicalOr,
+                TypeSet::BOOL,
+                Same,
+                I::Zero,
+            ),
+            Opcode::LogicalXorReduce => reduce(
+                "logical_xor.reduce",
+                Opcode::LogicalXor,
+                TypeSet::BOOL,
+                Same,
+                I::Zero,
+            ),
+            Opcode::BitwiseAndReduce => reduce(
+                "bitwise_and.reduce",
+                Opcode::BitwiseAnd,
+                INT_B,
+                Same,
+                I::AllOnes,
+            ),
+            Opcode::BitwiseOrReduce => {
+                reduce("bitwise_or.reduce", Opcode::BitwiseOr, INT_B, Same, I::Zero)
+            }
+            Opcode::BitwiseXorReduce => reduce(
+                "bitwise_xor.reduce",
+                Opcode::BitwiseXor,
+                INT_B,
+                Same,
+                I::Zero,
+            ),
+            Opcode::ArgminReduce => OpInfo {
+                combine: None,
+                ..reduce("argmin", Opcode::Minimum, REAL_B, Index, I::None)
+            },
+            Opcode::ArgmaxReduce => OpInfo {
+                combine: None,
+                ..reduce("argmax", Opcode::Maximum, REAL_B, Index, I::None)
+            },
             Opcode::AddAccumulate => scan("add.accumulate", Opcode::Add, I::Zero),
             Opcode::MultiplyAccumulate => scan("multiply.accumulate", Opcode::Multiply, I::One),
             Opcode::Range => row("range", OpClass::Generator, 0, TypeSet::REAL, Same),
@@ -451,10 +581,16 @@ mod tests {
 
     #[test]
     fn output_types_follow_the_rules() {
-        assert_eq!(Opcode::Absolute.out_dtype(DType::Complex64), Some(DType::Float32));
+        assert_eq!(
+            Opcode::Absolute.out_dtype(DType::Complex64),
+            Some(DType::Float32)
+        );
         assert_eq!(Opcode::Less.out_dtype(DType::Int8), Some(DType::Bool));
         assert_eq!(Opcode::Divide.out_dtype(DType::Int8), None);
-        assert_eq!(Opcode::ArgmaxReduce.out_dtype(DType::Float32), Some(DType::Int64));
+        assert_eq!(
+            Opcode::ArgmaxReduce.out_dtype(DType::Float32),
+            Some(DType::Int64)
+        );
         assert_eq!(Opcode::Subtract.out_dtype(DType::Bool), None);
     }
 }

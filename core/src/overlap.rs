@@ -42,7 +42,11 @@ pub fn overlap(a: &View, b: &View) -> Overlap {
         if s == 0 || lo == hi && lo == 0 {
             return;
         }
-        let (s, lo, hi) = if s < 0 { (-(s as i128), -hi, -lo) } else { (s as i128, lo, hi) };
+        let (s, lo, hi) = if s < 0 {
+            (-(s as i128), -hi, -lo)
+        } else {
+            (s as i128, lo, hi)
+        };
         if let Some(t) = terms.iter_mut().find(|t| t.0 == s) {
             t.1 += lo;
             t.2 += hi;
@@ -56,7 +60,7 @@ pub fn overlap(a: &View, b: &View) -> Overlap {
     for (&n, &s) in b.shape.iter().zip(&b.strides) {
         push(s, -(n as i128 - 1), 0);
     }
-    terms.sort_by(|x, y| y.0.cmp(&x.0));
+    terms.sort_by_key(|t| std::cmp::Reverse(t.0));
     let mut reach = vec![0i128; terms.len() + 1];
     for i in (0..terms.len()).rev() {
         let (s, lo, hi) = terms[i];
@@ -83,7 +87,13 @@ fn same_access(a: &View, b: &View) -> bool {
 }
 
 /// Is `d = Σ s_k·x_k` solvable for k ≥ i with `lo_k ≤ x_k ≤ hi_k`? `None` = budget spent.
-fn solve(terms: &[(i128, i128, i128)], reach: &[i128], i: usize, d: i128, budget: &mut u32) -> Option<bool> {
+fn solve(
+    terms: &[(i128, i128, i128)],
+    reach: &[i128],
+    i: usize,
+    d: i128,
+    budget: &mut u32,
+) -> Option<bool> {
     if i == terms.len() {
         return Some(d == 0);
     }
@@ -149,7 +159,11 @@ mod tests {
         let mut views = Vec::new();
         for (r0, r1, rs) in [(0, 6, 1), (1, 6, 2), (5, -1, -1), (0, 3, 1)] {
             for (c0, c1, cs) in [(0, 7, 1), (1, 7, 3), (6, 0, -2), (2, 4, 1)] {
-                let v = g.slice(0, r0, r1, rs).unwrap().slice(1, c0, c1, cs).unwrap();
+                let v = g
+                    .slice(0, r0, r1, rs)
+                    .unwrap()
+                    .slice(1, c0, c1, cs)
+                    .unwrap();
                 views.push(v.clone());
                 views.push(v.reversed_axes());
             }

@@ -32,7 +32,12 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 /// `(i, stream)` under key `seed`, as `(w1 << 32) | w0`.
 pub fn random_u64(seed: u64, stream: u64, i: u64) -> u64 {
     let w = philox4x32_10(
-        [i as u32, (i >> 32) as u32, stream as u32, (stream >> 32) as u32],
+        [
+            i as u32,
+            (i >> 32) as u32,
+            stream as u32,
+            (stream >> 32) as u32,
+        ],
         [seed as u32, (seed >> 32) as u32],
     );
     ((w[1] as u64) << 32) | w[0] as u64
@@ -45,13 +50,19 @@ mod tests {
     /// Known-answer tests from the Random123 distribution (kat_vectors, philox4x32_10).
     #[test]
     fn matches_random123_known_answers() {
-        assert_eq!(philox4x32_10([0, 0, 0, 0], [0, 0]), [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]);
+        assert_eq!(
+            philox4x32_10([0, 0, 0, 0], [0, 0]),
+            [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
+        );
         assert_eq!(
             philox4x32_10([u32::MAX; 4], [u32::MAX; 2]),
             [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
         );
         assert_eq!(
-            philox4x32_10([0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344], [0xa4093822, 0x299f31d0]),
+            philox4x32_10(
+                [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344],
+                [0xa4093822, 0x299f31d0]
+            ),
             [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
         );
     }

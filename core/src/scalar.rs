@@ -231,6 +231,9 @@ mod tests {
         assert_eq!(Scalar::Int64(300).cast(DType::UInt8), Scalar::UInt8(44));
         assert_eq!(Scalar::Float64(-2.7).cast(DType::Int32), Scalar::Int32(-2));
         assert_eq!(Scalar::Float64(0.5).cast(DType::Bool), Scalar::Bool(true));
-        assert_eq!(Scalar::Complex128(1.5, 2.0).cast(DType::Float64), Scalar::Float64(1.5));
+        assert_eq!(
+            Scalar::Complex128(1.5, 2.0).cast(DType::Float64),
+            Scalar::Float64(1.5)
+        );
     }
 }

@@ -1,7 +1,10 @@
 //! Rejects malformed instructions before any engine sees them, naming the instruction.
 
 use crate::view::fmt_shape;
-use crate::{overlap, Base, BaseId, Batch, DType, Error, Instr, OpClass, Opcode, Operand, Overlap, Result, View, MAX_DIMS};
+use crate::{
+    overlap, Base, BaseId, Batch, DType, Error, Instr, OpClass, Opcode, Operand, Overlap, Result,
+    View, MAX_DIMS,
+};
 
 /// Verifies every instruction of a batch.
 pub fn verify(batch: &Batch) -> Result<()> {
@@ -19,7 +22,8 @@ pub fn verify(batch: &Batch) -> Result<()> {
 /// record time so errors surface at the call site, not at a later flush.
 pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> Result<()> {
     let check_view = |what: &str, v: &View| -> Result<()> {
-        let base = lookup(v.base).ok_or_else(|| Error::Invalid(format!("{what} names unknown base {}", v.base.0)))?;
+        let base = lookup(v.base)
+            .ok_or_else(|| Error::Invalid(format!("{what} names unknown base {}", v.base.0)))?;
         if v.dtype != base.dtype {
             return Err(Error::DTypeNotAllowed(format!(
                 "{what} has dtype {} but its base holds {}",
@@ -28,7 +32,10 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
             )));
         }
         if v.ndim() > MAX_DIMS || v.strides.len() != v.ndim() {
-            return Err(Error::Invalid(format!("{what} has {} dimensions (at most {MAX_DIMS})", v.ndim())));
+            return Err(Error::Invalid(format!(
+                "{what} has {} dimensions (at most {MAX_DIMS})",
+                v.ndim()
+            )));
         }
         if let Some((lo, hi)) = v.extent() {
             if lo < 0 || hi >= base.nelem as isize {
@@ -51,7 +58,11 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
         return Ok(());
     }
     if instr.ins.len() != info.nin as usize {
-        return Err(Error::Invalid(format!("takes {} inputs, got {}", info.nin, instr.ins.len())));
+        return Err(Error::Invalid(format!(
+            "takes {} inputs, got {}",
+            info.nin,
+            instr.ins.len()
+        )));
     }
     match info.class {
         OpClass::Elementwise => verify_elementwise(instr),
@@ -72,7 +83,11 @@ fn dtype_error(op: Opcode, t: DType) -> Error {
 }
 
 fn shape_error(what: &str, got: &[usize], want: &[usize]) -> Error {
-    Error::ShapeMismatch(format!("{what} has shape {} but the output has shape {}", fmt_shape(got), fmt_shape(want)))
+    Error::ShapeMismatch(format!(
+        "{what} has shape {} but the output has shape {}",
+        fmt_shape(got),
+        fmt_shape(want)
+    ))
 }
 
 /// Rejects an output that overlaps an input without being identical to it: engines may
@@ -100,7 +115,10 @@ fn verify_elementwise(instr: &Instr) -> Result<()> {
     };
     if let Some(m) = mask {
         if m.dtype() != DType::Bool {
-            return Err(Error::DTypeNotAllowed(format!("where's condition must be bool, got {}", m.dtype().name())));
+            return Err(Error::DTypeNotAllowed(format!(
+                "where's condition must be bool, got {}",
+                m.dtype().name()
+            )));
         }
     }
     let t = values[0].dtype();
@@ -123,7 +141,11 @@ fn verify_elementwise(instr: &Instr) -> Result<()> {
     for (k, o) in instr.ins.iter().enumerate() {
         if let Operand::View(v) = o {
             if v.shape != instr.out.shape {
-                return Err(shape_error(&format!("input {k}"), &v.shape, &instr.out.shape));
+                return Err(shape_error(
+                    &format!("input {k}"),
+                    &v.shape,
+                    &instr.out.shape,
+                ));
             }
         }
     }
@@ -139,7 +161,9 @@ fn input_view(instr: &Instr, k: usize) -> Result<&View> {
 fn verify_reduce_scan(instr: &Instr) -> Result<()> {
     let op = instr.op;
     let input = input_view(instr, 0)?;
-    let axis = instr.axis.ok_or_else(|| Error::BadAxis("reduction needs an axis".into()))?;
+    let axis = instr
+        .axis
+        .ok_or_else(|| Error::BadAxis("reduction needs an axis".into()))?;
     if axis >= input.ndim() {
         return Err(Error::BadAxis(format!(
             "axis {axis} is out of bounds for array of dimension {}",
@@ -158,7 +182,10 @@ fn verify_reduce_scan(instr: &Instr) -> Result<()> {
     let mut want = input.shape.clone();
     if op.is_reduction() {
         want.remove(axis);
-        if input.shape[axis] == 0 && op.info().identity == crate::Identity::None && !want.contains(&0) {
+        if input.shape[axis] == 0
+            && op.info().identity == crate::Identity::None
+            && !want.contains(&0)
+        {
             return Err(Error::Invalid(format!(
                 "zero-size array to reduction operation {} which has no identity",
                 op.name().trim_end_matches(".reduce")
@@ -186,11 +213,16 @@ fn verify_generator(instr: &Instr) -> Result<()> {
         }
         Opcode::Random => {
             if t != DType::UInt64 {
-                return Err(Error::DTypeNotAllowed(format!("random produces uint64, not {}", t.name())));
+                return Err(Error::DTypeNotAllowed(format!(
+                    "random produces uint64, not {}",
+                    t.name()
+                )));
             }
             for (k, o) in instr.ins.iter().enumerate() {
                 if o.as_scalar().map(|s| s.dtype()) != Some(DType::UInt64) {
-                    return Err(Error::Invalid(format!("random's input {k} (seed, stream) must be a uint64 scalar")));
+                    return Err(Error::Invalid(format!(
+                        "random's input {k} (seed, stream) must be a uint64 scalar"
+                    )));
                 }
             }
         }
@@ -203,7 +235,10 @@ fn verify_index(instr: &Instr) -> Result<()> {
     let out = &instr.out;
     let check_idx = |v: &View| -> Result<()> {
         if v.dtype != DType::Int64 {
-            return Err(Error::DTypeNotAllowed(format!("index arrays must be int64, got {}", v.dtype.name())));
+            return Err(Error::DTypeNotAllowed(format!(
+                "index arrays must be int64, got {}",
+                v.dtype.name()
+            )));
         }
         Ok(())
     };
@@ -216,7 +251,9 @@ fn verify_index(instr: &Instr) -> Result<()> {
                 return Err(Error::ShapeMismatch("gather's source must be 1-D".into()));
             }
             if src.dtype != out.dtype {
-                return Err(Error::DTypeNotAllowed("gather's source and output dtypes differ".into()));
+                return Err(Error::DTypeNotAllowed(
+                    "gather's source and output dtypes differ".into(),
+                ));
             }
             if idx.shape != out.shape {
                 return Err(shape_error("the index", &idx.shape, &out.shape));
@@ -233,7 +270,9 @@ fn verify_index(instr: &Instr) -> Result<()> {
             check_idx(idx)?;
             let val = &instr.ins[1];
             if val.dtype() != out.dtype {
-                return Err(Error::DTypeNotAllowed("scatter's values and target dtypes differ".into()));
+                return Err(Error::DTypeNotAllowed(
+                    "scatter's values and target dtypes differ".into(),
+                ));
             }
             if instr.op == Opcode::ScatterAdd && !instr.op.info().types.contains(out.dtype) {
                 return Err(dtype_error(instr.op, out.dtype));
@@ -250,13 +289,17 @@ fn verify_index(instr: &Instr) -> Result<()> {
             if instr.op == Opcode::CondScatter {
                 let m = input_view(instr, 2)?;
                 if m.dtype != DType::Bool || m.shape != idx.shape {
-                    return Err(Error::Invalid("cond_scatter's mask must be bool with the index's shape".into()));
+                    return Err(Error::Invalid(
+                        "cond_scatter's mask must be bool with the index's shape".into(),
+                    ));
                 }
             }
             for (k, o) in instr.ins.iter().enumerate() {
                 if let Operand::View(v) = o {
                     if overlap(out, v) != Overlap::Disjoint {
-                        return Err(Error::Overlap(format!("scatter's target overlaps input {k}")));
+                        return Err(Error::Overlap(format!(
+                            "scatter's target overlaps input {k}"
+                        )));
                     }
                 }
             }
@@ -267,7 +310,10 @@ fn verify_index(instr: &Instr) -> Result<()> {
 }
 
 fn verify_extension(instr: &Instr) -> Result<()> {
-    let method = instr.method.as_deref().ok_or_else(|| Error::Invalid("extension without a method name".into()))?;
+    let method = instr
+        .method
+        .as_deref()
+        .ok_or_else(|| Error::Invalid("extension without a method name".into()))?;
     match method {
         "matmul" => {
             let a = input_view(instr, 0)?;
@@ -276,13 +322,17 @@ fn verify_extension(instr: &Instr) -> Result<()> {
             if a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 {
                 return Err(Error::ShapeMismatch("matmul's operands must be 2-D".into()));
             }
-            if a.shape[1] != b.shape[0] || out.shape[0] != a.shape[0] || out.shape[1] != b.shape[1] {
+            if a.shape[1] != b.shape[0] || out.shape[0] != a.shape[0] || out.shape[1] != b.shape[1]
+            {
                 return Err(Error::ShapeMismatch(format!(
                     "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {} is different from {})",
                     b.shape[0], a.shape[1]
                 )));
             }
-            if a.dtype != b.dtype || a.dtype != out.dtype || !Opcode::Extension.info().types.contains(a.dtype) {
+            if a.dtype != b.dtype
+                || a.dtype != out.dtype
+                || !Opcode::Extension.info().types.contains(a.dtype)
+            {
                 return Err(Error::DTypeNotAllowed(format!(
                     "matmul needs one numeric dtype, got {}, {} -> {}",
                     a.dtype.name(),
@@ -295,7 +345,9 @@ fn verify_extension(instr: &Instr) -> Result<()> {
             }
             Ok(())
         }
-        other => Err(Error::Invalid(format!("unknown extension method '{other}'"))),
+        other => Err(Error::Invalid(format!(
+            "unknown extension method '{other}'"
+        ))),
     }
 }
 
@@ -307,17 +359,33 @@ mod tests {
     fn batch_with(n: usize) -> (Batch, View, View) {
         let mut b = Batch::default();
         for id in [1, 2] {
-            b.bases.insert(BaseId(id), Base { id: BaseId(id), dtype: DType::Float64, nelem: n });
+            b.bases.insert(
+                BaseId(id),
+                Base {
+                    id: BaseId(id),
+                    dtype: DType::Float64,
+                    nelem: n,
+                },
+            );
         }
-        (b, View::contiguous(BaseId(1), DType::Float64, &[n]), View::contiguous(BaseId(2), DType::Float64, &[n]))
+        (
+            b,
+            View::contiguous(BaseId(1), DType::Float64, &[n]),
+            View::contiguous(BaseId(2), DType::Float64, &[n]),
+        )
     }
 
     #[test]
     fn rejects_shape_mismatch_naming_the_instruction() {
         let (mut b, x, y) = batch_with(4);
         let short = y.slice(0, 0, 3, 1).unwrap();
-        b.instrs.push(Instr::new(Opcode::Add, x.clone(), [x.clone().into(), x.clone().into()]));
-        b.instrs.push(Instr::new(Opcode::Add, x.clone(), [x.into(), short.into()]));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            x.clone(),
+            [x.clone().into(), x.clone().into()],
+        ));
+        b.instrs
+            .push(Instr::new(Opcode::Add, x.clone(), [x.into(), short.into()]));
         let e = verify(&b).unwrap_err();
         assert!(e.to_string().starts_with("instruction 1 (add):"), "{e}");
         assert!(matches!(e.root(), Error::ShapeMismatch(_)));
@@ -328,23 +396,51 @@ mod tests {
         let (mut b, x, _) = batch_with(4);
         let mut big = x.clone();
         big.shape[0] = 5;
-        b.instrs.push(Instr::new(Opcode::Negative, big.clone(), [x.clone().into()]));
-        assert!(matches!(verify(&b).unwrap_err().root(), Error::OutOfBounds(_)));
+        b.instrs.push(Instr::new(
+            Opcode::Negative,
+            big.clone(),
+            [x.clone().into()],
+        ));
+        assert!(matches!(
+            verify(&b).unwrap_err().root(),
+            Error::OutOfBounds(_)
+        ));
         let mut neg = x.clone();
         neg.offset = -1;
         b.instrs[0] = Instr::new(Opcode::Negative, x.clone(), [neg.into()]);
-        assert!(matches!(verify(&b).unwrap_err().root(), Error::OutOfBounds(_)));
+        assert!(matches!(
+            verify(&b).unwrap_err().root(),
+            Error::OutOfBounds(_)
+        ));
     }
 
     #[test]
     fn rejects_dtypes_the_opcode_does_not_take() {
         let mut b = Batch::default();
-        b.bases.insert(BaseId(1), Base { id: BaseId(1), dtype: DType::Int32, nelem: 3 });
+        b.bases.insert(
+            BaseId(1),
+            Base {
+                id: BaseId(1),
+                dtype: DType::Int32,
+                nelem: 3,
+            },
+        );
         let v = View::contiguous(BaseId(1), DType::Int32, &[3]);
-        b.instrs.push(Instr::new(Opcode::Sqrt, v.clone(), [v.clone().into()]));
-        assert!(matches!(verify(&b).unwrap_err().root(), Error::DTypeNotAllowed(_)));
-        b.instrs[0] = Instr::new(Opcode::Add, v.clone(), [v.clone().into(), Scalar::Float64(1.0).into()]);
-        assert!(matches!(verify(&b).unwrap_err().root(), Error::DTypeNotAllowed(_)));
+        b.instrs
+            .push(Instr::new(Opcode::Sqrt, v.clone(), [v.clone().into()]));
+        assert!(matches!(
+            verify(&b).unwrap_err().root(),
+            Error::DTypeNotAllowed(_)
+        ));
+        b.instrs[0] = Instr::new(
+            Opcode::Add,
+            v.clone(),
+            [v.clone().into(), Scalar::Float64(1.0).into()],
+        );
+        assert!(matches!(
+            verify(&b).unwrap_err().root(),
+            Error::DTypeNotAllowed(_)
+        ));
     }
 
     #[test]
@@ -352,9 +448,17 @@ mod tests {
         let (mut b, x, _) = batch_with(8);
         let head = x.slice(0, 0, 7, 1).unwrap();
         let tail = x.slice(0, 1, 8, 1).unwrap();
-        b.instrs.push(Instr::new(Opcode::Add, head.clone(), [head.clone().into(), Scalar::Float64(1.0).into()]));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            head.clone(),
+            [head.clone().into(), Scalar::Float64(1.0).into()],
+        ));
         verify(&b).unwrap();
-        b.instrs.push(Instr::new(Opcode::Add, head.clone(), [tail.into(), Scalar::Float64(1.0).into()]));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            head.clone(),
+            [tail.into(), Scalar::Float64(1.0).into()],
+        ));
         assert!(matches!(verify(&b).unwrap_err().root(), Error::Overlap(_)));
     }
 
@@ -362,12 +466,14 @@ mod tests {
     fn rejects_axis_out_of_range_and_empty_min() {
         let (mut b, x, y) = batch_with(4);
         let out = View::contiguous(BaseId(2), DType::Float64, &[]);
-        b.instrs.push(Instr::new(Opcode::AddReduce, out.clone(), [x.clone().into()]).with_axis(1));
+        b.instrs
+            .push(Instr::new(Opcode::AddReduce, out.clone(), [x.clone().into()]).with_axis(1));
         assert!(matches!(verify(&b).unwrap_err().root(), Error::BadAxis(_)));
         let empty = x.slice(0, 0, 0, 1).unwrap();
         b.instrs[0] = Instr::new(Opcode::MinimumReduce, out.clone(), [empty.into()]).with_axis(0);
         assert!(verify(&b).is_err());
-        b.instrs[0] = Instr::new(Opcode::AddReduce, y.index(0, 0).unwrap(), [x.into()]).with_axis(0);
+        b.instrs[0] =
+            Instr::new(Opcode::AddReduce, y.index(0, 0).unwrap(), [x.into()]).with_axis(0);
         verify(&b).unwrap();
     }
 }

@@ -36,8 +36,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());
     let mut out: Shape = SmallVec::from_elem(1, n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -61,7 +69,11 @@ pub fn fmt_shape(shape: &[usize]) -> String {
         [n] => format!("({n},)"),
         _ => format!(
             "({})",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         ),
     }
 }
@@ -175,7 +187,10 @@ impl View {
     /// `view[..., i, ...]`: drops `axis`, `i` may be negative as in NumPy.
     pub fn index(&self, axis: usize, i: isize) -> Result<View> {
         let n = *self.shape.get(axis).ok_or_else(|| {
-            Error::BadAxis(format!("too many indices for array: array is {}-dimensional", self.ndim()))
+            Error::BadAxis(format!(
+                "too many indices for array: array is {}-dimensional",
+                self.ndim()
+            ))
         })? as isize;
         let j = if i < 0 { i + n } else { i };
         if j < 0 || j >= n {
@@ -194,7 +209,11 @@ impl View {
     pub fn transpose(&self, perm: &[usize]) -> Result<View> {
         let n = self.ndim();
         let mut seen = [false; MAX_DIMS];
-        if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
+        if perm.len() != n
+            || perm
+                .iter()
+                .any(|&p| p >= n || std::mem::replace(&mut seen[p], true))
+        {
             return Err(Error::Invalid("axes don't match array".into()));
         }
         let mut v = self.clone();
@@ -395,7 +414,10 @@ mod tests {
         assert!(t.reshape(&[3, 2, 1]).is_some());
         let s = v(&[4, 6]).slice(1, 0, 6, 2).unwrap();
         let r = s.reshape(&[2, 2, 3]).unwrap();
-        assert_eq!(r.offsets().collect::<Vec<_>>(), s.offsets().collect::<Vec<_>>());
+        assert_eq!(
+            r.offsets().collect::<Vec<_>>(),
+            s.offsets().collect::<Vec<_>>()
+        );
     }
 
     #[test]

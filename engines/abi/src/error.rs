@@ -8,7 +8,11 @@ pub enum Error {
     #[error("{path}: not a Hassium engine: {reason}")]
     NotAnEngine { path: String, reason: String },
     #[error("{path}: engine ABI version {found}, but this runtime speaks version {expected}; rebuild the engine")]
-    VersionMismatch { path: String, found: u32, expected: u32 },
+    VersionMismatch {
+        path: String,
+        found: u32,
+        expected: u32,
+    },
     /// The engine reported a failure; the message is the engine's own.
     #[error("{engine}: {message}")]
     Engine { engine: String, message: String },

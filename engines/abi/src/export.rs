@@ -1,7 +1,9 @@
 //! The engine side of the boundary: wraps an [`Engine`] in the C table.
 
 use crate::table::{STATUS_ERROR, STATUS_OK};
-use crate::{Buffers, Engine, EngineApi, EngineContext, EngineRef, Error, HostBuffer, LoadedEngine, Result};
+use crate::{
+    Buffers, Engine, EngineApi, EngineContext, EngineRef, Error, HostBuffer, LoadedEngine, Result,
+};
 use hassium_core::{BaseId, Batch, Kernel};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CString};
@@ -75,14 +77,19 @@ pub unsafe fn create_with(
             std::str::from_utf8(unsafe { std::slice::from_raw_parts(config, len) })
                 .map_err(|e| Error::Other(format!("engine config is not UTF-8: {e}")))?
         };
-        let table: toml::Table = text.parse().map_err(|e| Error::Other(format!("engine config: {e}")))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| Error::Other(format!("engine config: {e}")))?;
         let child: Option<Box<dyn Engine>> = if child.is_null() {
             None
         } else {
             // SAFETY: caller passes ownership of a live engine.
             Some(Box::new(unsafe { LoadedEngine::from_ref(child, "child")? }))
         };
-        let engine = make(EngineContext { config: table, child })?;
+        let engine = make(EngineContext {
+            config: table,
+            child,
+        })?;
         Ok(Box::into_raw(Box::new(ExportedEngine {
             engine,
             last_error: CString::default(),
@@ -98,16 +105,21 @@ pub unsafe fn create_with(
     std::ptr::null_mut()
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn create_error() -> *const c_char {
     CREATE_ERROR.with(|c| c.borrow().as_ptr())
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn capabilities(handle: *mut c_void) -> *const c_char {
     let mut json = String::new();
     // SAFETY: forwarded contract.
     let status = unsafe {
         guarded(handle, |e| {
-            json = serde_json::to_string(&e.capabilities()).map_err(|e| Error::Other(e.to_string()))?;
+            json = serde_json::to_string(&e.capabilities())
+                .map_err(|e| Error::Other(e.to_string()))?;
             Ok(())
         })
     };
@@ -120,6 +132,8 @@ pub unsafe extern "C" fn capabilities(handle: *mut c_void) -> *const c_char {
     ex.scratch.as_ptr()
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn execute(
     handle: *mut c_void,
     call: *const u8,
@@ -131,24 +145,34 @@ pub unsafe extern "C" fn execute(
     unsafe {
         guarded(handle, |e| {
             let bytes = std::slice::from_raw_parts(call, call_len);
-            let (batch, kernels): (Batch, Vec<Kernel>) =
-                bincode::deserialize(bytes).map_err(|e| Error::Other(format!("decoding batch: {e}")))?;
-            let list = if nbuffers == 0 { &[][..] } else { std::slice::from_raw_parts(buffers, nbuffers) };
+            let (batch, kernels): (Batch, Vec<Kernel>) = bincode::deserialize(bytes)
+                .map_err(|e| Error::Other(format!("decoding batch: {e}")))?;
+            let list = if nbuffers == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(buffers, nbuffers)
+            };
             e.execute(&batch, &kernels, &Buffers::new(list))
         })
     }
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn sync(handle: *mut c_void, base: u64, host: *const HostBuffer) -> i32 {
     // SAFETY: forwarded contract: `host` is a valid record.
     unsafe { guarded(handle, |e| e.sync(BaseId(base), &*host)) }
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn free(handle: *mut c_void, base: u64) -> i32 {
     // SAFETY: forwarded contract.
     unsafe { guarded(handle, |e| e.free(BaseId(base))) }
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn stats(handle: *mut c_void) -> *const c_char {
     let mut json = String::new();
     // SAFETY: forwarded contract.
@@ -167,6 +191,8 @@ pub unsafe extern "C" fn stats(handle: *mut c_void) -> *const c_char {
     ex.scratch.as_ptr()
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn last_error(handle: *mut c_void) -> *const c_char {
     if handle.is_null() {
         return c"null engine handle".as_ptr();
@@ -175,6 +201,8 @@ pub unsafe extern "C" fn last_error(handle: *mut c_void) -> *const c_char {
     unsafe { (*(handle as *mut ExportedEngine)).last_error.as_ptr() }
 }
 
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn destroy(handle: *mut c_void) {
     if !handle.is_null() {
         // SAFETY: handle came from Box::into_raw in create_with and is destroyed once.
@@ -183,7 +211,8 @@ pub unsafe extern "C" fn destroy(handle: *mut c_void) {
 }
 
 unsafe extern "C" fn no_create(_: *const u8, _: usize, _: EngineRef) -> *mut c_void {
-    CREATE_ERROR.with(|c| *c.borrow_mut() = cstring("this table only wraps an existing engine".into()));
+    CREATE_ERROR
+        .with(|c| *c.borrow_mut() = cstring("this table only wraps an existing engine".into()));
     std::ptr::null_mut()
 }
 
@@ -209,7 +238,10 @@ pub fn into_engine_ref(engine: Box<dyn Engine>) -> EngineRef {
         last_error: CString::default(),
         scratch: CString::default(),
     })) as *mut c_void;
-    EngineRef { api: &WRAP_API, handle }
+    EngineRef {
+        api: &WRAP_API,
+        handle,
+    }
 }
 
 /// Exports an engine type from a cdylib: `export_engine!("cpu", CpuEngine::create);`

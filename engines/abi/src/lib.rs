@@ -24,7 +24,9 @@ pub use export::{encode_call, into_engine_ref, ExportedEngine};
 /// The glue `export_engine!` expands to; not for direct use.
 #[doc(hidden)]
 pub mod export_glue {
-    pub use crate::export::{capabilities, create_error, create_with, destroy, execute, free, last_error, stats, sync};
+    pub use crate::export::{
+        capabilities, create_error, create_with, destroy, execute, free, last_error, stats, sync,
+    };
 }
 pub use loader::{engine_path, LoadedEngine};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};

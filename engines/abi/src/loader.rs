@@ -2,7 +2,10 @@
 
 use crate::export::{encode_call, into_engine_ref};
 use crate::table::STATUS_OK;
-use crate::{Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result, ABI_VERSION, ENTRY_SYMBOL};
+use crate::{
+    Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result, ABI_VERSION,
+    ENTRY_SYMBOL,
+};
 use hassium_core::{BaseId, Batch, Capabilities, Kernel};
 use std::ffi::{c_char, CStr};
 use std::path::{Path, PathBuf};
@@ -40,7 +43,11 @@ pub fn engine_path(library: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
         path: library.to_string(),
         reason: format!(
             "library not found (looked in $HASSIUM_ENGINE_PATH and: {})",
-            if tried.is_empty() { "nowhere".to_string() } else { tried.join(", ") }
+            if tried.is_empty() {
+                "nowhere".to_string()
+            } else {
+                tried.join(", ")
+            }
         ),
     })
 }
@@ -57,11 +64,19 @@ impl LoadedEngine {
     /// Loads the library at `path` (never unloaded: dlclose of a Rust cdylib with
     /// thread-locals crashes at thread exit), checks its ABI version and creates an engine
     /// from `config`, handing it `child`.
-    pub fn open(path: &Path, config: &toml::Table, child: Option<Box<dyn Engine>>) -> Result<LoadedEngine> {
+    pub fn open(
+        path: &Path,
+        config: &toml::Table,
+        child: Option<Box<dyn Engine>>,
+    ) -> Result<LoadedEngine> {
         let shown = path.display().to_string();
-        let not_engine = |reason: String| Error::NotAnEngine { path: shown.clone(), reason };
+        let not_engine = |reason: String| Error::NotAnEngine {
+            path: shown.clone(),
+            reason,
+        };
         // SAFETY: loading a library runs its initialisers; engine libraries are ours.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| not_engine(e.to_string()))?;
+        let lib =
+            unsafe { libloading::Library::new(path) }.map_err(|e| not_engine(e.to_string()))?;
         let lib: &'static libloading::Library = Box::leak(Box::new(lib));
         // SAFETY: the symbol's type is fixed by the ABI.
         let entry: libloading::Symbol<unsafe extern "C" fn() -> *const EngineApi> =
@@ -75,7 +90,11 @@ impl LoadedEngine {
         // SAFETY: the version field is first and read before anything else of the table.
         let found = unsafe { (*api).abi_version };
         if found != ABI_VERSION {
-            return Err(Error::VersionMismatch { path: shown, found, expected: ABI_VERSION });
+            return Err(Error::VersionMismatch {
+                path: shown,
+                found,
+                expected: ABI_VERSION,
+            });
         }
         // SAFETY: same version, so the table layout is ours; it is static in the library.
         let api: &'static EngineApi = unsafe { &*api };
@@ -87,7 +106,10 @@ impl LoadedEngine {
         if handle.is_null() {
             // SAFETY: table function, no arguments.
             let msg = c_message(unsafe { (api.create_error)() });
-            return Err(Error::Engine { engine: format!("{name} ({shown})"), message: msg });
+            return Err(Error::Engine {
+                engine: format!("{name} ({shown})"),
+                message: msg,
+            });
         }
         Ok(LoadedEngine { api, handle, name })
     }
@@ -103,10 +125,22 @@ impl LoadedEngine {
         // SAFETY: caller guarantees a live table, which is static.
         let api: &'static EngineApi = unsafe { &*r.api };
         if api.abi_version != ABI_VERSION {
-            return Err(Error::VersionMismatch { path: name.into(), found: api.abi_version, expected: ABI_VERSION });
+            return Err(Error::VersionMismatch {
+                path: name.into(),
+                found: api.abi_version,
+                expected: ABI_VERSION,
+            });
         }
-        let name = if name == "child" { c_message(api.name) } else { name.to_string() };
-        Ok(LoadedEngine { api, handle: r.handle, name })
+        let name = if name == "child" {
+            c_message(api.name)
+        } else {
+            name.to_string()
+        };
+        Ok(LoadedEngine {
+            api,
+            handle: r.handle,
+            name,
+        })
     }
 
     fn check(&self, status: i32) -> Result<()> {
@@ -115,7 +149,10 @@ impl LoadedEngine {
         }
         // SAFETY: live handle.
         let msg = c_message(unsafe { (self.api.last_error)(self.handle) });
-        Err(Error::Engine { engine: self.name.clone(), message: msg })
+        Err(Error::Engine {
+            engine: self.name.clone(),
+            message: msg,
+        })
     }
 }
 
@@ -128,16 +165,30 @@ impl Engine for LoadedEngine {
         // SAFETY: live handle.
         let p = unsafe { (self.api.capabilities)(self.handle) };
         if p.is_null() {
-            return Capabilities { opcodes: vec![], ..Capabilities::all() };
+            return Capabilities {
+                opcodes: vec![],
+                ..Capabilities::all()
+            };
         }
-        serde_json::from_str(&c_message(p)).unwrap_or_else(|_| Capabilities { opcodes: vec![], ..Capabilities::all() })
+        serde_json::from_str(&c_message(p)).unwrap_or_else(|_| Capabilities {
+            opcodes: vec![],
+            ..Capabilities::all()
+        })
     }
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
         let call = encode_call(batch, kernels)?;
         let list = buffers.to_vec();
         // SAFETY: pointers valid for the call's duration.
-        let status = unsafe { (self.api.execute)(self.handle, call.as_ptr(), call.len(), list.as_ptr(), list.len()) };
+        let status = unsafe {
+            (self.api.execute)(
+                self.handle,
+                call.as_ptr(),
+                call.len(),
+                list.as_ptr(),
+                list.len(),
+            )
+        };
         self.check(status)
     }
 

@@ -23,7 +23,8 @@ pub struct EngineApi {
     /// Creates an engine from its TOML section (UTF-8, not NUL-terminated) and an optional
     /// child (a null `api` means none; ownership of the child passes to the new engine).
     /// Returns null on failure, with the message in `create_error`.
-    pub create: unsafe extern "C" fn(config: *const u8, config_len: usize, child: EngineRef) -> *mut c_void,
+    pub create:
+        unsafe extern "C" fn(config: *const u8, config_len: usize, child: EngineRef) -> *mut c_void,
     /// The message of the last failed `create` on this thread.
     pub create_error: unsafe extern "C" fn() -> *const c_char,
     /// The engine's `Capabilities` as JSON (valid until the next call on this handle).

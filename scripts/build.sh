@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Release build of everything: the Rust workspace (engines, C library), the Python
+# extension installed into .venv, engines placed next to it, and the pkg-config file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+
+echo "build: cargo build --release (workspace)"
+cargo build --release --workspace --exclude hassium-bridge-python
+
+echo "build: Python extension (maturin) into .venv"
+VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
+  .venv/bin/maturin develop --release --quiet -m bridge-python/Cargo.toml
+
+# Engines live next to the extension, where the runtime looks first.
+pkg_dir=$(.venv/bin/python -c "import hassium, os; print(os.path.dirname(hassium.__file__))")
+for lib in "$CARGO_TARGET_DIR"/release/libhassium_engine_*.so; do
+  [ -e "$lib" ] && cp -f "$lib" "$pkg_dir/"
+done
+
+if [ -x scripts/gen-pkgconfig.sh ]; then
+  scripts/gen-pkgconfig.sh
+fi
+echo "build: done"

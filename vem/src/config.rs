@@ -1,0 +1,361 @@
+//! The TOML configuration: search order, environment overrides, and validation at load.
+
+use crate::{Error, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The documented default configuration, built in.
+pub const DEFAULT_CONFIG: &str = include_str!("../../config/hassium.toml");
+
+/// Environment variables that are not `HASSIUM_<SECTION>_<KEY>` overrides.
+const RESERVED_ENV: &[&str] = &[
+    "STACK",
+    "CONFIG",
+    "LOG",
+    "STATS",
+    "DUMP",
+    "FALLBACK",
+    "ENGINE_PATH",
+    "CACHE_DIR",
+];
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub runtime: RuntimeConfig,
+    pub stacks: BTreeMap<String, StackConfig>,
+    pub engines: BTreeMap<String, EngineConfig>,
+    /// Where the configuration came from (a path, or "built-in default").
+    #[serde(skip)]
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeConfig {
+    pub stack: String,
+    #[serde(default = "default_flush_threshold")]
+    pub flush_threshold: usize,
+    #[serde(default)]
+    pub verify: bool,
+}
+
+fn default_flush_threshold() -> usize {
+    4096
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackConfig {
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default = "default_fuser")]
+    pub fuser: String,
+    pub engine: String,
+    /// Node budget of the `optimal` fuser.
+    #[serde(default)]
+    pub optimal_budget: Option<u64>,
+}
+
+fn default_fuser() -> String {
+    "greedy".into()
+}
+
+/// An engine's section: `library` and `child` are the runtime's; every other key is the
+/// engine's own and is checked by the engine when it is created.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub library: String,
+    pub child: Option<String>,
+    pub options: toml::Table,
+}
+
+impl<'de> Deserialize<'de> for EngineConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut options = toml::Table::deserialize(d)?;
+        let library = match options.remove("library") {
+            Some(toml::Value::String(s)) => s,
+            Some(_) => return Err(D::Error::custom("`library` must be a string")),
+            None => return Err(D::Error::custom("missing key `library`")),
+        };
+        let child = match options.remove("child") {
+            Some(toml::Value::String(s)) => Some(s),
+            Some(_) => return Err(D::Error::custom("`child` must be a string")),
+            None => None,
+        };
+        Ok(EngineConfig {
+            library,
+            child,
+            options,
+        })
+    }
+}
+
+fn names<'a>(it: impl IntoIterator<Item = &'a str>) -> String {
+    it.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+impl Config {
+    /// Loads the configuration in force: the first file of the search order, then the
+    /// environment's overrides, then validation.
+    pub fn load() -> Result<Config> {
+        let (text, source) = match Self::find_file() {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| Error::Config(format!("{}: cannot read: {e}", path.display())))?;
+                (text, path.display().to_string())
+            }
+            None => (DEFAULT_CONFIG.to_string(), "built-in default".to_string()),
+        };
+        Self::from_toml(&text, &source, std::env::vars())
+    }
+
+    /// The first existing file of the search order.
+    pub fn find_file() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("HASSIUM_CONFIG") {
+            return Some(PathBuf::from(p));
+        }
+        let local = PathBuf::from("hassium.toml");
+        if local.is_file() {
+            return Some(local);
+        }
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
+        let p = xdg.join("hassium").join("hassium.toml");
+        p.is_file().then_some(p)
+    }
+
+    /// Parses `text` (named `source` in errors), applies `HASSIUM_*` overrides from `env`
+    /// and validates every name.
+    pub fn from_toml(
+        text: &str,
+        source: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config> {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            Error::Config(format!("{source}: {}", e.message().trim()))
+        })?;
+        let env: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("HASSIUM_"))
+            .collect();
+        apply_overrides(&mut table, &env, source)?;
+        let mut config: Config =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::Config(format!("{source}: {}", e.message().trim()))
+                })?;
+        config.source = source.to_string();
+        if let Some((_, s)) = env.iter().find(|(k, _)| k == "HASSIUM_STACK") {
+            config.runtime.stack = s.clone();
+        }
+        if let Some((_, dir)) = env.iter().find(|(k, _)| k == "HASSIUM_CACHE_DIR") {
+            for e in config.engines.values_mut() {
+                if e.options.contains_key("cache_dir") || e.library != "builtin" {
+                    e.options
+                        .insert("cache_dir".into(), toml::Value::String(dir.clone()));
+                }
+            }
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every component name, so a typo fails at load rather than at the first flush.
+    pub fn validate(&self) -> Result<()> {
+        let src = &self.source;
+        if !self.stacks.contains_key(&self.runtime.stack) {
+            return Err(Error::Config(format!(
+                "{src}: runtime.stack = \"{}\" names no stack; valid stacks: {}",
+                self.runtime.stack,
+                names(self.stacks.keys().map(String::as_str))
+            )));
+        }
+        for (name, stack) in &self.stacks {
+            for f in &stack.filters {
+                if !hassium_filters::REGISTRY.iter().any(|(n, _)| n == f) {
+                    return Err(Error::Config(format!(
+                        "{src}: stacks.{name}.filters: unknown filter \"{f}\"; valid filters: {}",
+                        names(hassium_filters::REGISTRY.iter().map(|(n, _)| *n))
+                    )));
+                }
+            }
+            if !hassium_fuser::REGISTRY
+                .iter()
+                .any(|(n, _)| *n == stack.fuser)
+            {
+                return Err(Error::Config(format!(
+                    "{src}: stacks.{name}.fuser: unknown fuser \"{}\"; valid fusers: {}",
+                    stack.fuser,
+                    names(hassium_fuser::REGISTRY.iter().map(|(n, _)| *n))
+                )));
+            }
+            if !self.engines.contains_key(&stack.engine) {
+                return Err(Error::Config(format!(
+                    "{src}: stacks.{name}.engine: unknown engine \"{}\"; valid engines: {}",
+                    stack.engine,
+                    names(self.engines.keys().map(String::as_str))
+                )));
+            }
+        }
+        for (name, engine) in &self.engines {
+            // Follow the child chain: every link must exist and the chain must end.
+            let mut seen = vec![name.as_str()];
+            let mut cur = engine;
+            while let Some(child) = &cur.child {
+                let next = self.engines.get(child).ok_or_else(|| {
+                    Error::Config(format!(
+                        "{src}: engines.{name}.child: unknown engine \"{child}\"; valid engines: {}",
+                        names(self.engines.keys().map(String::as_str))
+                    ))
+                })?;
+                if seen.contains(&child.as_str()) {
+                    return Err(Error::Config(format!(
+                        "{src}: engines.{name}.child: the chain {} -> {child} loops",
+                        seen.join(" -> ")
+                    )));
+                }
+                seen.push(child);
+                cur = next;
+            }
+        }
+        Ok(())
+    }
+
+    /// The stack in force.
+    pub fn stack(&self) -> &StackConfig {
+        &self.stacks[&self.runtime.stack]
+    }
+}
+
+/// Applies `HASSIUM_<SECTION>_<KEY>=value` overrides. Values are parsed as TOML values
+/// (`1`, `true`, `["-O2"]`), else taken as strings.
+fn apply_overrides(table: &mut toml::Table, env: &[(String, String)], source: &str) -> Result<()> {
+    // Section paths, longest first so ENGINES_CPU_X is not read as a key of ENGINES.
+    let mut sections: Vec<(String, Vec<String>)> =
+        vec![("RUNTIME_".into(), vec!["runtime".into()])];
+    for group in ["stacks", "engines"] {
+        if let Some(toml::Value::Table(t)) = table.get(group) {
+            for name in t.keys() {
+                let prefix = format!(
+                    "{}_{}_",
+                    group.to_uppercase(),
+                    name.to_uppercase().replace('-', "_")
+                );
+                sections.push((prefix, vec![group.into(), name.clone()]));
+            }
+        }
+    }
+    sections.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+    for (var, value) in env {
+        let rest = &var["HASSIUM_".len()..];
+        if RESERVED_ENV.contains(&rest) {
+            continue;
+        }
+        let Some((prefix, path)) = sections.iter().find(|(p, _)| rest.starts_with(p.as_str()))
+        else {
+            continue;
+        };
+        let key = rest[prefix.len()..].to_lowercase();
+        let parsed: toml::Value = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.clone()));
+        let mut t = &mut *table;
+        for seg in path {
+            t = match t
+                .entry(seg.clone())
+                .or_insert_with(|| toml::Value::Table(Default::default()))
+            {
+                toml::Value::Table(t) => t,
+                _ => {
+                    return Err(Error::Config(format!(
+                        "{source}: `{}` is not a table",
+                        path.join(".")
+                    )))
+                }
+            };
+        }
+        t.insert(key, parsed);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str, env: &[(&str, &str)]) -> Result<Config> {
+        Config::from_toml(
+            text,
+            "test.toml",
+            env.iter().map(|(a, b)| (a.to_string(), b.to_string())),
+        )
+    }
+
+    #[test]
+    fn default_config_loads() {
+        let c = load(DEFAULT_CONFIG, &[]).unwrap();
+        assert_eq!(c.runtime.stack, "cpu");
+        assert_eq!(c.engines["opencl"].child.as_deref(), Some("cpu"));
+    }
+
+    #[test]
+    fn environment_overrides_keys_and_stack() {
+        let c = load(
+            DEFAULT_CONFIG,
+            &[
+                ("HASSIUM_RUNTIME_FLUSH_THRESHOLD", "7"),
+                ("HASSIUM_ENGINES_CPU_THREADS", "1"),
+                ("HASSIUM_STACK", "reference"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.runtime.flush_threshold, 7);
+        assert_eq!(c.engines["cpu"].options["threads"].as_integer(), Some(1));
+        assert_eq!(c.runtime.stack, "reference");
+    }
+
+    #[test]
+    fn a_typo_in_a_key_names_file_and_key() {
+        let bad = DEFAULT_CONFIG.replace("flush_threshold", "flush_treshold");
+        let e = load(&bad, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("test.toml") && e.contains("flush_treshold"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_component_names_list_the_valid_choices() {
+        let e = load(DEFAULT_CONFIG, &[("HASSIUM_STACK", "gpu")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"gpu\"") && e.contains("valid stacks: cpu, opencl, reference"),
+            "{e}"
+        );
+        let bad = DEFAULT_CONFIG.replace("fuser = \"singleton\"", "fuser = \"singelton\"");
+        let e = load(&bad, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("stacks.reference.fuser") && e.contains("singleton"),
+            "{e}"
+        );
+        let e = load(DEFAULT_CONFIG, &[("HASSIUM_STACKS_CPU_ENGINE", "gpu")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown engine \"gpu\""), "{e}");
+    }
+
+    #[test]
+    fn child_chains_must_end() {
+        let bad = DEFAULT_CONFIG.replace("[engines.cpu]\n", "[engines.cpu]\nchild = \"opencl\"\n");
+        let e = load(&bad, &[]).unwrap_err().to_string();
+        assert!(e.contains("loops"), "{e}");
+    }
+}

@@ -1,0 +1,126 @@
+//! Host memory of bases: 64-byte aligned, allocated on first use, recycled by size.
+//!
+//! Small buffers come from the global allocator; large ones are anonymous mappings, so
+//! pages a program never touches cost nothing. Freed buffers go to a pool keyed by their
+//! rounded size, because array programs allocate the same sizes every iteration.
+
+use crate::{Error, Result};
+use std::alloc::Layout;
+use std::collections::HashMap;
+
+const ALIGN: usize = 64;
+/// Buffers from this size up are anonymous mappings.
+const MAP_THRESHOLD: usize = 1 << 20;
+/// Most bytes kept in the pool for reuse.
+const POOL_LIMIT: usize = 1 << 30;
+
+/// One allocation.
+pub enum Block {
+    Heap { ptr: *mut u8, layout: Layout },
+    Map(memmap2::MmapMut),
+}
+
+// SAFETY: a Block exclusively owns its memory.
+unsafe impl Send for Block {}
+
+impl Block {
+    pub fn as_ptr(&mut self) -> *mut u8 {
+        match self {
+            Block::Heap { ptr, .. } => *ptr,
+            Block::Map(m) => m.as_mut_ptr(),
+        }
+    }
+    fn capacity(&self) -> usize {
+        match self {
+            Block::Heap { layout, .. } => layout.size(),
+            Block::Map(m) => m.len(),
+        }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Block::Heap { ptr, layout } = self {
+            // SAFETY: allocated in `alloc` with this layout and freed only here.
+            unsafe { std::alloc::dealloc(*ptr, *layout) }
+        }
+    }
+}
+
+/// Rounds a request so that near sizes share pool slots.
+fn rounded(bytes: usize) -> usize {
+    let b = bytes.max(ALIGN);
+    if b <= 4096 {
+        b.next_power_of_two()
+    } else {
+        b.div_ceil(4096) * 4096
+    }
+}
+
+/// The pool of free blocks plus counters.
+#[derive(Default)]
+pub struct HostMemory {
+    pool: HashMap<usize, Vec<Block>>,
+    pooled_bytes: usize,
+    pub allocated_bytes: usize,
+    pub reused: u64,
+    pub fresh: u64,
+}
+
+impl HostMemory {
+    /// A block of at least `bytes` bytes; contents are unspecified (as `np.empty`), except
+    /// that fresh mappings are zero.
+    pub fn alloc(&mut self, bytes: usize) -> Result<Block> {
+        let size = rounded(bytes);
+        if let Some(b) = self.pool.get_mut(&size).and_then(Vec::pop) {
+            self.pooled_bytes -= size;
+            self.reused += 1;
+            return Ok(b);
+        }
+        self.fresh += 1;
+        let oom = |e: String| Error::OutOfMemory(format!("cannot allocate {bytes} bytes: {e}"));
+        let block = if size >= MAP_THRESHOLD {
+            Block::Map(memmap2::MmapMut::map_anon(size).map_err(|e| oom(e.to_string()))?)
+        } else {
+            let layout = Layout::from_size_align(size, ALIGN).map_err(|e| oom(e.to_string()))?;
+            // SAFETY: layout has non-zero size.
+            let ptr = unsafe { std::alloc::alloc(layout) };
+            if ptr.is_null() {
+                return Err(oom("the allocator returned null".into()));
+            }
+            Block::Heap { ptr, layout }
+        };
+        self.allocated_bytes += size;
+        Ok(block)
+    }
+
+    /// Returns a block to the pool (or to the system when the pool is full).
+    pub fn release(&mut self, block: Block) {
+        let size = block.capacity();
+        if self.pooled_bytes + size <= POOL_LIMIT {
+            self.pooled_bytes += size;
+            self.pool.entry(size).or_default().push(block);
+        } else {
+            self.allocated_bytes -= size;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_and_recycled() {
+        let mut m = HostMemory::default();
+        let mut a = m.alloc(100).unwrap();
+        assert_eq!(a.as_ptr() as usize % ALIGN, 0);
+        let p = a.as_ptr();
+        m.release(a);
+        let mut b = m.alloc(90).unwrap();
+        assert_eq!(b.as_ptr(), p);
+        assert_eq!(m.reused, 1);
+        let mut big = m.alloc(3 << 20).unwrap();
+        assert_eq!(big.as_ptr() as usize % ALIGN, 0);
+    }
+}

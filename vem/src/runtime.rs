@@ -1,0 +1,384 @@
+//! The runtime: records instructions, owns host memory, and runs the stack at each flush.
+
+use crate::memory::Block;
+use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
+use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode};
+use hassium_engine_abi::{Buffers, Engine, HostBuffer};
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+use tracing::{debug_span, info_span};
+
+struct BaseState {
+    base: Base,
+    block: Option<Block>,
+    /// Written on the host (by a bridge) since an engine last saw it.
+    host_dirty: bool,
+    /// A `Free` is queued: the base may no longer be named by new instructions.
+    freed: bool,
+}
+
+/// One Hassium runtime: a queue of recorded instructions over bases it owns.
+pub struct Runtime {
+    config: Config,
+    stack: Stack,
+    bases: HashMap<BaseId, BaseState>,
+    queue: Vec<Instr>,
+    sync: Vec<BaseId>,
+    next_id: u64,
+    memory: HostMemory,
+    stats: RuntimeStats,
+}
+
+fn init_logging() {
+    if let Ok(filter) = std::env::var("HASSIUM_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
+impl Runtime {
+    /// A runtime with the configuration in force (search order and environment).
+    pub fn new() -> Result<Runtime> {
+        Runtime::with_config(Config::load()?)
+    }
+
+    pub fn with_config(config: Config) -> Result<Runtime> {
+        init_logging();
+        let stack = Stack::build(&config)?;
+        let stats = RuntimeStats {
+            stack: stack.name.clone(),
+            ..Default::default()
+        };
+        Ok(Runtime {
+            config,
+            stack,
+            bases: HashMap::new(),
+            queue: Vec::new(),
+            sync: Vec::new(),
+            next_id: 1,
+            memory: HostMemory::default(),
+            stats,
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The name of the stack in force.
+    pub fn stack_name(&self) -> &str {
+        &self.stack.name
+    }
+
+    /// The name of the engine in force.
+    pub fn engine_name(&self) -> &str {
+        self.stack.engine.name()
+    }
+
+    /// A new base of `nelem` elements; no memory is allocated until it is written.
+    pub fn new_base(&mut self, dtype: DType, nelem: usize) -> Base {
+        let id = BaseId(self.next_id);
+        self.next_id += 1;
+        let base = Base { id, dtype, nelem };
+        self.bases.insert(
+            id,
+            BaseState {
+                base,
+                block: None,
+                host_dirty: false,
+                freed: false,
+            },
+        );
+        base
+    }
+
+    /// The metadata of a live base.
+    pub fn base(&self, id: BaseId) -> Option<Base> {
+        self.bases.get(&id).filter(|s| !s.freed).map(|s| s.base)
+    }
+
+    fn live(&self, id: BaseId) -> Result<&BaseState> {
+        match self.bases.get(&id) {
+            Some(s) if !s.freed => Ok(s),
+            Some(_) => Err(Error::UnknownBase(format!(
+                "base {} was already freed",
+                id.0
+            ))),
+            None => Err(Error::UnknownBase(format!("base {} does not exist", id.0))),
+        }
+    }
+
+    /// Number of instructions waiting for the next flush.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Appends one instruction after checking it, so errors surface at the call site.
+    /// Flushes when the queue reaches the configured threshold.
+    pub fn record(&mut self, instr: Instr) -> Result<()> {
+        if instr.op == Opcode::Free {
+            return self.free(instr.out.base);
+        }
+        verify_instr(&instr, |id| self.base(id))?;
+        self.queue.push(instr);
+        self.stats.instrs_recorded += 1;
+        if self.queue.len() >= self.config.runtime.flush_threshold {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Records the end of a base's life; its memory returns to the pool at the next flush.
+    pub fn free(&mut self, id: BaseId) -> Result<()> {
+        let base = self.live(id)?.base;
+        if let Some(s) = self.bases.get_mut(&id) {
+            s.freed = true;
+        }
+        self.queue.push(Instr::system(Opcode::Free, &base));
+        self.stats.instrs_recorded += 1;
+        Ok(())
+    }
+
+    /// Makes a base's current values readable through [`Runtime::host_ptr`]: queues it for
+    /// sync and flushes.
+    pub fn sync(&mut self, id: BaseId) -> Result<()> {
+        self.live(id)?;
+        if !self.sync.contains(&id) {
+            self.sync.push(id);
+        }
+        self.flush()
+    }
+
+    /// The host address of a base's data, allocating it if it has none. Valid until the
+    /// base is freed; its contents are current only after [`Runtime::sync`].
+    pub fn host_ptr(&mut self, id: BaseId) -> Result<*mut u8> {
+        self.live(id)?;
+        self.host_block(id)
+    }
+
+    /// The host address of any base the runtime still holds, including one whose `Free`
+    /// is queued but not yet flushed (the batch that frees it may still write it).
+    fn host_block(&mut self, id: BaseId) -> Result<*mut u8> {
+        let s = self
+            .bases
+            .get_mut(&id)
+            .ok_or_else(|| Error::UnknownBase(format!("base {} does not exist", id.0)))?;
+        if s.block.is_none() {
+            s.block = Some(self.memory.alloc(s.base.nbytes())?);
+        }
+        Ok(s.block.as_mut().expect("allocated above").as_ptr())
+    }
+
+    /// Copies `bytes` into a base's host memory (e.g. from a NumPy array or a C buffer).
+    /// Pending instructions are flushed first, so the write lands after them.
+    pub fn write_host(&mut self, id: BaseId, bytes: &[u8]) -> Result<()> {
+        let nbytes = self.live(id)?.base.nbytes();
+        if bytes.len() != nbytes {
+            return Err(Error::Bytecode(hassium_core::Error::ShapeMismatch(
+                format!(
+                    "buffer of {} bytes does not fit base {} of {nbytes} bytes",
+                    bytes.len(),
+                    id.0
+                ),
+            )));
+        }
+        if !self.queue.is_empty() {
+            self.flush()?;
+        }
+        let ptr = self.host_ptr(id)?;
+        if nbytes > 0 {
+            // SAFETY: the block holds at least nbytes bytes and does not overlap `bytes`
+            // (it is runtime-owned memory).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, nbytes) };
+        }
+        self.mark_host_written(id);
+        Ok(())
+    }
+
+    /// Tells engines that keep device copies that the host copy of `id` changed.
+    pub fn mark_host_written(&mut self, id: BaseId) {
+        if let Some(s) = self.bases.get_mut(&id) {
+            s.host_dirty = true;
+        }
+    }
+
+    /// The counters of this runtime and its engine.
+    pub fn stats(&self) -> RuntimeStats {
+        let mut s = self.stats.clone();
+        s.engine = self.stack.engine.stats();
+        s.host_bytes_allocated = self.memory.allocated_bytes as u64;
+        s
+    }
+
+    /// Runs every queued instruction down the stack.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.queue.is_empty() && self.sync.is_empty() {
+            return Ok(());
+        }
+        let _span = info_span!("flush", instrs = self.queue.len()).entered();
+        let mut batch = Batch {
+            bases: BTreeMap::new(),
+            instrs: std::mem::take(&mut self.queue),
+            sync: std::mem::take(&mut self.sync),
+        };
+        for id in batch
+            .instrs
+            .iter()
+            .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
+            .chain(batch.sync.iter().copied())
+        {
+            if let Some(s) = self.bases.get(&id) {
+                batch.bases.insert(id, s.base);
+            }
+        }
+        self.stats.flushes += 1;
+        self.stats.instrs_flushed += batch.instrs.len() as u64;
+        let result = self.run_batch(&mut batch);
+        // Frees take effect even when the batch failed: nothing is leaked, and the
+        // runtime stays usable.
+        for id in batch.freed().collect::<Vec<_>>() {
+            if let Some(mut s) = self.bases.remove(&id) {
+                let _ = self.stack.engine.free(id);
+                if let Some(b) = s.block.take() {
+                    self.memory.release(b);
+                }
+            }
+        }
+        result
+    }
+
+    /// The pipeline, in order. Each step's position is deliberate:
+    /// 1. filters rewrite the batch first, so fusion sees the simplest program;
+    /// 2. instructions the engine cannot run are split off to the reference engine;
+    /// 3. the fuser (through its cache) cuts each part into kernels;
+    /// 4. host memory is allocated only for bases that are not contracted;
+    /// 5. the engine executes; then synced bases are made visible on the host.
+    fn run_batch(&mut self, batch: &mut Batch) -> Result<()> {
+        let t = Instant::now();
+        for (name, filter) in &mut self.stack.filters {
+            let _s = debug_span!("filter", name = name.as_str()).entered();
+            filter.apply(batch)?;
+        }
+        self.stats.filter_seconds += t.elapsed().as_secs_f64();
+        if self.config.runtime.verify {
+            verify(batch)?;
+        }
+        let supported = |i: &Instr| self.stack.caps.supports(i);
+        if batch.instrs.iter().all(supported) {
+            let kernels = self.fuse(batch)?;
+            self.execute(batch, &kernels, false)?;
+        } else {
+            self.run_split(batch)?;
+        }
+        for &id in &batch.sync {
+            let host = self.host_buffer(id)?;
+            self.stack.engine.sync(id, &host)?;
+        }
+        Ok(())
+    }
+
+    /// Runs a batch that mixes instructions the engine can and cannot run: consecutive
+    /// runs of each kind become their own batches, in program order, with data handed over
+    /// through host memory. Frees are left to the end so nothing is contracted across parts.
+    fn run_split(&mut self, batch: &Batch) -> Result<()> {
+        let compute: Vec<&Instr> = batch.instrs.iter().filter(|i| !i.op.is_system()).collect();
+        let mut start = 0;
+        while start < compute.len() {
+            let on_engine = self.stack.caps.supports(compute[start]);
+            let mut end = start;
+            while end < compute.len() && self.stack.caps.supports(compute[end]) == on_engine {
+                end += 1;
+            }
+            let part = Batch {
+                bases: batch.bases.clone(),
+                instrs: compute[start..end].iter().map(|&i| i.clone()).collect(),
+                sync: Vec::new(),
+            };
+            let kernels = if on_engine {
+                self.fuse(&part)?
+            } else {
+                self.stats.fallback_instrs += part.instrs.len() as u64;
+                part.instrs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, _)| hassium_fuser::finish_kernel(&part, vec![k], |_| true))
+                    .collect()
+            };
+            self.execute(&part, &kernels, !on_engine)?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn fuse(&mut self, batch: &Batch) -> Result<Vec<Kernel>> {
+        let _s = debug_span!("fuse").entered();
+        let t = Instant::now();
+        let kernels = self.stack.fuser.fuse(batch, &self.stack.caps)?;
+        self.stats.fuse_cache_misses += 1;
+        self.stats.fuse_seconds += t.elapsed().as_secs_f64();
+        Ok(kernels)
+    }
+
+    fn host_buffer(&mut self, id: BaseId) -> Result<HostBuffer> {
+        let data = self.host_block(id)?;
+        let s = &self.bases[&id];
+        Ok(HostBuffer {
+            base: id.0,
+            data,
+            nelem: s.base.nelem as u64,
+            dtype: s.base.dtype as u8,
+            host_dirty: s.host_dirty as u8,
+        })
+    }
+
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
+        let _s = debug_span!("execute", kernels = kernels.len()).entered();
+        let mut touched = BTreeSet::new();
+        for k in kernels {
+            touched.extend(k.reads.iter().chain(&k.writes).copied());
+            self.stats.bases_contracted += k.contracted.len() as u64;
+        }
+        let mut buffers = Buffers::default();
+        for &id in &touched {
+            buffers.insert(self.host_buffer(id)?);
+        }
+        if on_fallback {
+            // The reference engine works on host memory: bring inputs home first, and
+            // tell the main engine afterwards that the outputs changed there.
+            for k in kernels {
+                for &id in &k.reads {
+                    let host = self.host_buffer(id)?;
+                    self.stack.engine.sync(id, &host)?;
+                }
+            }
+        }
+        let t = Instant::now();
+        let engine: &mut dyn Engine = if on_fallback {
+            &mut self.stack.fallback
+        } else {
+            self.stack.engine.as_mut()
+        };
+        let result = engine.execute(batch, kernels, &buffers);
+        self.stats.execute_seconds += t.elapsed().as_secs_f64();
+        self.stats.kernels += kernels.len() as u64;
+        result?;
+        for &id in &touched {
+            if let Some(s) = self.bases.get_mut(&id) {
+                s.host_dirty = on_fallback;
+            }
+        }
+        Ok(())
+    }
+}
+
+use std::collections::BTreeMap;
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if std::env::var_os("HASSIUM_STATS").is_some_and(|v| v != "0") {
+            eprintln!("{}", self.stats());
+        }
+    }
+}

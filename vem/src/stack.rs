@@ -1,0 +1,69 @@
+//! Builds the components of the stack in force from the configuration.
+
+use crate::{engine_dirs, Config, Error, Result};
+use hassium_core::Capabilities;
+use hassium_engine_abi::{engine_path, Engine, LoadedEngine};
+use hassium_engine_reference::ReferenceEngine;
+use hassium_filters::Filter;
+use hassium_fuser::{Fuser, FuserOptions};
+
+/// The filters, fuser and engine of one stack, plus the built-in reference engine that
+/// takes whatever the stack's engine cannot run.
+pub struct Stack {
+    pub name: String,
+    pub filters: Vec<(String, Box<dyn Filter>)>,
+    pub fuser_name: String,
+    pub fuser: Box<dyn Fuser>,
+    pub engine: Box<dyn Engine>,
+    pub caps: Capabilities,
+    pub fallback: ReferenceEngine,
+}
+
+impl Stack {
+    /// Creates the stack named by `config.runtime.stack`.
+    pub fn build(config: &Config) -> Result<Stack> {
+        let name = config.runtime.stack.clone();
+        let sc = config.stack();
+        let filters = sc
+            .filters
+            .iter()
+            .map(|f| Ok((f.clone(), hassium_filters::create(f)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let fuser = hassium_fuser::create(
+            &sc.fuser,
+            &FuserOptions {
+                optimal_budget: sc.optimal_budget,
+            },
+        )?;
+        let engine = create_engine(config, &sc.engine)?;
+        let caps = engine.capabilities();
+        Ok(Stack {
+            name,
+            filters,
+            fuser_name: sc.fuser.clone(),
+            fuser,
+            engine,
+            caps,
+            fallback: ReferenceEngine::new(),
+        })
+    }
+}
+
+/// Creates engine `name` (and its child chain) from its section.
+pub fn create_engine(config: &Config, name: &str) -> Result<Box<dyn Engine>> {
+    let ec = config
+        .engines
+        .get(name)
+        .ok_or_else(|| Error::Config(format!("{}: no section [engines.{name}]", config.source)))?;
+    if ec.library == "builtin" {
+        return Ok(Box::new(ReferenceEngine::new()));
+    }
+    let child = ec
+        .child
+        .as_deref()
+        .map(|c| create_engine(config, c))
+        .transpose()?;
+    let path = engine_path(&ec.library, &engine_dirs())?;
+    let engine = LoadedEngine::open(&path, &ec.options, child)?;
+    Ok(Box::new(engine))
+}

@@ -1,0 +1,85 @@
+use hassium_engine_abi::EngineStats;
+use serde::Serialize;
+
+/// What `hassium.stats()` reports: the runtime's own counters plus the engine's.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RuntimeStats {
+    pub stack: String,
+    pub instrs_recorded: u64,
+    pub flushes: u64,
+    pub instrs_flushed: u64,
+    pub kernels: u64,
+    pub bases_contracted: u64,
+    pub fuse_cache_hits: u64,
+    pub fuse_cache_misses: u64,
+    pub fallback_instrs: u64,
+    pub filter_seconds: f64,
+    pub fuse_seconds: f64,
+    pub execute_seconds: f64,
+    pub host_bytes_allocated: u64,
+    pub engine: EngineStats,
+}
+
+impl RuntimeStats {
+    /// The fraction of fuse-cache lookups that hit.
+    pub fn fuse_cache_hit_rate(&self) -> f64 {
+        let n = self.fuse_cache_hits + self.fuse_cache_misses;
+        if n == 0 {
+            0.0
+        } else {
+            self.fuse_cache_hits as f64 / n as f64
+        }
+    }
+
+    /// Achieved bandwidth of executed kernels, in GB/s.
+    pub fn gbps(&self) -> f64 {
+        if self.engine.execute_seconds > 0.0 {
+            self.engine.bytes_moved as f64 / self.engine.execute_seconds / 1e9
+        } else {
+            0.0
+        }
+    }
+}
+
+impl std::fmt::Display for RuntimeStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = &self.engine;
+        writeln!(f, "hassium stats (stack {})", self.stack)?;
+        writeln!(f, "  instructions recorded  {}", self.instrs_recorded)?;
+        writeln!(
+            f,
+            "  flushes                {} ({} instructions)",
+            self.flushes, self.instrs_flushed
+        )?;
+        writeln!(f, "  kernels                {}", self.kernels)?;
+        writeln!(f, "  arrays contracted      {}", self.bases_contracted)?;
+        writeln!(
+            f,
+            "  fuse cache             {} hits, {} misses ({:.1}% hit rate)",
+            self.fuse_cache_hits,
+            self.fuse_cache_misses,
+            100.0 * self.fuse_cache_hit_rate()
+        )?;
+        writeln!(
+            f,
+            "  kernel cache           {} compiled, {} memory hits, {} disk hits, {} interpreted",
+            e.kernels_compiled, e.cache_hits_memory, e.cache_hits_disk, e.interpreted
+        )?;
+        writeln!(
+            f,
+            "  fallback instructions  {}",
+            self.fallback_instrs + e.fallbacks
+        )?;
+        writeln!(
+            f,
+            "  time                   filters {:.4}s, fusion {:.4}s, compile {:.4}s, execute {:.4}s",
+            self.filter_seconds, self.fuse_seconds, e.compile_seconds, self.execute_seconds
+        )?;
+        write!(
+            f,
+            "  bytes moved            {} ({:.2} GB/s)",
+            e.bytes_moved,
+            self.gbps()
+        )
+    }
+}

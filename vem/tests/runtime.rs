@@ -1,0 +1,165 @@
+//! The runtime end to end on the built-in reference stack: recording, flushing, sync,
+//! frees, errors, and the configuration in force.
+
+use hassium_core::{BaseId, DType, Error as CoreError, Instr, Opcode, Operand, Scalar, View};
+use hassium_vem::{Config, Error, Runtime, DEFAULT_CONFIG};
+
+fn reference_runtime(extra_env: &[(&str, &str)]) -> Runtime {
+    let mut env: Vec<(String, String)> = vec![("HASSIUM_STACK".into(), "reference".into())];
+    env.extend(
+        extra_env
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string())),
+    );
+    Runtime::with_config(Config::from_toml(DEFAULT_CONFIG, "default", env).unwrap()).unwrap()
+}
+
+fn read_f64(rt: &mut Runtime, id: BaseId, n: usize) -> Vec<f64> {
+    rt.sync(id).unwrap();
+    let p = rt.host_ptr(id).unwrap() as *const f64;
+    // SAFETY: the base holds n float64 values, synced above.
+    unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
+}
+
+fn from_f64(rt: &mut Runtime, values: &[f64]) -> View {
+    let b = rt.new_base(DType::Float64, values.len());
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    rt.write_host(b.id, &bytes).unwrap();
+    View::contiguous(b.id, DType::Float64, &[values.len()])
+}
+
+#[test]
+fn records_lazily_and_computes_on_sync() {
+    let mut rt = reference_runtime(&[]);
+    let a = from_f64(&mut rt, &[1.0, 2.0, 3.0]);
+    let t = rt.new_base(DType::Float64, 3);
+    let tv = View::contiguous(t.id, DType::Float64, &[3]);
+    let c = rt.new_base(DType::Float64, 3);
+    let cv = View::contiguous(c.id, DType::Float64, &[3]);
+    rt.record(Instr::new(
+        Opcode::Multiply,
+        tv.clone(),
+        [a.clone().into(), a.clone().into()],
+    ))
+    .unwrap();
+    rt.record(Instr::new(
+        Opcode::Add,
+        cv.clone(),
+        [tv.into(), Operand::Scalar(Scalar::Float64(1.0))],
+    ))
+    .unwrap();
+    rt.free(t.id).unwrap();
+    assert_eq!(rt.queued(), 3);
+    assert_eq!(rt.stats().flushes, 0);
+    assert_eq!(read_f64(&mut rt, c.id, 3), vec![2.0, 5.0, 10.0]);
+    assert_eq!(rt.queued(), 0);
+    assert!(
+        rt.base(t.id).is_none(),
+        "freed base is gone after the flush"
+    );
+}
+
+#[test]
+fn flush_threshold_flushes_automatically() {
+    let mut rt = reference_runtime(&[("HASSIUM_RUNTIME_FLUSH_THRESHOLD", "2")]);
+    let a = from_f64(&mut rt, &[1.0]);
+    rt.record(Instr::new(
+        Opcode::Add,
+        a.clone(),
+        [a.clone().into(), Scalar::Float64(1.0).into()],
+    ))
+    .unwrap();
+    assert_eq!(rt.queued(), 1);
+    rt.record(Instr::new(
+        Opcode::Add,
+        a.clone(),
+        [a.clone().into(), Scalar::Float64(1.0).into()],
+    ))
+    .unwrap();
+    assert_eq!(rt.queued(), 0);
+    assert_eq!(read_f64(&mut rt, a.base, 1), vec![3.0]);
+}
+
+#[test]
+fn bad_instructions_are_rejected_at_record_time() {
+    let mut rt = reference_runtime(&[]);
+    let a = from_f64(&mut rt, &[1.0, 2.0]);
+    let b = from_f64(&mut rt, &[1.0, 2.0, 3.0]);
+    let e = rt
+        .record(Instr::new(
+            Opcode::Add,
+            a.clone(),
+            [a.clone().into(), b.clone().into()],
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Bytecode(CoreError::ShapeMismatch(_))),
+        "{e}"
+    );
+    rt.free(b.base).unwrap();
+    let e = rt
+        .record(Instr::new(Opcode::Negative, a.clone(), [b.into()]))
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown base"), "{e}");
+    assert!(rt.free(BaseId(9999)).is_err());
+    assert_eq!(rt.queued(), 1, "only the free was queued");
+}
+
+#[test]
+fn an_engine_error_leaves_the_runtime_usable() {
+    let mut rt = reference_runtime(&[]);
+    let src = from_f64(&mut rt, &[1.0, 2.0]);
+    let idx = rt.new_base(DType::Int64, 1);
+    rt.write_host(idx.id, &7i64.to_le_bytes()).unwrap();
+    let out = rt.new_base(DType::Float64, 1);
+    let ov = View::contiguous(out.id, DType::Float64, &[1]);
+    rt.record(Instr::new(
+        Opcode::Gather,
+        ov.clone(),
+        [
+            src.clone().into(),
+            View::contiguous(idx.id, DType::Int64, &[1]).into(),
+        ],
+    ))
+    .unwrap();
+    let e = rt.sync(out.id).unwrap_err().to_string();
+    assert!(e.contains("out of bounds"), "{e}");
+    rt.record(Instr::new(
+        Opcode::Identity,
+        ov,
+        [src.index(0, 1).unwrap().broadcast_to(&[1]).unwrap().into()],
+    ))
+    .unwrap();
+    assert_eq!(read_f64(&mut rt, out.id, 1), vec![2.0]);
+}
+
+#[test]
+fn a_missing_engine_library_is_named() {
+    let cfg = Config::from_toml(
+        &DEFAULT_CONFIG.replace("libhassium_engine_cpu.so", "libhassium_engine_nothere.so"),
+        "t.toml",
+        [("HASSIUM_STACK".to_string(), "cpu".to_string())],
+    )
+    .unwrap();
+    let e = Runtime::with_config(cfg)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(
+        e.contains("libhassium_engine_nothere.so") && e.contains("not found"),
+        "{e}"
+    );
+}
+
+#[test]
+fn stats_count_what_happened() {
+    let mut rt = reference_runtime(&[]);
+    let a = from_f64(&mut rt, &[4.0]);
+    rt.record(Instr::new(Opcode::Sqrt, a.clone(), [a.clone().into()]))
+        .unwrap();
+    assert_eq!(read_f64(&mut rt, a.base, 1), vec![2.0]);
+    let s = rt.stats();
+    assert_eq!(s.instrs_recorded, 1);
+    assert!(s.kernels >= 1);
+    assert!(s.to_string().contains("instructions recorded"));
+}
