@@ -137,3 +137,22 @@ def test_einsum_errors_match_numpy(hs):
         hs.einsum("ij->k", hs.ones((2, 3)))
     with pytest.raises(ValueError):
         hs.einsum("ijk", hs.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_linalg_norm_matches_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(3, 4)))
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "norm")
+    check(hs.linalg.norm, np.linalg.norm, (h[0],), (n[0],), "norm of a vector")
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "norm axis=1", axis=1)
+    check(
+        hs.linalg.norm,
+        np.linalg.norm,
+        (h,),
+        (n,),
+        "norm axis=0 keepdims",
+        axis=0,
+        keepdims=True,
+    )
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "frobenius", ord="fro")
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "1-norm (falls back)", ord=1)

@@ -865,7 +865,10 @@ def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
         y = float(y)
     ufn = _ext.ufunc
     diff = ufn("absolute", ufn("subtract", x, y))
-    bound = ufn("add", atol, ufn("multiply", rtol, ufn("absolute", y)))
+    if _is_python_scalar(y) and _is_python_scalar(atol) and _is_python_scalar(rtol):
+        bound = atol + rtol * abs(y)  # a Python float: weak, like NumPy's
+    else:
+        bound = ufn("add", atol, ufn("multiply", rtol, ufn("absolute", y)))
     result = ufn(
         "logical_or",
         ufn("logical_and", ufn("less_equal", diff, bound), ufn("isfinite", y)),
