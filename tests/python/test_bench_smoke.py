@@ -1,0 +1,101 @@
+"""Smoke tests of the benchmark harness (benches/run.py), so it cannot rot unnoticed."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "benches" / "run.py"
+
+
+def run_harness(out: Path, *extra: str, env: dict[str, str] | None = None):
+    cmd = [
+        sys.executable,
+        str(RUN),
+        "--quick",
+        "--no-stream",
+        "--out",
+        str(out),
+        *extra,
+    ]
+    return subprocess.run(
+        cmd, check=False, capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def test_quick_run_of_two_programs_passes_and_writes_results(tmp_path):
+    extra = ["--programs", "black_scholes,heat_equation"]
+    if importlib.util.find_spec("hassium") is None:
+        extra += [
+            "--runners",
+            "numpy",
+        ]  # with Hassium installed, run.py's defaults apply
+    proc = run_harness(tmp_path, *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = (tmp_path / "latest.md").read_text()
+    assert "black_scholes" in report and "heat_equation" in report
+    assert "FAIL" not in report and "CRASH" not in report
+    assert (tmp_path / "latest.png").stat().st_size > 0
+
+
+FAKE_BRIDGE = '''
+"""Stand-in for `python -m hassium`: runs the program with NumPy, logs stack and cache."""
+import os, runpy, sys
+if sys.argv[1:] == ["--list-stacks"]:
+    print("reference\\nfast  (default)")
+    sys.exit(0)
+cache = os.environ.get("HASSIUM_CACHE_DIR", "")
+was_empty = not os.path.isdir(cache) or not os.listdir(cache)
+os.makedirs(cache, exist_ok=True)
+open(os.path.join(cache, "kernel"), "w").close()
+with open(os.environ["FAKE_HASSIUM_LOG"], "a") as log:
+    print(os.environ.get("HASSIUM_STACK"), os.path.basename(sys.argv[1]), was_empty, file=log)
+sys.argv = sys.argv[1:]
+if os.environ.get("FAKE_HASSIUM_WRONG") and not sys.argv[0].endswith("empty_hassium.py"):
+    print("checksum: 12345.0")
+    sys.exit(0)
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def fake_hassium_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    package = tmp_path / "fake" / "hassium"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(textwrap.dedent(FAKE_BRIDGE))
+    pythonpath = os.pathsep.join(
+        filter(None, [str(package.parent), os.environ.get("PYTHONPATH")])
+    )
+    log = tmp_path / "bridge.log"
+    return dict(os.environ, PYTHONPATH=pythonpath, FAKE_HASSIUM_LOG=str(log), **extra)
+
+
+def test_hassium_stacks_run_cold_then_warm_with_their_own_cache(tmp_path):
+    env = fake_hassium_env(tmp_path)
+    args = ["--programs", "leibnitz_pi", "--runners", "numpy,hassium", "--reps", "2"]
+    proc = run_harness(tmp_path / "out", *args, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = (tmp_path / "out" / "latest.md").read_text()
+    for column in ("hassium-reference-cold", "hassium-reference", "hassium-fast"):
+        assert column in report
+    runs = [line.split() for line in (tmp_path / "bridge.log").read_text().splitlines()]
+    program_runs = [r for r in runs if r[1] == "leibnitz_pi.py"]
+    # per stack and repetition: cold (empty cache) then warm (filled cache)
+    assert [(s, empty) for s, _, empty in program_runs] == [
+        ("reference", "True"), ("reference", "False"), ("fast", "True"), ("fast", "False"),
+        ("reference", "True"), ("reference", "False"), ("fast", "True"), ("fast", "False"),
+    ]  # fmt: skip
+
+
+def test_checksum_mismatch_is_reported_and_fails_the_run(tmp_path):
+    env = fake_hassium_env(tmp_path, FAKE_HASSIUM_WRONG="1")
+    args = ["--programs", "rosenbrock", "--runners", "numpy,hassium-reference"]
+    proc = run_harness(tmp_path / "out", *args, env=env)
+    assert proc.returncode == 1
+    assert "FAIL" in (tmp_path / "out" / "latest.md").read_text()
+    assert "checksum 12345.0 != NumPy's" in proc.stderr
