@@ -1,0 +1,147 @@
+//! The differences between C dialects, as data. A new dialect is a new table, not a new
+//! renderer.
+
+use hassium_core::DType;
+
+/// How buffers reach the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferPassing {
+    /// One `char *const *bufs` array, unpacked into typed `restrict` pointers (C99).
+    Array,
+    /// One typed, qualified parameter per buffer (OpenCL C).
+    Params,
+}
+
+/// How the outermost parallel dimension's `[begin, end)` is walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexRange {
+    /// A `for` loop over `[begin, end)`; the host splits the range across threads.
+    Loop,
+    /// One work-item per index: `i = begin + get_global_id(0)`, returning when `i >= end`.
+    GlobalId,
+}
+
+/// One C dialect's table.
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    pub name: &'static str,
+    /// Text placed once at the top of a translation unit (includes, typedefs, the macros
+    /// the shared prelude is written against: `HS_INLINE`, `HS_F16`, `HS_SIMD`).
+    pub header: &'static str,
+    /// Storage type of each dtype, indexed by discriminant.
+    pub storage: [&'static str; 14],
+    /// Type arithmetic happens in, indexed by discriminant (float16 computes in float).
+    pub compute: [&'static str; 14],
+    /// Suffix appended to a libm name for each dtype (`expf` vs `exp`), by discriminant.
+    pub math_suffix: [&'static str; 14],
+    /// Qualifier on pointers that never alias (`restrict`).
+    pub restrict: &'static str,
+    /// Address-space qualifier on buffer pointers (`__global` in OpenCL, empty in C).
+    pub global: &'static str,
+    /// Text before a kernel entry's return type (`__kernel` in OpenCL).
+    pub entry_qualifier: &'static str,
+    /// The entry's return type: C returns an error code, OpenCL writes it to `err`.
+    pub entry_returns_status: bool,
+    pub buffers: BufferPassing,
+    pub index_range: IndexRange,
+    /// A work-group barrier statement, for dialects whose reductions use local memory.
+    pub barrier: &'static str,
+    /// Name of the 64-bit signed integer type used for indices.
+    pub index_type: &'static str,
+}
+
+const C_TYPES: [&str; 14] = [
+    "uint8_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "_Float16",
+    "float",
+    "double",
+    "float _Complex",
+    "double _Complex",
+];
+const C_COMPUTE: [&str; 14] = [
+    "uint8_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "float",
+    "float",
+    "double",
+    "float _Complex",
+    "double _Complex",
+];
+const C_SUFFIX: [&str; 14] = ["", "", "", "", "", "", "", "", "", "f", "f", "", "f", ""];
+
+/// C99 as compiled by the system compiler for the CPU engine.
+pub const C99: Dialect = Dialect {
+    name: "c99",
+    header: "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n\
+#define HS_INLINE static inline __attribute__((always_inline))\n\
+#define HS_KERNEL __attribute__((visibility(\"default\")))\n",
+    storage: C_TYPES,
+    compute: C_COMPUTE,
+    math_suffix: C_SUFFIX,
+    restrict: "restrict",
+    global: "",
+    entry_qualifier: "HS_KERNEL ",
+    entry_returns_status: true,
+    buffers: BufferPassing::Array,
+    index_range: IndexRange::Loop,
+    barrier: "",
+    index_type: "int64_t",
+};
+
+/// OpenCL C 1.2: the stdint names the prelude uses are typedef'd, math is overloaded (no
+/// suffixes), float16 is `half` (needs cl_khr_fp16).
+pub const OPENCL: Dialect = Dialect {
+    name: "opencl",
+    header:
+        "typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;\n\
+typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;\n\
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
+#define HS_INLINE inline\n\
+#define HS_KERNEL\n",
+    storage: [
+        "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+        "uint64_t", "half", "float", "double", "float2", "double2",
+    ],
+    compute: [
+        "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+        "uint64_t", "float", "float", "double", "float2", "double2",
+    ],
+    math_suffix: [""; 14],
+    restrict: "restrict",
+    global: "__global ",
+    entry_qualifier: "__kernel ",
+    entry_returns_status: false,
+    buffers: BufferPassing::Params,
+    index_range: IndexRange::GlobalId,
+    barrier: "barrier(CLK_LOCAL_MEM_FENCE);",
+    index_type: "int64_t",
+};
+
+impl Dialect {
+    pub fn storage(&self, d: DType) -> &'static str {
+        self.storage[d as usize]
+    }
+    pub fn compute(&self, d: DType) -> &'static str {
+        self.compute[d as usize]
+    }
+    /// The libm function `base` (`"exp"`) for dtype `d` in this dialect.
+    pub fn math(&self, base: &str, d: DType) -> String {
+        format!("{base}{}", self.math_suffix[d as usize])
+    }
+}

@@ -1,0 +1,636 @@
+//! Lowering: from a kernel's instructions over strided views to one loop nest.
+//!
+//! The result, [`Lowered`], holds everything the renderer needs and nothing of the batch
+//! it came from, so its [`Lowered::signature`] (a hash of that structure) decides whether
+//! two kernels render to the same source. In `Fixed` mode extents, strides and offsets are
+//! literals and part of the signature; in `Dynamic` mode they are slots of a runtime
+//! `meta` array, except strides of 0 and 1, which stay literal because they decide
+//! whether the inner loop is unit-stride (vectorisable) or a broadcast.
+
+use crate::{Error, Result};
+use hassium_core::{BaseId, Batch, DType, Kernel, OpClass, Opcode, Operand, Scalar, View};
+use std::collections::HashMap;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Elements of the reduction axis one partial covers. Fixed, so partials — and the order
+/// they are combined in — do not depend on the number of threads.
+pub const CHUNK: usize = 8192;
+/// Independent accumulators of an inner-loop reduction: they let the compiler vectorise a
+/// float reduction without reassociating it, and are combined in a fixed order.
+pub const LANES: usize = 8;
+/// Outputs handled together by a reduction along an outer axis (accumulator array size).
+pub const BLOCK: usize = 256;
+
+/// How shapes, strides and offsets reach the code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Specialize {
+    /// Baked in as literals: the best code, one compile per shape.
+    Fixed,
+    /// Passed in the `meta` array: one compile serves every size with the same structure.
+    Dynamic,
+}
+
+/// How the engine may call a rendered kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Nothing to compute (an empty output).
+    Empty,
+    /// Any split of `[0, extent)` of the outermost loop across calls is valid; calls are
+    /// independent. `inner` elements are computed per unit of the range.
+    Parallel { extent: usize, inner: usize },
+    /// A reduction along the only loop: calls must cover `CHUNK`-aligned ranges of
+    /// `[0, extent)`; each chunk leaves a partial in `part` (`slots` bytes per chunk) and
+    /// the `<name>_fin` function, called once over `[0, chunks)`, combines them in order.
+    Partials {
+        extent: usize,
+        chunks: usize,
+        slots: usize,
+    },
+    /// One call over `[0, 1)` (scatters, arg-reductions of a whole axis, 0-d kernels).
+    Serial { elements: usize },
+}
+
+/// A size or offset: a literal, or slot `i` of the `meta` array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Num {
+    Lit(i64),
+    Meta(usize),
+}
+
+/// Where an instruction runs in the loop nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Space {
+    /// Over the iteration shape, inside the innermost loop.
+    Body,
+    /// Over the reduced shape, after the reduction loop.
+    Epilogue,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ViewKind {
+    /// Memory (buffer `slot`) or, with no slot, a contracted base living in registers.
+    Data { slot: Option<usize> },
+    /// The row-major linear index within an output (Range, Random).
+    Linear,
+}
+
+/// A view mapped onto the loop nest: offset plus one stride per loop.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LView {
+    pub kind: ViewKind,
+    pub dtype: DType,
+    pub offset: Num,
+    pub strides: Vec<Num>,
+}
+
+/// A 1-D view addressed by computed indices (a gather's source, a scatter's target).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RandomAccess {
+    pub slot: usize,
+    pub dtype: DType,
+    pub offset: Num,
+    pub stride: Num,
+    pub len: Num,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Arg {
+    View(usize),
+    Scalar(usize),
+    Random(usize),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LInstr {
+    pub op: Opcode,
+    pub space: Space,
+    /// The loop-indexed output view (none for scatters, whose target is random access).
+    pub out: Option<usize>,
+    pub out_dtype: DType,
+    /// The dtype the operation computes in (its inputs' common dtype).
+    pub in_dtype: DType,
+    pub args: Vec<Arg>,
+    /// For scatters: the random-access target.
+    pub target: Option<usize>,
+}
+
+/// The loop-nest shape of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Structure {
+    /// Every loop, in order; the first is parallel.
+    Elementwise,
+    /// Non-axis loops (first parallel), then the scan axis with a running accumulator.
+    Scan { axis: usize },
+    /// Non-axis loops (first parallel), then the reduction along `axis` innermost.
+    ReduceInner { axis: usize, lanes: bool },
+    /// Loops before `axis`, then blocks of the one trailing loop `axis + 1`, then the axis,
+    /// then the trailing loop with an accumulator array (a column sum streams rows).
+    ReduceOuter { axis: usize },
+    /// The single loop is the reduction axis, split into partials.
+    Partials,
+}
+
+/// A kernel lowered to one loop nest, ready to render and to call.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub spec: Specialize,
+    pub plan: Plan,
+    /// Buffer slot → base (contracted bases have no slot).
+    pub slots: Vec<BaseId>,
+    pub slot_dtypes: Vec<DType>,
+    /// Scalar argument slots, in instruction order.
+    pub scalars: Vec<Scalar>,
+    /// The `meta` array of a `Dynamic` kernel (empty for `Fixed`).
+    pub meta: Vec<i64>,
+    /// Bytes the kernel reads and writes in memory (distinct views), for GB/s.
+    pub bytes: u64,
+    /// Elements of the iteration space.
+    pub elements: usize,
+    pub(crate) structure: Structure,
+    pub(crate) extents: Vec<Num>,
+    pub(crate) views: Vec<LView>,
+    pub(crate) randoms: Vec<RandomAccess>,
+    pub(crate) instrs: Vec<LInstr>,
+    /// Instruction position → reduction number (for accumulator and partial layout).
+    pub(crate) nreductions: usize,
+}
+
+impl Lowered {
+    /// A hash of everything the source depends on: equal signatures render equal code.
+    pub fn signature(&self) -> u128 {
+        let text = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            self.spec,
+            self.structure,
+            self.extents,
+            self.views,
+            self.randoms,
+            self.instrs,
+            self.slot_dtypes,
+            self.scalars.iter().map(|s| s.dtype()).collect::<Vec<_>>()
+        );
+        xxh3_128(text.as_bytes())
+    }
+
+    /// True when the plan needs the `_fin` function.
+    pub fn has_fin(&self) -> bool {
+        matches!(self.plan, Plan::Partials { .. })
+    }
+}
+
+struct Builder<'a> {
+    kernel: &'a Kernel,
+    spec: Specialize,
+    meta: Vec<i64>,
+    slots: Vec<BaseId>,
+    view_ids: HashMap<(View, bool), usize>,
+    /// Views before collapsing: strides over the iteration shape's dimensions.
+    raw: Vec<(ViewKind, DType, isize, Vec<isize>)>,
+    bytes: u64,
+}
+
+impl Builder<'_> {
+    fn num(&mut self, v: i64, keep_small: bool) -> Num {
+        if self.spec == Specialize::Fixed || (keep_small && (v == 0 || v == 1)) {
+            Num::Lit(v)
+        } else {
+            self.meta.push(v);
+            Num::Meta(self.meta.len() - 1)
+        }
+    }
+
+    fn slot(&mut self, base: BaseId) -> Option<usize> {
+        if self.kernel.contracts(base) {
+            return None;
+        }
+        Some(match self.slots.iter().position(|b| *b == base) {
+            Some(s) => s,
+            None => {
+                self.slots.push(base);
+                self.slots.len() - 1
+            }
+        })
+    }
+
+    /// Registers a loop-indexed view; `strides` are over the iteration shape's dims.
+    fn view(&mut self, v: &View, strides: Vec<isize>, linear: bool) -> usize {
+        let key = (v.clone(), linear);
+        if let Some(&id) = self.view_ids.get(&key) {
+            return id;
+        }
+        let kind = if linear {
+            ViewKind::Linear
+        } else {
+            let slot = self.slot(v.base);
+            if slot.is_some() {
+                self.bytes += (v.nelem() * v.dtype.size()) as u64;
+            }
+            ViewKind::Data { slot }
+        };
+        self.raw
+            .push((kind, v.dtype, if linear { 0 } else { v.offset }, strides));
+        let id = self.raw.len() - 1;
+        self.view_ids.insert(key, id);
+        id
+    }
+}
+
+fn contiguous(shape: &[usize]) -> Vec<isize> {
+    let mut s = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for i in (0..shape.len()).rev() {
+        s[i] = acc;
+        acc *= shape[i].max(1) as isize;
+    }
+    s
+}
+
+fn unsupported<T>(what: impl Into<String>) -> Result<T> {
+    Err(Error::Unsupported(what.into()))
+}
+
+/// Lowers `kernel` of `batch` to a loop nest specialised as `spec`.
+pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered> {
+    let instrs: Vec<usize> = kernel
+        .instrs
+        .iter()
+        .copied()
+        .filter(|&k| !batch.instrs[k].op.is_system())
+        .collect();
+    let Some(&first) = instrs.first() else {
+        return Err(Error::Malformed("kernel has no instructions".into()));
+    };
+    for &k in &instrs {
+        let i = &batch.instrs[k];
+        if i.op == Opcode::Extension {
+            return unsupported(format!(
+                "extension method {}",
+                i.method.as_deref().unwrap_or("?")
+            ));
+        }
+        if i.out.dtype.is_complex() || i.ins.iter().any(|o| o.dtype().is_complex()) {
+            return unsupported(format!("complex dtypes ({})", i.op.name()));
+        }
+        if matches!(
+            i.op,
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd
+        ) && instrs.len() > 1
+        {
+            return unsupported("a scatter fused with other instructions");
+        }
+    }
+    // The iteration shape and the reduction/scan axis.
+    let fi = &batch.instrs[first];
+    let shape: Vec<usize> = match fi.op.class() {
+        OpClass::Reduce | OpClass::Scan => view_in(fi, 0)?.shape.to_vec(),
+        OpClass::Index if fi.op != Opcode::Gather => view_in(fi, 0)?.shape.to_vec(),
+        _ => fi.out.shape.to_vec(),
+    };
+    let mut axis = None;
+    let (mut has_reduce, mut has_scan) = (false, false);
+    for &k in &instrs {
+        let i = &batch.instrs[k];
+        if i.op.is_reduction() || i.op.is_scan() {
+            has_reduce |= i.op.is_reduction();
+            has_scan |= i.op.is_scan();
+            let a = i
+                .axis
+                .ok_or_else(|| Error::Malformed(format!("{} without an axis", i.op.name())))?;
+            if axis.is_some_and(|x| x != a) {
+                return unsupported("reductions along different axes in one kernel");
+            }
+            axis = Some(a);
+            if view_in(i, 0)?.shape.as_slice() != shape.as_slice() {
+                return Err(Error::Malformed(format!(
+                    "{} input does not have the kernel's shape",
+                    i.op.name()
+                )));
+            }
+        }
+    }
+    if has_reduce && has_scan {
+        return unsupported("a reduction and a scan in one kernel");
+    }
+    if let Some(a) = axis {
+        if a >= shape.len() {
+            return Err(Error::Malformed(format!(
+                "axis {a} of a {}-d kernel",
+                shape.len()
+            )));
+        }
+    }
+    let reduced: Vec<usize> = match axis {
+        Some(a) if has_reduce => shape
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| d != a)
+            .map(|(_, &n)| n)
+            .collect(),
+        _ => shape.clone(),
+    };
+    let nd = shape.len();
+    let mut b = Builder {
+        kernel,
+        spec,
+        meta: Vec::new(),
+        slots: Vec::new(),
+        view_ids: HashMap::new(),
+        raw: Vec::new(),
+        bytes: 0,
+    };
+    // Strides of a view over the iteration dims, for a view of the full or reduced shape.
+    let full_strides = |v: &View| -> Result<Vec<isize>> {
+        if v.shape.as_slice() != shape.as_slice() {
+            return Err(Error::Malformed(format!(
+                "a view of shape {:?} in a kernel over {:?}",
+                v.shape, shape
+            )));
+        }
+        Ok(v.strides.to_vec())
+    };
+    let reduced_strides = |v: &View| -> Result<Vec<isize>> {
+        if v.shape.as_slice() != reduced.as_slice() {
+            return Err(Error::Malformed(format!(
+                "a view of shape {:?} after a reduction to {:?}",
+                v.shape, reduced
+            )));
+        }
+        let mut s = v.strides.to_vec();
+        if let Some(a) = axis {
+            s.insert(a, 0);
+        }
+        Ok(s)
+    };
+    let mut scalars = Vec::new();
+    let mut randoms: Vec<(usize, DType, isize, isize, usize)> = Vec::new();
+    let mut linstrs = Vec::new();
+    let mut seen_epilogue = false;
+    for &k in &instrs {
+        let i = &batch.instrs[k];
+        let class = i.op.class();
+        let out_full = i.out.shape.as_slice() == shape.as_slice();
+        let space = match class {
+            OpClass::Reduce => Space::Body,
+            _ if has_reduce && !out_full => Space::Epilogue,
+            _ => Space::Body,
+        };
+        if space == Space::Epilogue {
+            seen_epilogue = true;
+        } else if seen_epilogue {
+            return unsupported("a full-shape instruction after a reduction's epilogue");
+        }
+        let strides_of = |v: &View| {
+            if space == Space::Body {
+                full_strides(v)
+            } else {
+                reduced_strides(v)
+            }
+        };
+        let mut args = Vec::new();
+        let mut target = None;
+        let out = match i.op {
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => {
+                target = Some(random_access(&mut b, &mut randoms, &i.out)?);
+                None
+            }
+            _ if class == OpClass::Reduce => Some(b.view(&i.out, reduced_strides(&i.out)?, false)),
+            _ => Some(b.view(&i.out, strides_of(&i.out)?, false)),
+        };
+        if matches!(i.op, Opcode::Range | Opcode::Random) {
+            let lin = match space {
+                Space::Body => contiguous(&shape),
+                Space::Epilogue => {
+                    let mut s = contiguous(&reduced);
+                    if let Some(a) = axis {
+                        s.insert(a, 0);
+                    }
+                    s
+                }
+            };
+            args.push(Arg::View(b.view(&i.out, lin, true)));
+        }
+        for (n, op) in i.ins.iter().enumerate() {
+            match op {
+                Operand::Scalar(s) => {
+                    scalars.push(*s);
+                    args.push(Arg::Scalar(scalars.len() - 1));
+                }
+                Operand::View(v) if i.op == Opcode::Gather && n == 0 => {
+                    args.push(Arg::Random(random_access(&mut b, &mut randoms, v)?));
+                }
+                Operand::View(v) => {
+                    let st = if class == OpClass::Reduce || class == OpClass::Scan {
+                        full_strides(v)?
+                    } else {
+                        strides_of(v)?
+                    };
+                    args.push(Arg::View(b.view(v, st, false)));
+                }
+            }
+        }
+        let in_dtype = match i.op {
+            Opcode::Where => i.ins[1].dtype(),
+            Opcode::Gather => i.ins[0].dtype(),
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => i.ins[1].dtype(),
+            Opcode::Range | Opcode::Random => i.out.dtype,
+            _ => i.ins.first().map_or(i.out.dtype, |o| o.dtype()),
+        };
+        linstrs.push(LInstr {
+            op: i.op,
+            space,
+            out,
+            out_dtype: i.out.dtype,
+            in_dtype,
+            args,
+            target,
+        });
+    }
+    let nreductions = linstrs.iter().filter(|i| i.op.is_reduction()).count();
+
+    // Empty output space: nothing to do. An empty reduction axis is fine unless some
+    // reduction has no identity, which NumPy reports as an error.
+    let out_elems: usize = reduced.iter().product();
+    let raw_elems: usize = shape.iter().product();
+    if has_reduce && shape[axis.unwrap_or(0)] == 0 && out_elems > 0 {
+        if let Some(i) = linstrs
+            .iter()
+            .find(|i| i.op.is_reduction() && i.op.info().identity == hassium_core::Identity::None)
+        {
+            return Err(Error::Value(format!(
+                "zero-size array to reduction operation {} which has no identity",
+                i.op.name().trim_end_matches(".reduce")
+            )));
+        }
+    }
+    if out_elems == 0 || (!has_reduce && raw_elems == 0) {
+        return Ok(empty(spec, b.slots, batch, scalars));
+    }
+
+    // Collapse: drop extent-1 dims (never the axis), then merge neighbours across which
+    // every view is contiguous, so the inner loop is as long as possible.
+    let dims: Vec<usize> = (0..nd)
+        .filter(|&d| shape[d] != 1 || Some(d) == axis)
+        .collect();
+    let mut groups: Vec<(usize, Vec<isize>)> = Vec::new(); // innermost first: (extent, stride per view)
+    let mut axis_group = None;
+    for &d in dims.iter().rev() {
+        let strides: Vec<isize> = b.raw.iter().map(|v| v.3[d]).collect();
+        let last = groups.len().checked_sub(1);
+        if let Some((ext, inner)) = groups.last_mut() {
+            let mergeable = Some(d) != axis
+                && axis_group != last
+                && strides
+                    .iter()
+                    .zip(inner.iter())
+                    .all(|(&s, &si)| s == si * *ext as isize);
+            if mergeable {
+                *ext *= shape[d];
+                continue;
+            }
+        }
+        if Some(d) == axis {
+            axis_group = Some(groups.len());
+        }
+        groups.push((shape[d], strides));
+    }
+    groups.reverse();
+    let nloops = groups.len();
+    let axis_loop = axis_group.map(|g| nloops - 1 - g);
+    let ext: Vec<usize> = groups.iter().map(|g| g.0).collect();
+
+    let is_arg = linstrs.iter().any(|i| i.op.is_arg_reduction());
+    let is_f16_reduce = linstrs
+        .iter()
+        .any(|i| i.op.is_reduction() && i.in_dtype == DType::Float16);
+    let is_scatter = linstrs.iter().any(|i| i.target.is_some());
+    let structure = match (axis_loop, has_reduce) {
+        (Some(a), false) => Structure::Scan { axis: a },
+        (Some(a), true) if nloops == 1 && !is_arg && !is_f16_reduce => {
+            let _ = a;
+            Structure::Partials
+        }
+        (Some(a), true) if !is_arg && a + 2 == nloops && ext[a + 1] >= 2 * LANES => {
+            Structure::ReduceOuter { axis: a }
+        }
+        (Some(a), true) => Structure::ReduceInner {
+            axis: a,
+            lanes: !is_arg,
+        },
+        (None, _) => Structure::Elementwise,
+    };
+    let elements: usize = ext.iter().product();
+    let par_loop = match structure {
+        Structure::Elementwise => (nloops > 0).then_some(0),
+        Structure::Scan { axis } | Structure::ReduceInner { axis, .. } => {
+            (0..nloops).find(|&d| d != axis)
+        }
+        Structure::ReduceOuter { axis } => Some(if axis > 0 { 0 } else { axis + 1 }),
+        Structure::Partials => None,
+    };
+    let plan = match (structure, par_loop) {
+        _ if is_scatter => Plan::Serial { elements },
+        (Structure::Partials, _) => Plan::Partials {
+            extent: ext[0],
+            chunks: ext[0].div_ceil(CHUNK),
+            slots: nreductions,
+        },
+        (_, Some(p)) => Plan::Parallel {
+            extent: ext[p],
+            inner: elements / ext[p].max(1),
+        },
+        (_, None) => Plan::Serial { elements },
+    };
+
+    // Numbers: extents, then per view offset and strides, then random-access views.
+    let extents: Vec<Num> = ext.iter().map(|&e| b.num(e as i64, false)).collect();
+    let raw = std::mem::take(&mut b.raw);
+    let mut views = Vec::with_capacity(raw.len());
+    for (vi, (kind, dtype, offset, _)) in raw.into_iter().enumerate() {
+        let offset = b.num(offset as i64, true);
+        let strides = groups.iter().map(|g| g.1[vi]).collect::<Vec<_>>();
+        let strides = strides.into_iter().map(|s| b.num(s as i64, true)).collect();
+        views.push(LView {
+            kind,
+            dtype,
+            offset,
+            strides,
+        });
+    }
+    let randoms = randoms
+        .into_iter()
+        .map(|(slot, dtype, off, stride, len)| RandomAccess {
+            slot,
+            dtype,
+            offset: b.num(off as i64, true),
+            stride: b.num(stride as i64, true),
+            len: b.num(len as i64, false),
+        })
+        .collect();
+    let slot_dtypes = b
+        .slots
+        .iter()
+        .map(|id| batch.base(*id).map_or(DType::UInt8, |x| x.dtype))
+        .collect();
+    Ok(Lowered {
+        spec,
+        plan,
+        slots: b.slots,
+        slot_dtypes,
+        scalars,
+        meta: b.meta,
+        bytes: b.bytes,
+        elements,
+        structure,
+        extents,
+        views,
+        randoms,
+        instrs: linstrs,
+        nreductions,
+    })
+}
+
+fn view_in(i: &hassium_core::Instr, n: usize) -> Result<&View> {
+    i.ins
+        .get(n)
+        .and_then(Operand::as_view)
+        .ok_or_else(|| Error::Malformed(format!("{} input {n} is not a view", i.op.name())))
+}
+
+fn random_access(
+    b: &mut Builder<'_>,
+    randoms: &mut Vec<(usize, DType, isize, isize, usize)>,
+    v: &View,
+) -> Result<usize> {
+    if v.ndim() != 1 {
+        return unsupported(format!("a {}-d gather source or scatter target", v.ndim()));
+    }
+    let slot = b
+        .slot(v.base)
+        .ok_or_else(|| Error::Unsupported("indexing into a contracted base".into()))?;
+    b.bytes += (v.nelem() * v.dtype.size()) as u64;
+    randoms.push((slot, v.dtype, v.offset, v.strides[0], v.shape[0]));
+    Ok(randoms.len() - 1)
+}
+
+fn empty(spec: Specialize, slots: Vec<BaseId>, batch: &Batch, scalars: Vec<Scalar>) -> Lowered {
+    let slot_dtypes = slots
+        .iter()
+        .map(|id| batch.base(*id).map_or(DType::UInt8, |x| x.dtype))
+        .collect();
+    Lowered {
+        spec,
+        plan: Plan::Empty,
+        slots,
+        slot_dtypes,
+        scalars,
+        meta: Vec::new(),
+        bytes: 0,
+        elements: 0,
+        structure: Structure::Elementwise,
+        extents: Vec::new(),
+        views: Vec::new(),
+        randoms: Vec::new(),
+        instrs: Vec::new(),
+        nreductions: 0,
+    }
+}

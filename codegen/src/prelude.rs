@@ -1,0 +1,108 @@
+//! The helper functions every translation unit starts with, written once against the
+//! dialect header's macros and stdint names, so C99 and OpenCL C share them.
+//!
+//! They carry NumPy's rules where C's operators differ: integer floor division and modulo
+//! take the divisor's sign and give 0 for division by zero, shifts by the type's width or
+//! more give 0 (or -1 for negative values shifted right), `maximum`/`minimum` propagate
+//! NaN, float `floor_divide`/`remainder` follow `npy_divmod`, integer `power` squares.
+
+use crate::Dialect;
+
+const INT_OPS: &str = r#"
+#define HS_SINT(N, T, U, BITS, MIN) \
+HS_INLINE T hs_floordiv_##N(T a, T b) { \
+  if (b == 0) return 0; \
+  if (a == MIN && b == -1) return MIN; \
+  T q = a / b; \
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--; \
+  return q; } \
+HS_INLINE T hs_mod_##N(T a, T b) { \
+  if (b == 0 || b == -1) return 0; \
+  T r = a % b; \
+  if (r != 0 && ((r < 0) != (b < 0))) r += b; \
+  return r; } \
+HS_INLINE T hs_pow_##N(T a, T b) { \
+  if (b < 0) return 0; \
+  U r = 1, x = (U)a; \
+  while (b) { if (b & 1) r *= x; x *= x; b >>= 1; } \
+  return (T)r; } \
+HS_INLINE T hs_shl_##N(T a, T b) { return ((U)b < BITS) ? (T)((U)a << b) : 0; } \
+HS_INLINE T hs_shr_##N(T a, T b) { return ((U)b < BITS) ? (T)(a >> b) : (a < 0 ? (T)-1 : 0); }
+#define HS_UINT(N, T, BITS) \
+HS_INLINE T hs_floordiv_##N(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
+HS_INLINE T hs_mod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
+HS_INLINE T hs_pow_##N(T a, T b) { \
+  T r = 1, x = a; \
+  while (b) { if (b & 1) r = (T)(r * x); x = (T)(x * x); b >>= 1; } \
+  return r; } \
+HS_INLINE T hs_shl_##N(T a, T b) { return (b < BITS) ? (T)(a << b) : 0; } \
+HS_INLINE T hs_shr_##N(T a, T b) { return (b < BITS) ? (T)(a >> b) : 0; }
+HS_SINT(int8, int8_t, uint8_t, 8, INT8_MIN)
+HS_SINT(int16, int16_t, uint16_t, 16, INT16_MIN)
+HS_SINT(int32, int32_t, uint32_t, 32, INT32_MIN)
+HS_SINT(int64, int64_t, uint64_t, 64, INT64_MIN)
+HS_UINT(uint8, uint8_t, 8)
+HS_UINT(uint16, uint16_t, 16)
+HS_UINT(uint32, uint32_t, 32)
+HS_UINT(uint64, uint64_t, 64)
+"#;
+
+const FLOAT_OPS: &str = r#"
+#define HS_FLOAT(N, T, S) \
+HS_INLINE T hs_max_##N(T a, T b) { return (a >= b || isnan(a)) ? a : b; } \
+HS_INLINE T hs_min_##N(T a, T b) { return (a <= b || isnan(a)) ? a : b; } \
+HS_INLINE T hs_sign_##N(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : (a == 0 ? (T)0 : a)); } \
+HS_INLINE T hs_floordiv_##N(T a, T b) { \
+  if (b == 0) return a / b; \
+  T mod = fmod##S(a, b); \
+  T div = (a - mod) / b; \
+  if (mod != 0 && isless(b, (T)0) != isless(mod, (T)0)) div -= (T)1; \
+  T fl; \
+  if (div != 0) { fl = floor##S(div); if (isgreater(div - fl, (T)0.5)) fl += (T)1; } \
+  else fl = copysign##S((T)0, a / b); \
+  return fl; } \
+HS_INLINE T hs_mod_##N(T a, T b) { \
+  T mod = fmod##S(a, b); \
+  if (b == 0) return mod; \
+  if (mod != 0) { if (isless(b, (T)0) != isless(mod, (T)0)) mod += b; } \
+  else mod = copysign##S((T)0, b); \
+  return mod; }
+"#;
+
+const PHILOX: &str = r#"
+/* Philox-4x32-10, bit-identical to hassium_core::philox::random_u64. */
+HS_INLINE uint64_t hs_philox(uint64_t seed, uint64_t stream, uint64_t i) {
+  uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int r = 0; r < 10; r++) {
+    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
+    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+    uint32_t n1 = (uint32_t)p1;
+    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    uint32_t n3 = (uint32_t)p0;
+    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+  }
+  return ((uint64_t)c1 << 32) | c0;
+}
+"#;
+
+/// The start of a translation unit in `dialect`: its header, then the shared helpers.
+pub fn prelude(dialect: &Dialect) -> String {
+    let f16 = if dialect.name == "opencl" {
+        "half"
+    } else {
+        "_Float16"
+    };
+    let mut s = String::from(dialect.header);
+    s.push_str(&format!("#define HS_F16R(x) ((float)({f16})(x))\n"));
+    s.push_str(INT_OPS);
+    s.push_str(FLOAT_OPS);
+    let (sf, sd) = (dialect.math_suffix[10], dialect.math_suffix[11]);
+    s.push_str(&format!(
+        "HS_FLOAT(float32, float, {sf})\nHS_FLOAT(float64, double, {sd})\n"
+    ));
+    s.push_str(PHILOX);
+    s
+}

@@ -1,0 +1,680 @@
+//! Rendering a [`Lowered`] kernel as C-dialect source through a [`Dialect`] table.
+
+use crate::dialect::{BufferPassing, IndexRange};
+use crate::lower::{Arg, LInstr, LView, Num, Space, Structure, ViewKind, BLOCK, CHUNK, LANES};
+use crate::ops;
+use crate::{prelude, Dialect, Lowered, Result};
+use hassium_core::{DType, Opcode};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// How a reduction's update and result are written in the current loop structure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Acc<'a> {
+    /// `acc[index]` (lanes or a block of outputs).
+    Indexed(&'a str),
+    /// A scalar accumulator (scans, arg-reductions).
+    Scalar,
+}
+
+struct Out {
+    text: String,
+    depth: usize,
+}
+
+impl Out {
+    fn line(&mut self, s: impl AsRef<str>) {
+        for _ in 0..self.depth {
+            self.text.push_str("  ");
+        }
+        self.text.push_str(s.as_ref());
+        self.text.push('\n');
+    }
+    fn open(&mut self, s: impl AsRef<str>) {
+        self.line(format!("{} {{", s.as_ref()));
+        self.depth += 1;
+    }
+    fn close(&mut self) {
+        self.depth -= 1;
+        self.line("}");
+    }
+}
+
+fn num(n: Num) -> String {
+    match n {
+        Num::Lit(v) => v.to_string(),
+        Num::Meta(i) => format!("m{i}"),
+    }
+}
+
+struct Renderer<'a> {
+    d: &'a Dialect,
+    l: &'a Lowered,
+    out: Out,
+    /// View id → the register holding its current value.
+    regs: HashMap<usize, String>,
+}
+
+impl Renderer<'_> {
+    /// The element index of a loop-indexed view at the current loop variables.
+    fn index(&self, v: &LView) -> String {
+        let mut terms = Vec::new();
+        if v.offset != Num::Lit(0) {
+            terms.push(num(v.offset));
+        }
+        for (d, s) in v.strides.iter().enumerate() {
+            match s {
+                Num::Lit(0) => {}
+                Num::Lit(1) => terms.push(format!("i{d}")),
+                s => terms.push(format!("i{d} * {}", num(*s))),
+            }
+        }
+        if terms.is_empty() {
+            "0".into()
+        } else {
+            terms.join(" + ")
+        }
+    }
+
+    fn load(&self, id: usize) -> Result<String> {
+        if let Some(r) = self.regs.get(&id) {
+            return Ok(r.clone());
+        }
+        let v = &self.l.views[id];
+        match v.kind {
+            ViewKind::Linear => Ok(format!("({})", self.index(v))),
+            ViewKind::Data { slot: Some(s) } => {
+                let e = format!("b{s}[{}]", self.index(v));
+                Ok(if v.dtype == DType::Float16 {
+                    format!("((float){e})")
+                } else {
+                    e
+                })
+            }
+            ViewKind::Data { slot: None } => Err(crate::Error::Unsupported(
+                "a contracted base read through a view other than the one that wrote it".into(),
+            )),
+        }
+    }
+
+    fn arg(&self, a: &Arg) -> Result<String> {
+        match a {
+            Arg::View(id) => self.load(*id),
+            Arg::Scalar(j) => Ok(format!("s{j}")),
+            Arg::Random(_) => Err(crate::Error::Malformed(
+                "random-access operand in value position".into(),
+            )),
+        }
+    }
+
+    fn store(&mut self, id: usize, value: &str) {
+        let v = &self.l.views[id];
+        if let ViewKind::Data { slot: Some(s) } = v.kind {
+            let st = self.d.storage(v.dtype);
+            let idx = self.index(v);
+            self.out.line(format!("b{s}[{idx}] = ({st}){value};"));
+        }
+        self.regs.insert(id, value.to_string());
+    }
+
+    fn fail(&self, code: i32) -> String {
+        if self.d.entry_returns_status {
+            format!("return {code};")
+        } else {
+            format!("{{ err[2] = {code}; return; }}")
+        }
+    }
+
+    /// A checked index into random-access view `r` from int64 expression `idx`.
+    fn checked(&mut self, n: usize, r: usize, idx: &str) -> String {
+        let ra = &self.l.randoms[r];
+        let (len, off, stride) = (num(ra.len), num(ra.offset), num(ra.stride));
+        self.out.line(format!("int64_t j{n} = (int64_t)({idx});"));
+        self.out.line(format!("if (j{n} < 0) j{n} += {len};"));
+        let fail = self.fail(1);
+        self.out.line(format!(
+            "if ((uint64_t)j{n} >= (uint64_t){len}) {{ err[0] = (int64_t)({idx}); err[1] = {len}; {fail} }}"
+        ));
+        let mut at = String::new();
+        if off != "0" {
+            write!(at, "{off} + ").ok();
+        }
+        if stride == "1" {
+            write!(at, "j{n}").ok();
+        } else {
+            write!(at, "j{n} * {stride}").ok();
+        }
+        format!("b{}[{at}]", ra.slot)
+    }
+
+    /// Renders instruction `n` (body or epilogue); `acc` says how reductions update.
+    fn instr(&mut self, n: usize, acc: Acc<'_>) -> Result<()> {
+        let i: &LInstr = &self.l.instrs[n];
+        let (d, t, ot) = (self.d, i.in_dtype, i.out_dtype);
+        let ct = d.compute(t);
+        let oct = d.compute(ot);
+        if i.op.is_reduction() {
+            let v = self.arg(&i.args[0])?;
+            self.out.line(format!("const {ct} v{n} = {v};"));
+            let v = format!("v{n}");
+            match (i.op, acc) {
+                (Opcode::ArgminReduce | Opcode::ArgmaxReduce, _) => {
+                    let ax = match self.l.structure {
+                        Structure::ReduceInner { axis, .. } => axis,
+                        _ => 0,
+                    };
+                    let cmp = if i.op == Opcode::ArgmaxReduce {
+                        ">"
+                    } else {
+                        "<"
+                    };
+                    let better = if t.is_float() {
+                        format!("({v} {cmp} acc{n} || (isnan({v}) && !isnan(acc{n})))")
+                    } else {
+                        format!("({v} {cmp} acc{n})")
+                    };
+                    self.out.open(format!("if (i{ax} == 0 || {better})"));
+                    self.out.line(format!("acc{n} = {v};"));
+                    self.out.line(format!("ai{n} = i{ax};"));
+                    self.out.close();
+                }
+                (_, Acc::Indexed(ix)) => {
+                    let c = ops::elementwise(
+                        d,
+                        i.op.info().combine.unwrap_or(i.op),
+                        t,
+                        t,
+                        &[format!("acc{n}[{ix}]"), v],
+                    )?;
+                    self.out.line(format!("acc{n}[{ix}] = {c};"));
+                }
+                (_, Acc::Scalar) => {
+                    let c = ops::elementwise(
+                        d,
+                        i.op.info().combine.unwrap_or(i.op),
+                        t,
+                        t,
+                        &[format!("acc{n}"), v],
+                    )?;
+                    self.out.line(format!("acc{n} = {c};"));
+                }
+            }
+            return Ok(());
+        }
+        if i.op.is_scan() {
+            let v = self.arg(&i.args[0])?;
+            let c = ops::elementwise(
+                d,
+                i.op.info().combine.unwrap_or(i.op),
+                t,
+                t,
+                &[format!("acc{n}"), v],
+            )?;
+            self.out.line(format!("acc{n} = {c};"));
+            let out = i.out.unwrap_or(0);
+            self.out.line(format!("const {oct} r{n} = acc{n};"));
+            self.store(out, &format!("r{n}"));
+            return Ok(());
+        }
+        let expr = match i.op {
+            Opcode::Range => format!("(({oct}){})", self.arg(&i.args[0])?),
+            Opcode::Random => {
+                let (lin, seed, stream) = (
+                    self.arg(&i.args[0])?,
+                    self.arg(&i.args[1])?,
+                    self.arg(&i.args[2])?,
+                );
+                format!("hs_philox({seed}, {stream}, (uint64_t){lin})")
+            }
+            Opcode::Gather => {
+                let Arg::Random(r) = i.args[0] else {
+                    return Err(crate::Error::Malformed("gather without a source".into()));
+                };
+                let idx = self.arg(&i.args[1])?;
+                let at = self.checked(n, r, &idx);
+                if ot == DType::Float16 {
+                    format!("((float){at})")
+                } else {
+                    at
+                }
+            }
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => {
+                let idx = self.arg(&i.args[0])?;
+                let val = self.arg(&i.args[1])?;
+                let r = i.target.unwrap_or(0);
+                let st = d.storage(ot);
+                if i.op == Opcode::CondScatter {
+                    let m = self.arg(&i.args[2])?;
+                    self.out.open(format!("if ({m})"));
+                }
+                let at = self.checked(n, r, &idx);
+                if i.op == Opcode::ScatterAdd {
+                    let old = if ot == DType::Float16 {
+                        format!("((float){at})")
+                    } else {
+                        at.clone()
+                    };
+                    let sum = ops::elementwise(d, Opcode::Add, ot, ot, &[old, val])?;
+                    self.out.line(format!("{at} = ({st}){sum};"));
+                } else {
+                    self.out.line(format!("{at} = ({st}){val};"));
+                }
+                if i.op == Opcode::CondScatter {
+                    self.out.close();
+                }
+                return Ok(());
+            }
+            op => {
+                let args = i
+                    .args
+                    .iter()
+                    .map(|a| self.arg(a))
+                    .collect::<Result<Vec<_>>>()?;
+                ops::elementwise(d, op, t, ot, &args)?
+            }
+        };
+        self.out.line(format!("const {oct} r{n} = {expr};"));
+        if let Some(out) = i.out {
+            self.store(out, &format!("r{n}"));
+        }
+        Ok(())
+    }
+
+    fn body(&mut self, acc: Acc<'_>) -> Result<()> {
+        let saved = self.regs.clone();
+        for n in 0..self.l.instrs.len() {
+            if self.l.instrs[n].space == Space::Body {
+                self.instr(n, acc)?;
+            }
+        }
+        self.regs = saved;
+        Ok(())
+    }
+
+    fn epilogue(&mut self) -> Result<()> {
+        for n in 0..self.l.instrs.len() {
+            if self.l.instrs[n].space == Space::Epilogue {
+                self.instr(n, Acc::Scalar)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn reductions(&self) -> Vec<usize> {
+        (0..self.l.instrs.len())
+            .filter(|&n| self.l.instrs[n].op.is_reduction())
+            .collect()
+    }
+
+    /// Declares accumulators (`count` = None for scalars) at their identity.
+    fn init_accs(&mut self, count: Option<usize>, scans: bool) -> Result<()> {
+        for n in 0..self.l.instrs.len() {
+            let i = &self.l.instrs[n];
+            if !(i.op.is_reduction() || (scans && i.op.is_scan())) {
+                continue;
+            }
+            let ct = self.d.compute(i.in_dtype);
+            let id = ops::identity(self.d, i.op, i.in_dtype)?;
+            match count {
+                Some(c) => {
+                    self.out.line(format!("{ct} acc{n}[{c}];"));
+                    self.out
+                        .line(format!("for (int l = 0; l < {c}; l++) acc{n}[l] = {id};"));
+                }
+                None => self.out.line(format!("{ct} acc{n} = {id};")),
+            }
+            if i.op.is_arg_reduction() {
+                self.out.line(format!("int64_t ai{n} = 0;"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Combines lane accumulators (in lane order) into `r<n>` and stores results.
+    fn finish_accs(&mut self, lanes: Option<&str>) -> Result<()> {
+        for n in self.reductions() {
+            let i = self.l.instrs[n].clone();
+            let t = i.in_dtype;
+            let oct = self.d.compute(i.out_dtype);
+            let value = if i.op.is_arg_reduction() {
+                format!("ai{n}")
+            } else if let Some(ix) = lanes {
+                if ix == "lanes" {
+                    let mut e = format!("acc{n}[0]");
+                    for l in 1..LANES {
+                        e = ops::elementwise(
+                            self.d,
+                            i.op.info().combine.unwrap_or(i.op),
+                            t,
+                            t,
+                            &[e, format!("acc{n}[{l}]")],
+                        )?;
+                    }
+                    e
+                } else {
+                    format!("acc{n}[{ix}]")
+                }
+            } else {
+                format!("acc{n}")
+            };
+            self.out.line(format!("const {oct} r{n} = {value};"));
+            if let Some(out) = i.out {
+                self.store(out, &format!("r{n}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens a loop over loop `d`: the parallel one walks `[begin, end)`.
+    fn open_loop(&mut self, d: usize, parallel: bool) {
+        let e = num(self.l.extents[d]);
+        if parallel {
+            self.open_par(&format!("i{d}"), "1");
+        } else {
+            self.out
+                .open(format!("for (int64_t i{d} = 0; i{d} < {e}; i{d}++)"));
+        }
+    }
+
+    /// Opens the parallel loop over `[begin, end)` in steps of `step`.
+    fn open_par(&mut self, var: &str, step: &str) {
+        match self.d.index_range {
+            IndexRange::Loop => {
+                let inc = if step == "1" {
+                    format!("{var}++")
+                } else {
+                    format!("{var} += {step}")
+                };
+                self.out
+                    .open(format!("for (int64_t {var} = begin; {var} < end; {inc})"));
+            }
+            IndexRange::GlobalId => {
+                self.out.open("");
+                let mul = if step == "1" {
+                    String::new()
+                } else {
+                    format!(" * {step}")
+                };
+                self.out.line(format!(
+                    "const int64_t {var} = begin + (int64_t)get_global_id(0){mul};"
+                ));
+                let ret = if self.d.entry_returns_status {
+                    "return 0;"
+                } else {
+                    "return;"
+                };
+                self.out.line(format!("if ({var} >= end) {ret}"));
+            }
+        }
+    }
+
+    fn signature(&self, name: &str) -> String {
+        let d = self.d;
+        let ret = if d.entry_returns_status {
+            "int32_t"
+        } else {
+            "void"
+        };
+        let g = d.global;
+        let bufs = match d.buffers {
+            BufferPassing::Array => "char *const *bufs".to_string(),
+            BufferPassing::Params => self
+                .l
+                .slot_dtypes
+                .iter()
+                .enumerate()
+                .map(|(s, t)| format!("{g}{} *{} b{s}", d.storage(*t), d.restrict))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let sep = if bufs.is_empty() { "" } else { ", " };
+        format!(
+            "{}{ret} {name}(int64_t begin, int64_t end{sep}{bufs}, {g}const char *scal, {g}const int64_t *meta, {g}char *part, {g}int64_t *err)",
+            d.entry_qualifier
+        )
+    }
+
+    fn prologue(&mut self) {
+        let d = self.d;
+        if d.buffers == BufferPassing::Array {
+            for (s, t) in self.l.slot_dtypes.iter().enumerate() {
+                let st = d.storage(*t);
+                self.out
+                    .line(format!("{st} *{} b{s} = ({st} *)bufs[{s}];", d.restrict));
+            }
+        }
+        for (j, sc) in self.l.scalars.iter().enumerate() {
+            let t = sc.dtype();
+            let (st, ct) = (d.storage(t), d.compute(t));
+            self.out.line(format!(
+                "const {ct} s{j} = ({ct})*({}const {st} *)(scal + {});",
+                d.global,
+                16 * j
+            ));
+        }
+        for k in 0..self.l.meta.len() {
+            self.out.line(format!("const int64_t m{k} = meta[{k}];"));
+        }
+        self.out
+            .line("(void)scal; (void)meta; (void)part; (void)err;");
+    }
+
+    fn epilogue_return(&mut self) {
+        if self.d.entry_returns_status {
+            self.out.line("return 0;");
+        }
+    }
+
+    fn function(&mut self, name: &str) -> Result<()> {
+        let sig = self.signature(name);
+        self.out.open(sig);
+        self.prologue();
+        let nloops = self.l.extents.len();
+        match self.l.structure {
+            Structure::Elementwise => {
+                if nloops == 0 {
+                    self.out.open("if (begin < end)");
+                }
+                for d in 0..nloops {
+                    self.open_loop(d, d == 0);
+                }
+                self.body(Acc::Scalar)?;
+                for _ in 0..nloops.max(1) {
+                    self.out.close();
+                }
+            }
+            Structure::Scan { axis } | Structure::ReduceInner { axis, .. } => {
+                let outer: Vec<usize> = (0..nloops).filter(|&d| d != axis).collect();
+                if outer.is_empty() {
+                    self.out.open("if (begin < end)");
+                }
+                for (k, &d) in outer.iter().enumerate() {
+                    self.open_loop(d, k == 0);
+                }
+                let lanes = matches!(self.l.structure, Structure::ReduceInner { lanes: true, .. });
+                let is_scan = matches!(self.l.structure, Structure::Scan { .. });
+                self.init_accs(lanes.then_some(LANES), is_scan)?;
+                let e = num(self.l.extents[axis]);
+                if lanes {
+                    self.out.line("int64_t ib = 0;");
+                    self.out
+                        .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
+                    self.out.open(format!("for (int l = 0; l < {LANES}; l++)"));
+                    self.out.line(format!("const int64_t i{axis} = ib + l;"));
+                    self.body(Acc::Indexed("l"))?;
+                    self.out.close();
+                    self.out.close();
+                    self.out.open(format!(
+                        "for (int64_t i{axis} = ib; i{axis} < {e}; i{axis}++)"
+                    ));
+                    self.body(Acc::Indexed("0"))?;
+                    self.out.close();
+                    self.finish_accs(Some("lanes"))?;
+                } else {
+                    self.out.open(format!(
+                        "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
+                    ));
+                    self.body(Acc::Scalar)?;
+                    self.out.close();
+                    if !is_scan {
+                        self.finish_accs(None)?;
+                    }
+                }
+                self.epilogue()?;
+                for _ in 0..outer.len().max(1) {
+                    self.out.close();
+                }
+            }
+            Structure::ReduceOuter { axis } => {
+                let q = axis + 1;
+                for d in 0..axis {
+                    self.open_loop(d, d == 0);
+                }
+                let eq = num(self.l.extents[q]);
+                let (lo, hi) = if axis == 0 {
+                    ("begin", "end")
+                } else {
+                    ("0", eq.as_str())
+                };
+                if axis == 0 {
+                    self.open_par("qb", &BLOCK.to_string());
+                } else {
+                    self.out
+                        .open(format!("for (int64_t qb = {lo}; qb < {hi}; qb += {BLOCK})"));
+                }
+                self.out.line(format!(
+                    "const int64_t qe = qb + {BLOCK} < {hi} ? qb + {BLOCK} : {hi};"
+                ));
+                self.init_accs(Some(BLOCK), false)?;
+                let e = num(self.l.extents[axis]);
+                self.out.open(format!(
+                    "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
+                ));
+                self.out
+                    .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
+                let ix = format!("i{q} - qb");
+                self.body(Acc::Indexed(&ix))?;
+                self.out.close();
+                self.out.close();
+                self.out
+                    .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
+                self.finish_accs(Some(&ix))?;
+                self.epilogue()?;
+                self.out.close();
+                self.out.close();
+                for _ in 0..axis {
+                    self.out.close();
+                }
+            }
+            Structure::Partials => {
+                self.open_par("c0", &CHUNK.to_string());
+                self.out.line(format!(
+                    "const int64_t c1 = c0 + {CHUNK} < end ? c0 + {CHUNK} : end;"
+                ));
+                self.init_accs(Some(LANES), false)?;
+                self.out.line("int64_t ib = c0;");
+                self.out
+                    .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
+                self.out.open(format!("for (int l = 0; l < {LANES}; l++)"));
+                self.out.line("const int64_t i0 = ib + l;");
+                self.body(Acc::Indexed("l"))?;
+                self.out.close();
+                self.out.close();
+                self.out.open("for (int64_t i0 = ib; i0 < c1; i0++)");
+                self.body(Acc::Indexed("0"))?;
+                self.out.close();
+                let nred = self.l.nreductions;
+                for (r, n) in self.reductions().into_iter().enumerate() {
+                    let i = &self.l.instrs[n];
+                    let t = i.in_dtype;
+                    let ct = self.d.compute(t);
+                    let mut e = format!("acc{n}[0]");
+                    for l in 1..LANES {
+                        e = ops::elementwise(
+                            self.d,
+                            i.op.info().combine.unwrap_or(i.op),
+                            t,
+                            t,
+                            &[e, format!("acc{n}[{l}]")],
+                        )?;
+                    }
+                    let g = self.d.global;
+                    self.out.line(format!(
+                        "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
+                    ));
+                }
+                self.out.close();
+            }
+        }
+        self.epilogue_return();
+        self.out.close();
+        if self.l.structure == Structure::Partials {
+            self.fin(name)?;
+        }
+        Ok(())
+    }
+
+    /// The function combining a `Partials` kernel's per-chunk results, in chunk order.
+    fn fin(&mut self, name: &str) -> Result<()> {
+        self.regs.clear();
+        let sig = self.signature(&format!("{name}_fin"));
+        self.out.open(sig);
+        self.prologue();
+        let nred = self.l.nreductions;
+        for (r, n) in self.reductions().into_iter().enumerate() {
+            let i = &self.l.instrs[n];
+            let t = i.in_dtype;
+            let ct = self.d.compute(t);
+            let id = ops::identity(self.d, i.op, t)?;
+            let g = self.d.global;
+            self.out.line(format!("{ct} acc{n} = {id};"));
+            let p = format!("*({g}const {ct} *)(part + (c * {nred} + {r}) * 16)");
+            let c = ops::elementwise(
+                self.d,
+                i.op.info().combine.unwrap_or(i.op),
+                t,
+                t,
+                &[format!("acc{n}"), p],
+            )?;
+            self.out.line(format!(
+                "for (int64_t c = begin; c < end; c++) acc{n} = {c};"
+            ));
+        }
+        self.finish_accs(None)?;
+        self.epilogue()?;
+        self.epilogue_return();
+        self.out.close();
+        Ok(())
+    }
+}
+
+/// Renders one kernel as function `name` (plus `name_fin` for a `Partials` plan). The
+/// text does not include the prelude; see [`render_unit`].
+pub fn render(dialect: &Dialect, lowered: &Lowered, name: &str) -> Result<String> {
+    let mut r = Renderer {
+        d: dialect,
+        l: lowered,
+        out: Out {
+            text: String::new(),
+            depth: 0,
+        },
+        regs: HashMap::new(),
+    };
+    r.function(name)?;
+    Ok(r.out.text)
+}
+
+/// A whole translation unit: the prelude, optional extra declarations, then each kernel.
+pub fn render_unit(
+    dialect: &Dialect,
+    extra: &str,
+    kernels: &[(&Lowered, String)],
+) -> Result<String> {
+    let mut s = prelude(dialect);
+    s.push_str(extra);
+    for (l, name) in kernels {
+        s.push('\n');
+        s.push_str(&render(dialect, l, name)?);
+    }
+    Ok(s)
+}

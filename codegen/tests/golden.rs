@@ -1,0 +1,259 @@
+//! Golden tests: the generated C of a few representative kernels is pinned byte for byte,
+//! so a refactor that must not change codegen proves it. Regenerate deliberately with
+//! `HASSIUM_BLESS=1 cargo test -p hassium-codegen --test golden`.
+
+use hassium_codegen::{lower, render, Specialize, C99, OPENCL};
+use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
+use std::path::PathBuf;
+
+fn base(b: &mut Batch, id: u64, dtype: DType, n: usize) -> BaseId {
+    let id = BaseId(id);
+    b.bases.insert(
+        id,
+        Base {
+            id,
+            dtype,
+            nelem: n,
+        },
+    );
+    id
+}
+
+fn kernel(b: &Batch, instrs: Vec<usize>) -> Kernel {
+    hassium_fuser::finish_kernel(b, instrs, |_| false)
+}
+
+fn free(b: &mut Batch, id: BaseId) {
+    let base = b.bases[&id];
+    b.instrs.push(Instr::system(Opcode::Free, &base));
+}
+
+/// `c = exp((a + b) * 2)` over 1000 float64 elements, temporaries contracted.
+fn chain() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (a, x, t1, t2, c) = (
+        base(&mut b, 1, DType::Float64, 1000),
+        base(&mut b, 2, DType::Float64, 1000),
+        base(&mut b, 3, DType::Float64, 1000),
+        base(&mut b, 4, DType::Float64, 1000),
+        base(&mut b, 5, DType::Float64, 1000),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[1000]);
+    b.instrs
+        .push(Instr::new(Opcode::Add, v(t1), [v(a).into(), v(x).into()]));
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t2),
+        [v(t1).into(), Operand::Scalar(Scalar::Float64(2.0))],
+    ));
+    b.instrs.push(Instr::new(Opcode::Exp, v(c), [v(t2).into()]));
+    free(&mut b, t1);
+    free(&mut b, t2);
+    let k = kernel(&b, vec![0, 1, 2]);
+    (b, k)
+}
+
+/// `out = x.sum(axis=1)` for a (100, 64) float32 array, then `out * 0.5` as an epilogue.
+fn reduction() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (x, s, o) = (
+        base(&mut b, 1, DType::Float32, 6400),
+        base(&mut b, 2, DType::Float32, 100),
+        base(&mut b, 3, DType::Float32, 100),
+    );
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float32, &[100]),
+            [View::contiguous(x, DType::Float32, &[100, 64]).into()],
+        )
+        .with_axis(1),
+    );
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        View::contiguous(o, DType::Float32, &[100]),
+        [
+            View::contiguous(s, DType::Float32, &[100]).into(),
+            Operand::Scalar(Scalar::Float32(0.5)),
+        ],
+    ));
+    free(&mut b, s);
+    let k = kernel(&b, vec![0, 1]);
+    (b, k)
+}
+
+/// A 5-point stencil on a 10×10 grid: interior = 0.2 * (centre + 4 neighbours).
+fn stencil() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let g = base(&mut b, 1, DType::Float64, 100);
+    let o = base(&mut b, 2, DType::Float64, 100);
+    let full = View::contiguous(g, DType::Float64, &[10, 10]);
+    let shifted = |di: isize, dj: isize| {
+        let v = full.slice(0, 1 + di, 9 + di, 1).unwrap();
+        v.slice(1, 1 + dj, 9 + dj, 1).unwrap()
+    };
+    let out = View::contiguous(o, DType::Float64, &[10, 10])
+        .slice(0, 1, 9, 1)
+        .unwrap()
+        .slice(1, 1, 9, 1)
+        .unwrap();
+    let mut ts = Vec::new();
+    for id in 10..14 {
+        ts.push(base(&mut b, id, DType::Float64, 64));
+    }
+    let t = |id: BaseId| View::contiguous(id, DType::Float64, &[8, 8]);
+    b.instrs.push(Instr::new(
+        Opcode::Add,
+        t(ts[0]),
+        [shifted(0, 0).into(), shifted(-1, 0).into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Add,
+        t(ts[1]),
+        [t(ts[0]).into(), shifted(1, 0).into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Add,
+        t(ts[2]),
+        [t(ts[1]).into(), shifted(0, -1).into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Add,
+        t(ts[3]),
+        [t(ts[2]).into(), shifted(0, 1).into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        out,
+        [t(ts[3]).into(), Operand::Scalar(Scalar::Float64(0.2))],
+    ));
+    for id in ts {
+        free(&mut b, id);
+    }
+    let k = kernel(&b, vec![0, 1, 2, 3, 4]);
+    (b, k)
+}
+
+fn check(name: &str, text: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("HASSIUM_BLESS").is_some() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless with HASSIUM_BLESS=1)", path.display()));
+    assert_eq!(
+        text, want,
+        "generated C for {name} changed; if intended, re-bless with HASSIUM_BLESS=1"
+    );
+}
+
+#[test]
+fn fused_add_mul_exp_chain_renders_as_pinned() {
+    let (b, k) = chain();
+    assert_eq!(k.contracted.len(), 2, "temporaries are contracted");
+    check(
+        "chain_fixed.c",
+        &render(&C99, &lower(&b, &k, Specialize::Fixed).unwrap(), "hs_chain").unwrap(),
+    );
+    check(
+        "chain_dynamic.c",
+        &render(
+            &C99,
+            &lower(&b, &k, Specialize::Dynamic).unwrap(),
+            "hs_chain",
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn row_sum_with_epilogue_renders_as_pinned() {
+    let (b, k) = reduction();
+    check(
+        "reduce_rows.c",
+        &render(
+            &C99,
+            &lower(&b, &k, Specialize::Fixed).unwrap(),
+            "hs_reduce",
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn five_point_stencil_renders_as_pinned() {
+    let (b, k) = stencil();
+    check(
+        "stencil.c",
+        &render(
+            &C99,
+            &lower(&b, &k, Specialize::Fixed).unwrap(),
+            "hs_stencil",
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn opencl_dialect_renders_the_same_kernel_with_its_table() {
+    let (b, k) = chain();
+    let src = render(
+        &OPENCL,
+        &lower(&b, &k, Specialize::Fixed).unwrap(),
+        "hs_chain",
+    )
+    .unwrap();
+    assert!(src.starts_with("__kernel void hs_chain("), "{src}");
+    assert!(
+        src.contains("__global double *restrict b0") && src.contains("get_global_id(0)"),
+        "{src}"
+    );
+    assert!(src.contains("exp(") && !src.contains("expf("), "{src}");
+}
+
+#[test]
+fn dynamic_kernels_of_different_sizes_share_a_signature() {
+    let (b, k) = chain();
+    let mut b2 = b.clone();
+    for i in &mut b2.instrs {
+        i.out.shape[0] = 500;
+        for o in &mut i.ins {
+            if let Operand::View(v) = o {
+                v.shape[0] = 500;
+            }
+        }
+    }
+    let (l1, l2) = (
+        lower(&b, &k, Specialize::Dynamic).unwrap(),
+        lower(&b2, &k, Specialize::Dynamic).unwrap(),
+    );
+    assert_eq!(l1.signature(), l2.signature());
+    assert_ne!(l1.meta, l2.meta);
+    let (f1, f2) = (
+        lower(&b, &k, Specialize::Fixed).unwrap(),
+        lower(&b2, &k, Specialize::Fixed).unwrap(),
+    );
+    assert_ne!(f1.signature(), f2.signature());
+}
+
+#[test]
+fn complex_kernels_are_reported_unsupported_not_failed() {
+    let mut b = Batch::default();
+    let (x, y) = (
+        base(&mut b, 1, DType::Complex128, 4),
+        base(&mut b, 2, DType::Complex128, 4),
+    );
+    b.instrs.push(Instr::new(
+        Opcode::Negative,
+        View::contiguous(y, DType::Complex128, &[4]),
+        [View::contiguous(x, DType::Complex128, &[4]).into()],
+    ));
+    let k = kernel(&b, vec![0]);
+    assert!(matches!(
+        lower(&b, &k, Specialize::Fixed),
+        Err(hassium_codegen::Error::Unsupported(_))
+    ));
+}
