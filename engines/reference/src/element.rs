@@ -703,6 +703,56 @@ macro_rules! complex_elem {
                 }
             }
 
+            fn sqrt(re: $f, im: $f) -> Complex<$f> {
+                Complex::new(re, im).sqrt()
+            }
+
+            // Inverse functions by Kahan's formulas ("Branch cuts for complex elementary
+            // functions", 1987). They form 1 - z as (1 - x, -y) rather than by complex
+            // subtraction, so the sign of a zero imaginary part picks the side of the
+            // branch cut as C99 (and NumPy) do: arcsin(2+0j) = pi/2 + 1.3169579j.
+
+            pub(super) fn asin(z: Complex<$f>) -> Complex<$f> {
+                let (x, y) = (z.re, z.im);
+                let (s1m, s1p) = (sqrt(1.0 - x, -y), sqrt(1.0 + x, y));
+                Complex::new((x / (s1m * s1p).re).atan(), (s1m.conj() * s1p).im.asinh())
+            }
+
+            pub(super) fn acos(z: Complex<$f>) -> Complex<$f> {
+                let (x, y) = (z.re, z.im);
+                let (s1m, s1p) = (sqrt(1.0 - x, -y), sqrt(1.0 + x, y));
+                Complex::new(2.0 * s1m.re.atan2(s1p.re), (s1p.conj() * s1m).im.asinh())
+            }
+
+            pub(super) fn acosh(z: Complex<$f>) -> Complex<$f> {
+                let (x, y) = (z.re, z.im);
+                let (sm1, sp1) = (sqrt(x - 1.0, y), sqrt(x + 1.0, y));
+                Complex::new((sm1.conj() * sp1).re.asinh(), 2.0 * sm1.im.atan2(sp1.re))
+            }
+
+            /// asinh(z) = -i asin(iz).
+            pub(super) fn asinh(z: Complex<$f>) -> Complex<$f> {
+                let w = asin(Complex::new(-z.im, z.re));
+                Complex::new(w.im, -w.re)
+            }
+
+            /// atanh(z) = (log1p(4x / ((1-x)^2 + y^2)) / 4, atan2(2y, (1-x)(1+x) - y^2) / 2),
+            /// which keeps precision near 0 and the C99 signs on the cuts.
+            pub(super) fn atanh(z: Complex<$f>) -> Complex<$f> {
+                let (x, y) = (z.re, z.im);
+                let d = (1.0 - x) * (1.0 - x) + y * y;
+                Complex::new(
+                    (4.0 * x / d).ln_1p() / 4.0,
+                    (2.0 * y).atan2((1.0 - x) * (1.0 + x) - y * y) / 2.0,
+                )
+            }
+
+            /// atan(z) = -i atanh(iz).
+            pub(super) fn atan(z: Complex<$f>) -> Complex<$f> {
+                let w = atanh(Complex::new(-z.im, z.re));
+                Complex::new(w.im, -w.re)
+            }
+
             /// NumPy's `nc_pow`: x**0 is 1, 0**x is 0 for real positive x and NaN
             /// otherwise, small integer exponents multiply exactly, the rest is
             /// exp(b ln a).
@@ -826,15 +876,15 @@ macro_rules! complex_elem {
                     Opcode::Sin => a.sin(),
                     Opcode::Cos => a.cos(),
                     Opcode::Tan => a.tan(),
-                    Opcode::Arcsin => a.asin(),
-                    Opcode::Arccos => a.acos(),
-                    Opcode::Arctan => a.atan(),
+                    Opcode::Arcsin => $ops::asin(a),
+                    Opcode::Arccos => $ops::acos(a),
+                    Opcode::Arctan => $ops::atan(a),
                     Opcode::Sinh => a.sinh(),
                     Opcode::Cosh => a.cosh(),
                     Opcode::Tanh => a.tanh(),
-                    Opcode::Arcsinh => a.asinh(),
-                    Opcode::Arccosh => a.acosh(),
-                    Opcode::Arctanh => a.atanh(),
+                    Opcode::Arcsinh => $ops::asinh(a),
+                    Opcode::Arccosh => $ops::acosh(a),
+                    Opcode::Arctanh => $ops::atanh(a),
                     Opcode::Rint => c(a.re.round_ties_even(), a.im.round_ties_even()),
                     _ => return unsupported(op, DType::$dt),
                 })
