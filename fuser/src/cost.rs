@@ -69,16 +69,17 @@ pub fn check_partition(batch: &Batch, kernels: &[Kernel]) -> Result<()> {
             }
             pos[n as usize] = k;
             let single = g.singleton(n);
-            block =
-                Some(match block {
-                    None => single,
-                    Some(b) => match g.try_merge(&b, &single) {
-                        Some(m) => m,
-                        None => return bad(format!(
+            block = Some(match block {
+                None => single,
+                Some(b) => match g.try_merge(&b, &single) {
+                    Some(m) => m,
+                    None => {
+                        return bad(format!(
                             "kernel {k}: instruction {i} may not join the instructions before it"
-                        )),
-                    },
-                });
+                        ))
+                    }
+                },
+            });
         }
         if let Some(shape) = block.as_ref().and_then(|b| b.nest.shape()) {
             if *shape != kernel.shape {

@@ -1,4 +1,4 @@
-use crate::legality::Graph;
+use crate::legality::{Graph, Nest};
 use crate::partition::{emit, Partition};
 use crate::serial::serial_groups;
 use crate::{Fuser, Result};
@@ -10,8 +10,7 @@ use std::collections::BinaryHeap;
 /// merge saves, `cost(A) + cost(B) - cost(A ∪ B)`: a temporary created and freed inside
 /// the merged block is contracted, and an array both blocks access is read once.
 ///
-/// Weights change as blocks grow, so the heap is lazy: an entry remembers the sizes of
-/// the two blocks it was weighed with and is re-weighed when popped stale. Zero-weight
+/// Weights change as blocks grow, so the heap is lazy: an edge is re-weighed when popped. Zero-weight
 /// edges are merged too (fewer kernels, fewer loop passes) but only after every saving
 /// one. Finally the result is compared with the serial partition and the cheaper is kept,
 /// so greedy never costs more than serial.
@@ -22,20 +21,23 @@ struct Candidate {
     weight: u64,
     /// Earlier edges first among equal weights (deterministic results).
     order: std::cmp::Reverse<(u32, u32)>,
-    sizes: (usize, usize),
 }
 
-/// Node pairs worth weighing: dependency edges and consecutive accesses of each base.
+/// Node pairs worth weighing: consecutive accesses of each base by fusable nodes. Every
+/// dependency and every shared access runs along these chains, so blocks that could
+/// save bytes by merging become neighbours as the chains contract.
 pub(crate) fn candidate_edges(g: &Graph) -> Vec<(u32, u32)> {
     let mut edges: Vec<(u32, u32)> = Vec::new();
-    for (a, s) in g.succ.iter().enumerate() {
-        edges.extend(s.iter().map(|&b| (a as u32, b)));
-    }
-    let mut last: Vec<Option<u32>> = vec![None; g.bases.len()];
-    for (n, uses) in g.uses.iter().enumerate() {
-        for u in uses {
-            if let Some(p) = last[u.base as usize].replace(n as u32) {
-                edges.push((p, n as u32));
+    for info in &g.bases {
+        let fusable = info
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&n| g.nest[n as usize] != Nest::Alone);
+        let mut prev = None;
+        for n in fusable {
+            if let Some(p) = prev.replace(n) {
+                edges.push((p, n));
             }
         }
     }
@@ -47,37 +49,39 @@ pub(crate) fn candidate_edges(g: &Graph) -> Vec<(u32, u32)> {
 pub(crate) fn greedy_partition(g: &Graph) -> Partition {
     let mut p = Partition::singletons(g);
     let mut heap = BinaryHeap::new();
-    let weigh = |p: &Partition, u: u32, v: u32| -> Option<Candidate> {
-        let (a, b) = (p.owner[u as usize], p.owner[v as usize]);
-        if a == b {
-            return None;
-        }
-        let (ba, bb) = (p.block(a), p.block(b));
-        let merged = g.try_merge(ba, bb)?;
-        Some(Candidate {
-            weight: (ba.cost + bb.cost).saturating_sub(merged.cost),
-            order: std::cmp::Reverse((u, v)),
-            sizes: (ba.nodes.len(), bb.nodes.len()),
-        })
-    };
     for (u, v) in candidate_edges(g) {
-        heap.extend(weigh(&p, u, v));
+        let (a, b) = (p.block(u), p.block(v));
+        if let Some(m) = g.check(a, b) {
+            let weight = (a.cost + b.cost).saturating_sub(m.cost);
+            heap.push(Candidate {
+                weight,
+                order: std::cmp::Reverse((u, v)),
+            });
+        }
     }
+    // Lazy greedy: a popped edge is re-weighed against the blocks as they are now; it is
+    // merged if it still beats the next best stored weight, else pushed back. A weight
+    // only goes back with a smaller value, so the loop ends.
     while let Some(c) = heap.pop() {
         let std::cmp::Reverse((u, v)) = c.order;
         let (a, b) = (p.owner[u as usize], p.owner[v as usize]);
         if a == b {
             continue;
         }
-        if (p.block(a).nodes.len(), p.block(b).nodes.len()) != c.sizes {
-            heap.extend(weigh(&p, u, v));
+        let (ba, bb) = (p.block(a), p.block(b));
+        let Some(m) = g.check(ba, bb) else {
+            continue;
+        };
+        let weight = (ba.cost + bb.cost).saturating_sub(m.cost);
+        if heap.peek().is_some_and(|top| weight < top.weight) {
+            heap.push(Candidate {
+                weight,
+                order: c.order,
+            });
             continue;
         }
-        if p.would_cycle(a, b) {
-            continue;
-        }
-        if let Some(merged) = g.try_merge(p.block(a), p.block(b)) {
-            p.merge(a, b, merged);
+        if !p.would_cycle(a, b) {
+            p.merge(g, a, b, m);
         }
     }
     p

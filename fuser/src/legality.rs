@@ -324,28 +324,35 @@ impl<'a> Graph<'a> {
                 .get(node as usize)
                 .is_some_and(|&k| batch.instrs[k].op.is_scan())
         };
+        // Scanning back from each access, an earlier write of the identical view ends the
+        // scan: anything before it that conflicts with this access conflicts with that
+        // write too, so the dependency follows transitively and so does fuse prevention
+        // (the two could only share a kernel together with the write between them). This
+        // keeps the edge count linear for arrays written and read many times.
         for acc in &access {
-            for (w, aw) in acc.iter().enumerate().filter(|(_, a)| a.write) {
-                for (j, a) in acc.iter().enumerate() {
-                    if a.node == aw.node || (a.write && j < w) {
+            for (q, aq) in acc.iter().enumerate() {
+                for ap in acc[..q].iter().rev() {
+                    if ap.node == aq.node || !(ap.write || aq.write) {
                         continue;
                     }
-                    let rel = if a.view == aw.view {
+                    let rel = if ap.view == aq.view {
                         Overlap::Identical
                     } else {
-                        overlap(views[aw.view as usize], views[a.view as usize])
+                        overlap(views[ap.view as usize], views[aq.view as usize])
                     };
                     if rel == Overlap::Disjoint {
                         continue;
                     }
-                    let (early, late) = if aw.node < a.node { (aw, a) } else { (a, aw) };
-                    edges.push((early.node, late.node));
+                    edges.push((ap.node, aq.node));
                     // A scan's output is final only when the scan is done: nothing in its
                     // kernel may read or overwrite it.
-                    let scan_out = early.write && is_scan(early.node);
+                    let scan_out = ap.write && is_scan(ap.node);
                     if rel == Overlap::Partial || scan_out {
-                        prevent[early.node as usize].insert(late.node as usize);
-                        prevent[late.node as usize].insert(early.node as usize);
+                        prevent[ap.node as usize].insert(aq.node as usize);
+                        prevent[aq.node as usize].insert(ap.node as usize);
+                    }
+                    if ap.write && rel == Overlap::Identical {
+                        break;
                     }
                 }
             }
@@ -397,37 +404,47 @@ impl<'a> Graph<'a> {
         let mut members = BitSet::new(n);
         members.insert(node as usize);
         let uses = self.uses[node as usize].clone();
-        let (cost, _) = self.use_cost(&uses);
+        let (cost, operands) = self.use_cost(&uses);
         Block {
             nodes: vec![node],
             first: node,
             nest: self.nest[node as usize].clone(),
             uses,
             cost,
+            operands,
             members,
             prevent: self.prevent[node as usize].clone(),
         }
     }
 
-    /// Memory bytes and operand count of a block's base uses.
-    pub fn use_cost(&self, uses: &[Use]) -> (u64, usize) {
-        let mut cost = 0;
-        let mut operands = 0;
-        for u in uses {
-            let info = &self.bases[u.base as usize];
-            if info.contractible && u.touchers == info.touchers {
-                continue;
-            }
-            operands += 1;
-            let bytes: u64 = u.views.iter().map(|&v| self.view_bytes[v as usize]).sum();
-            cost += bytes.min(info.nbytes);
+    /// Memory bytes and operand count (0 or 1) of one base use.
+    fn base_cost(
+        &self,
+        base: u32,
+        touchers: u32,
+        views: impl Iterator<Item = u32>,
+    ) -> (u64, usize) {
+        let info = &self.bases[base as usize];
+        if info.contractible && touchers == info.touchers {
+            return (0, 0);
         }
-        (cost, operands)
+        let bytes: u64 = views.map(|v| self.view_bytes[v as usize]).sum();
+        (bytes.min(info.nbytes), 1)
     }
 
-    /// The union of two blocks when they may share a kernel (no fuse-preventing pair, one
-    /// loop nest, within the engine's limits); acyclicity is checked by the caller.
-    pub fn try_merge(&self, a: &Block, b: &Block) -> Option<Block> {
+    /// Memory bytes and operand count of a block's base uses.
+    pub fn use_cost(&self, uses: &[Use]) -> (u64, usize) {
+        uses.iter().fold((0, 0), |(c, o), u| {
+            let (c1, o1) = self.base_cost(u.base, u.touchers, u.views.iter().copied());
+            (c + c1, o + o1)
+        })
+    }
+
+    /// Whether two blocks may share a kernel (no fuse-preventing pair, one loop nest,
+    /// within the engine's limits), and what their union would cost. Acyclicity is
+    /// checked by the caller. Costs only the smaller block's bases (each looked up in
+    /// the larger), so growing one big block stays cheap.
+    pub fn check(&self, a: &Block, b: &Block) -> Option<Merge> {
         if a.prevent.intersects(&b.members) {
             return None;
         }
@@ -435,11 +452,52 @@ impl<'a> Graph<'a> {
             return None;
         }
         let nest = Nest::combine(&a.nest, a.first, &b.nest, b.first)?;
-        let uses = merge_uses(&a.uses, &b.uses);
-        let (cost, operands) = self.use_cost(&uses);
+        let (small, big) = if a.uses.len() <= b.uses.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let (mut cost, mut operands) = (a.cost + b.cost, a.operands + b.operands);
+        for u in &small.uses {
+            let Ok(k) = big.uses.binary_search_by_key(&u.base, |g| g.base) else {
+                continue;
+            };
+            let g = &big.uses[k];
+            let (c1, o1) = self.base_cost(u.base, u.touchers, u.views.iter().copied());
+            let (c2, o2) = self.base_cost(g.base, g.touchers, g.views.iter().copied());
+            let extra = u.views.iter().copied().filter(|v| !g.views.contains(v));
+            let (c, o) = self.base_cost(
+                u.base,
+                u.touchers + g.touchers,
+                g.views.iter().copied().chain(extra),
+            );
+            cost = cost - c1 - c2 + c;
+            operands = operands - o1 - o2 + o;
+        }
         if operands > self.caps.max_kernel_operands {
             return None;
         }
+        Some(Merge {
+            nest,
+            cost,
+            operands,
+        })
+    }
+
+    /// Makes `a` the union of `a` and `b`, as `check` allowed.
+    pub fn absorb(&self, a: &mut Block, b: Block, m: Merge) {
+        a.uses = if b.uses.len() * 8 < a.uses.len() {
+            let mut uses = std::mem::take(&mut a.uses);
+            for u in b.uses {
+                match uses.binary_search_by_key(&u.base, |g| g.base) {
+                    Ok(k) => join_use(&mut uses[k], &u),
+                    Err(k) => uses.insert(k, u),
+                }
+            }
+            uses
+        } else {
+            merge_uses(&a.uses, &b.uses)
+        };
         let mut nodes = Vec::with_capacity(a.nodes.len() + b.nodes.len());
         let (mut i, mut j) = (0, 0);
         while i < a.nodes.len() || j < b.nodes.len() {
@@ -451,19 +509,39 @@ impl<'a> Graph<'a> {
                 j += 1;
             }
         }
-        let mut members = a.members.clone();
-        members.union_with(&b.members);
-        let mut prevent = a.prevent.clone();
-        prevent.union_with(&b.prevent);
-        Some(Block {
-            first: a.first.min(b.first),
-            nodes,
-            nest,
-            uses,
-            cost,
-            members,
-            prevent,
-        })
+        a.nodes = nodes;
+        a.first = a.first.min(b.first);
+        a.nest = m.nest;
+        a.cost = m.cost;
+        a.operands = m.operands;
+        a.members.union_with(&b.members);
+        a.prevent.union_with(&b.prevent);
+    }
+
+    /// The union of two blocks, when `check` allows it.
+    pub fn try_merge(&self, a: &Block, b: &Block) -> Option<Block> {
+        let m = self.check(a, b)?;
+        let mut union = a.clone();
+        self.absorb(&mut union, b.clone(), m);
+        Some(union)
+    }
+}
+
+/// The outcome of a legal merge, computed before doing it.
+#[derive(Clone, Debug)]
+pub(crate) struct Merge {
+    pub nest: Nest,
+    pub cost: u64,
+    pub operands: usize,
+}
+
+fn join_use(u: &mut Use, other: &Use) {
+    u.touchers += other.touchers;
+    u.written |= other.written;
+    for &v in &other.views {
+        if let Err(p) = u.views.binary_search(&v) {
+            u.views.insert(p, v);
+        }
     }
 }
 
@@ -480,13 +558,7 @@ pub(crate) fn merge_uses(a: &[Use], b: &[Use]) -> Vec<Use> {
             j += 1;
         } else {
             let mut u = a[i].clone();
-            u.touchers += b[j].touchers;
-            u.written |= b[j].written;
-            for &v in &b[j].views {
-                if let Err(p) = u.views.binary_search(&v) {
-                    u.views.insert(p, v);
-                }
-            }
+            join_use(&mut u, &b[j]);
             out.push(u);
             i += 1;
             j += 1;
@@ -506,6 +578,8 @@ pub(crate) struct Block {
     pub uses: Vec<Use>,
     /// Bytes of distinct array data the block touches in memory.
     pub cost: u64,
+    /// Distinct bases read or written in memory.
+    pub operands: usize,
     pub members: BitSet,
     /// Nodes that may not share this block's kernel.
     pub prevent: BitSet,

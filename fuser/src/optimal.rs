@@ -74,11 +74,11 @@ impl Search<'_, '_> {
                 if a == b || p.would_cycle(a, b) {
                     continue;
                 }
-                if let Some(merged) = self.g.try_merge(p.block(a), p.block(b)) {
-                    break Some((a, b, merged));
+                if let Some(m) = self.g.check(p.block(a), p.block(b)) {
+                    break Some((a, b, m));
                 }
             };
-            let Some((a, b, merged)) = found else {
+            let Some((a, b, m)) = found else {
                 let cost = p.cost();
                 if cost < self.best_cost {
                     self.best_cost = cost;
@@ -87,7 +87,7 @@ impl Search<'_, '_> {
                 return;
             };
             let mut joined = p.clone();
-            joined.merge(a, b, merged);
+            joined.merge(self.g, a, b, m);
             self.dfs(joined, next);
             // The other branch: a and b never share a kernel.
             let members_b = p.block(b).members.clone();

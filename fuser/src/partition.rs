@@ -4,7 +4,7 @@
 
 use crate::bitset::BitSet;
 use crate::finish_kernel;
-use crate::legality::{Block, Graph};
+use crate::legality::{Block, Graph, Merge};
 use hassium_core::{BaseId, Kernel};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -80,13 +80,18 @@ impl Partition {
         via(a, b) || via(b, a)
     }
 
-    /// Replaces blocks `a` and `b` by `merged` (their union), kept under id `a`.
-    pub fn merge(&mut self, a: u32, b: u32, merged: Block) {
-        for &node in &merged.nodes {
+    /// Replaces blocks `a` and `b` by their union (as `g.check` returned `m`), kept
+    /// under id `a`.
+    pub fn merge(&mut self, g: &Graph, a: u32, b: u32, m: Merge) {
+        let Some(block_b) = self.blocks[b as usize].take() else {
+            return;
+        };
+        for &node in &block_b.nodes {
             self.owner[node as usize] = a;
         }
-        self.blocks[a as usize] = Some(merged);
-        self.blocks[b as usize] = None;
+        if let Some(block_a) = self.blocks[a as usize].as_mut() {
+            g.absorb(block_a, block_b, m);
+        }
         let (au, bu) = (a as usize, b as usize);
         for p in std::mem::take(&mut self.pred[bu]) {
             remove_sorted(&mut self.succ[p as usize], b);

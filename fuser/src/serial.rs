@@ -17,8 +17,11 @@ pub(crate) fn serial_groups(g: &Graph) -> (Vec<Vec<u32>>, u64) {
         let single = g.singleton(n);
         current = Some(match current.take() {
             None => single,
-            Some(block) => match g.try_merge(&block, &single) {
-                Some(merged) => merged,
+            Some(mut block) => match g.check(&block, &single) {
+                Some(m) => {
+                    g.absorb(&mut block, single, m);
+                    block
+                }
                 None => {
                     cost += block.cost;
                     groups.push(block.nodes);
