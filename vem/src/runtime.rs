@@ -27,6 +27,9 @@ pub struct Runtime {
     next_id: u64,
     memory: HostMemory,
     stats: RuntimeStats,
+    /// `$HASSIUM_DUMP`: where each fused batch is written as text and Graphviz.
+    dump_dir: Option<std::path::PathBuf>,
+    dumped: u64,
 }
 
 fn init_logging() {
@@ -60,6 +63,8 @@ impl Runtime {
             next_id: 1,
             memory: HostMemory::default(),
             stats,
+            dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
+            dumped: 0,
         })
     }
 
@@ -315,9 +320,20 @@ impl Runtime {
     fn fuse(&mut self, batch: &Batch) -> Result<Vec<Kernel>> {
         let _s = debug_span!("fuse").entered();
         let t = Instant::now();
-        let kernels = self.stack.fuser.fuse(batch, &self.stack.caps)?;
-        self.stats.fuse_cache_misses += 1;
+        let stack = &mut self.stack;
+        let (kernels, hit) = stack.cache.get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
+        if hit {
+            self.stats.fuse_cache_hits += 1;
+        } else {
+            self.stats.fuse_cache_misses += 1;
+        }
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
+        if let Some(dir) = &self.dump_dir {
+            self.dumped += 1;
+            if let Err(e) = hassium_fuser::dump_kernels(dir, self.dumped, batch, &kernels) {
+                tracing::warn!("HASSIUM_DUMP: {e}");
+            }
+        }
         Ok(kernels)
     }
 

@@ -5,7 +5,7 @@ use hassium_core::Capabilities;
 use hassium_engine_abi::{engine_path, Engine, LoadedEngine};
 use hassium_engine_reference::ReferenceEngine;
 use hassium_filters::Filter;
-use hassium_fuser::{Fuser, FuserOptions};
+use hassium_fuser::{FuseCache, Fuser, FuserOptions};
 
 /// The filters, fuser and engine of one stack, plus the built-in reference engine that
 /// takes whatever the stack's engine cannot run.
@@ -14,6 +14,8 @@ pub struct Stack {
     pub filters: Vec<(String, Box<dyn Filter>)>,
     pub fuser_name: String,
     pub fuser: Box<dyn Fuser>,
+    /// Partitions by canonical batch key, so a loop pays for fusion once.
+    pub cache: FuseCache,
     pub engine: Box<dyn Engine>,
     pub caps: Capabilities,
     pub fallback: ReferenceEngine,
@@ -42,6 +44,7 @@ impl Stack {
             filters,
             fuser_name: sc.fuser.clone(),
             fuser,
+            cache: FuseCache::new(),
             engine,
             caps,
             fallback: ReferenceEngine::new(),

@@ -163,3 +163,20 @@ fn stats_count_what_happened() {
     assert!(s.kernels >= 1);
     assert!(s.to_string().contains("instructions recorded"));
 }
+
+#[test]
+fn a_loop_of_identical_iterations_hits_the_fuse_cache() {
+    let mut rt = reference_runtime(&[]);
+    let x = from_f64(&mut rt, &[1.0; 16]);
+    for i in 0..1000 {
+        let t = rt.new_base(DType::Float64, 16);
+        let tv = View::contiguous(t.id, DType::Float64, &[16]);
+        let dt = Scalar::Float64(1.0 / (i + 1) as f64);
+        rt.record(Instr::new(Opcode::Multiply, tv.clone(), [x.clone().into(), dt.into()])).unwrap();
+        rt.record(Instr::new(Opcode::Add, x.clone(), [tv.into(), Scalar::Float64(1.0).into()])).unwrap();
+        rt.free(t.id).unwrap();
+        rt.flush().unwrap();
+    }
+    let s = rt.stats();
+    assert_eq!((s.fuse_cache_hits, s.fuse_cache_misses), (999, 1));
+}
