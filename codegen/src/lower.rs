@@ -46,8 +46,8 @@ pub enum Plan {
         chunks: usize,
         slots: usize,
     },
-    /// One call over `[0, 1)` (scatters, arg-reductions of a whole axis, 0-d kernels).
-    Serial { elements: usize },
+    /// One call over `[0, extent)` (scatters, arg-reductions of a whole axis, 0-d kernels).
+    Serial { extent: usize },
 }
 
 /// A size or offset: a literal, or slot `i` of the `meta` array.
@@ -528,7 +528,9 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         Structure::Partials => None,
     };
     let plan = match (structure, par_loop) {
-        _ if is_scatter => Plan::Serial { elements },
+        _ if is_scatter => Plan::Serial {
+            extent: par_loop.map_or(1, |p| ext[p]),
+        },
         (Structure::Partials, _) => Plan::Partials {
             extent: ext[0],
             chunks: ext[0].div_ceil(CHUNK),
@@ -538,7 +540,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             extent: ext[p],
             inner: elements / ext[p].max(1),
         },
-        (_, None) => Plan::Serial { elements },
+        (_, None) => Plan::Serial { extent: 1 },
     };
 
     // Numbers: extents, then per view offset and strides, then random-access views.

@@ -1,0 +1,248 @@
+//! The disk side of the kernel cache.
+//!
+//! Layout: `<cache_dir>/cpu-<hassium version>-<compiler identity>/` holds shared objects
+//! `k-<source hash>.so` (several kernels each: one per compile) and one small entry file
+//! per kernel key, `<key>.entry`, naming its library, symbol and the library's checksum.
+//! Both are written to a temporary name in the same directory and renamed into place, so
+//! a concurrent process sees a whole file or none; two processes compiling the same
+//! kernel both succeed and the last rename wins with identical content. An entry whose
+//! library is missing, fails its checksum or does not load is deleted and rebuilt.
+
+use crate::compiler::Compiler;
+use crate::error::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// A compiled kernel's entry point (see hassium-codegen's README for the convention).
+pub type KernelFn =
+    unsafe extern "C" fn(i64, i64, *const *mut u8, *const u8, *const i64, *mut u8, *mut i64) -> i32;
+
+/// A loaded kernel: its function and, for partial reductions, the combining function.
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled {
+    pub main: KernelFn,
+    pub fin: Option<KernelFn>,
+}
+
+/// What one kernel of a compile job is called.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: u128,
+    pub symbol: String,
+    pub has_fin: bool,
+}
+
+pub struct DiskCache {
+    dir: PathBuf,
+    /// Whether `dir` could be created; when not, libraries go to a temporary directory
+    /// and nothing is persisted.
+    persistent: bool,
+    libs: Mutex<HashMap<PathBuf, &'static libloading::Library>>,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn tmp_name(dir: &Path, ext: &str) -> PathBuf {
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    dir.join(format!(".tmp-{}-{n}-{t:x}.{ext}", std::process::id()))
+}
+
+fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Cache {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same directory + rename).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tmp_name(dir, "part");
+    std::fs::write(&tmp, bytes).map_err(|e| cache_err(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        cache_err(path, e)
+    })
+}
+
+impl DiskCache {
+    pub fn new(root: &Path, compiler: &Compiler) -> DiskCache {
+        let dir = root.join(format!(
+            "cpu-{}-{:016x}",
+            env!("CARGO_PKG_VERSION"),
+            compiler.identity
+        ));
+        match std::fs::create_dir_all(&dir) {
+            Ok(()) => DiskCache {
+                dir,
+                persistent: true,
+                libs: Mutex::new(HashMap::new()),
+            },
+            Err(e) => {
+                tracing::warn!(
+                    "kernel cache {} is not usable ({e}); compiled kernels will not persist",
+                    dir.display()
+                );
+                let dir = std::env::temp_dir().join(format!("hassium-{}", std::process::id()));
+                let _ = std::fs::create_dir_all(&dir);
+                DiskCache {
+                    dir,
+                    persistent: false,
+                    libs: Mutex::new(HashMap::new()),
+                }
+            }
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn entry_path(&self, key: u128) -> PathBuf {
+        self.dir.join(format!("{key:032x}.entry"))
+    }
+
+    fn open_lib(&self, path: &Path) -> Result<&'static libloading::Library> {
+        let mut libs = self.libs.lock();
+        if let Some(l) = libs.get(path) {
+            return Ok(l);
+        }
+        // SAFETY: the library is a kernel object this engine compiled from its own source;
+        // it has no initialisers beyond libc's.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| cache_err(path, e))?;
+        // Never unloaded: function pointers into it live in the memory cache.
+        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+        libs.insert(path.to_path_buf(), lib);
+        Ok(lib)
+    }
+
+    fn symbol(lib: &'static libloading::Library, name: &str, path: &Path) -> Result<KernelFn> {
+        // SAFETY: every kernel symbol has the KernelFn signature (rendered by codegen).
+        let f: libloading::Symbol<KernelFn> =
+            unsafe { lib.get(name.as_bytes()) }.map_err(|e| cache_err(path, e))?;
+        Ok(*f)
+    }
+
+    fn resolve(&self, lib_path: &Path, e: &Entry) -> Result<Compiled> {
+        let lib = self.open_lib(lib_path)?;
+        let main = Self::symbol(lib, &e.symbol, lib_path)?;
+        let fin = if e.has_fin {
+            Some(Self::symbol(lib, &format!("{}_fin", e.symbol), lib_path)?)
+        } else {
+            None
+        };
+        Ok(Compiled { main, fin })
+    }
+
+    /// Loads `key` from disk; a damaged entry is deleted (with its library when that is
+    /// what is damaged) and reported as a miss.
+    pub fn load(&self, key: u128) -> Option<Compiled> {
+        if !self.persistent {
+            return None;
+        }
+        let path = self.entry_path(key);
+        let text = std::fs::read_to_string(&path).ok()?;
+        match self.load_entry(key, &text) {
+            Ok(c) => Some(c),
+            Err((why, lib)) => {
+                tracing::warn!(
+                    "kernel cache entry {} is damaged ({why}); rebuilding it",
+                    path.display()
+                );
+                let _ = std::fs::remove_file(&path);
+                if let Some(lib) = lib {
+                    let _ = std::fs::remove_file(lib);
+                }
+                None
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn load_entry(
+        &self,
+        key: u128,
+        text: &str,
+    ) -> std::result::Result<Compiled, (String, Option<PathBuf>)> {
+        let mut fields = HashMap::new();
+        let mut lines = text.lines();
+        if lines.next() != Some("hassium-kernel-entry 1") {
+            return Err(("bad header".into(), None));
+        }
+        for l in lines {
+            if let Some((k, v)) = l.split_once('=') {
+                fields.insert(k, v);
+            }
+        }
+        let (Some(lib), Some(sym), Some(fin), Some(sum)) = (
+            fields.get("lib"),
+            fields.get("sym"),
+            fields.get("fin"),
+            fields.get("sum"),
+        ) else {
+            return Err(("truncated entry".into(), None));
+        };
+        if lib.contains('/') {
+            return Err(("bad library name".into(), None));
+        }
+        let lib_path = self.dir.join(lib);
+        let bytes = std::fs::read(&lib_path).map_err(|e| (format!("library: {e}"), None))?;
+        if format!("{:016x}", xxh3_64(&bytes)) != *sum {
+            return Err(("library checksum mismatch".into(), Some(lib_path)));
+        }
+        let e = Entry {
+            key,
+            symbol: sym.to_string(),
+            has_fin: *fin == "1",
+        };
+        self.resolve(&lib_path, &e)
+            .map_err(|err| (err.to_string(), Some(lib_path)))
+    }
+
+    /// Compiles `source` holding every kernel of `entries` in one compiler call, stores
+    /// the library and one entry per kernel, and returns the loaded kernels.
+    pub fn compile(
+        &self,
+        compiler: &Compiler,
+        source: &str,
+        entries: &[Entry],
+    ) -> Result<Vec<(u128, Compiled)>> {
+        let final_lib = self
+            .dir
+            .join(format!("k-{:016x}.so", xxh3_64(source.as_bytes())));
+        let c_path = tmp_name(&self.dir, "c");
+        let tmp_lib = tmp_name(&self.dir, "so");
+        let result = compiler.compile(source, &c_path, &tmp_lib);
+        let _ = std::fs::remove_file(&c_path);
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp_lib);
+            return Err(e);
+        }
+        let bytes = std::fs::read(&tmp_lib).map_err(|e| cache_err(&tmp_lib, e))?;
+        std::fs::rename(&tmp_lib, &final_lib).map_err(|e| cache_err(&final_lib, e))?;
+        let sum = format!("{:016x}", xxh3_64(&bytes));
+        let lib_name = final_lib
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            let c = self.resolve(&final_lib, e)?;
+            if self.persistent {
+                let text = format!(
+                    "hassium-kernel-entry 1\nlib={lib_name}\nsym={}\nfin={}\nsum={sum}\n",
+                    e.symbol, e.has_fin as u8
+                );
+                write_atomic(&self.entry_path(e.key), text.as_bytes())?;
+            }
+            out.push((e.key, c));
+        }
+        Ok(out)
+    }
+}

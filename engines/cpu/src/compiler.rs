@@ -1,0 +1,125 @@
+//! Running the system C compiler: one invocation turns one translation unit (all new
+//! kernels of an execute call) into one shared object.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::process::Command;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Declarations that give the compiler glibc's vector math (libmvec) variants of libm
+/// functions. glibc declares these only under `-ffast-math`, which also assumes no NaN or
+/// infinity; declaring them ourselves and compiling with `-fno-math-errno` gets the same
+/// vector calls while keeping IEEE semantics (libmvec handles NaN/inf inputs exactly as
+/// the scalar functions do, within its documented 4-ulp accuracy).
+pub const LIBMVEC_DECLS: &str =
+    "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HS_VEC __attribute__((simd(\"notinbranch\")))
+HS_VEC double exp(double); HS_VEC float expf(float);
+HS_VEC double log(double); HS_VEC float logf(float);
+HS_VEC double sin(double); HS_VEC float sinf(float);
+HS_VEC double cos(double); HS_VEC float cosf(float);
+HS_VEC double pow(double, double); HS_VEC float powf(float, float);
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)
+HS_VEC double exp2(double); HS_VEC float exp2f(float);
+HS_VEC double expm1(double); HS_VEC float expm1f(float);
+HS_VEC double log2(double); HS_VEC float log2f(float);
+HS_VEC double log10(double); HS_VEC float log10f(float);
+HS_VEC double log1p(double); HS_VEC float log1pf(float);
+HS_VEC double tan(double); HS_VEC float tanf(float);
+HS_VEC double asin(double); HS_VEC float asinf(float);
+HS_VEC double acos(double); HS_VEC float acosf(float);
+HS_VEC double atan(double); HS_VEC float atanf(float);
+HS_VEC double atan2(double, double); HS_VEC float atan2f(float, float);
+HS_VEC double sinh(double); HS_VEC float sinhf(float);
+HS_VEC double cosh(double); HS_VEC float coshf(float);
+HS_VEC double tanh(double); HS_VEC float tanhf(float);
+HS_VEC double asinh(double); HS_VEC float asinhf(float);
+HS_VEC double acosh(double); HS_VEC float acoshf(float);
+HS_VEC double atanh(double); HS_VEC float atanhf(float);
+HS_VEC double cbrt(double); HS_VEC float cbrtf(float);
+HS_VEC double hypot(double, double); HS_VEC float hypotf(float, float);
+#endif
+#endif
+";
+
+/// The configured compiler, found to be runnable.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    pub program: String,
+    pub flags: Vec<String>,
+    /// Hash of the compiler's `--version` first line, the flags and the extra flags: part
+    /// of every disk cache entry's directory, so a compiler upgrade never loads old code.
+    pub identity: u64,
+    /// Whether glibc's libmvec can be linked.
+    pub libmvec: bool,
+}
+
+/// Flags every compile gets beyond the configured ones: no errno from libm (lets the
+/// compiler vectorise math calls; NaN/inf semantics are unaffected).
+const EXTRA: &[&str] = &["-std=gnu11", "-fno-math-errno", "-fno-strict-aliasing"];
+
+impl Compiler {
+    /// Probes `program --version`; `None` when it cannot be run at all.
+    pub fn probe(program: &str, flags: &[String]) -> Option<Compiler> {
+        let out = Command::new(program).arg("--version").output().ok()?;
+        let first = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let libmvec = Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists()
+            || Path::new("/lib/x86_64-linux-gnu/libmvec.so").exists()
+            || Path::new("/usr/lib64/libmvec.so").exists();
+        let id = format!("{first}|{}|{}|{libmvec}", flags.join(" "), EXTRA.join(" "));
+        Some(Compiler {
+            program: program.to_string(),
+            flags: flags.to_vec(),
+            identity: xxh3_64(id.as_bytes()),
+            libmvec,
+        })
+    }
+
+    /// Text to put before the kernels of a translation unit.
+    pub fn decls(&self) -> &'static str {
+        if self.libmvec {
+            LIBMVEC_DECLS
+        } else {
+            ""
+        }
+    }
+
+    /// Compiles `source` (written to `c_path`) into the shared object `so_path`.
+    pub fn compile(&self, source: &str, c_path: &Path, so_path: &Path) -> Result<()> {
+        std::fs::write(c_path, source).map_err(|e| Error::Cache {
+            path: c_path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.flags)
+            .args(EXTRA)
+            .arg("-o")
+            .arg(so_path)
+            .arg(c_path);
+        if self.libmvec {
+            cmd.arg("-lmvec");
+        }
+        cmd.arg("-lm");
+        let shown = format!("{cmd:?}").replace('"', "");
+        let out = cmd.output().map_err(|e| Error::Compile {
+            command: shown.clone(),
+            stderr: e.to_string(),
+        })?;
+        if !out.status.success() {
+            let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            if stderr.len() > 8000 {
+                stderr.truncate(8000);
+                stderr.push_str("\n…");
+            }
+            return Err(Error::Compile {
+                command: shown,
+                stderr,
+            });
+        }
+        Ok(())
+    }
+}

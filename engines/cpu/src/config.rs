@@ -1,0 +1,154 @@
+//! The `[engines.cpu]` table. Every key is optional; an unknown key is an error that names
+//! it and the valid ones, so a typo does not silently run with defaults.
+
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+/// Which specialisations of a kernel are compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecializePolicy {
+    /// Shapes, strides and offsets baked in: best code, one compile per shape.
+    Fixed,
+    /// Shapes passed at run time: one compile per structure, reused across sizes.
+    Dynamic,
+    /// Fixed code for each new shape, until a kernel has been compiled fixed for two
+    /// different shapes; from then on new shapes of that kernel use dynamic code (shapes
+    /// seen before keep their fixed code). A steady loop gets the best code and compiles
+    /// once; a program whose sizes keep changing stops paying a compile per size.
+    Both,
+}
+
+#[derive(Clone, Debug)]
+pub struct CpuConfig {
+    pub compiler: String,
+    pub flags: Vec<String>,
+    /// Worker threads; 0 = all cores.
+    pub threads: usize,
+    pub specialize: SpecializePolicy,
+    pub tiered: bool,
+    pub cache_dir: PathBuf,
+    /// Kernels with fewer elements run on the calling thread.
+    pub min_parallel_elems: usize,
+    /// A kernel-cache miss after the first execute call is an error (tests prove a loop
+    /// compiles once with it).
+    pub strict_cache: bool,
+}
+
+const KEYS: &[&str] = &[
+    "compiler",
+    "flags",
+    "threads",
+    "specialize",
+    "tiered",
+    "cache_dir",
+    "min_parallel_elems",
+    "strict_cache",
+];
+/// Keys the runtime itself reads from an engine's table.
+const RUNTIME_KEYS: &[&str] = &["library", "child"];
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        CpuConfig {
+            compiler: "cc".into(),
+            flags: ["-O3", "-march=native", "-fPIC", "-shared"]
+                .map(String::from)
+                .to_vec(),
+            threads: 0,
+            specialize: SpecializePolicy::Both,
+            tiered: false,
+            cache_dir: expand_home("~/.cache/hassium"),
+            min_parallel_elems: 32768,
+            strict_cache: false,
+        }
+    }
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    if let Some(rest) = p.strip_prefix("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    PathBuf::from(p)
+}
+
+impl CpuConfig {
+    pub fn from_table(t: &toml::Table) -> Result<CpuConfig> {
+        let mut c = CpuConfig::default();
+        for (k, v) in t {
+            let bad = |want: &str| Error::Config(format!("`{k}` must be {want}, got {v}"));
+            match k.as_str() {
+                "compiler" => c.compiler = v.as_str().ok_or_else(|| bad("a string"))?.to_string(),
+                "flags" => {
+                    let a = v.as_array().ok_or_else(|| bad("an array of strings"))?;
+                    c.flags = a
+                        .iter()
+                        .map(|x| {
+                            x.as_str()
+                                .map(String::from)
+                                .ok_or_else(|| bad("an array of strings"))
+                        })
+                        .collect::<Result<_>>()?;
+                }
+                "threads" => {
+                    c.threads = usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
+                        .map_err(|_| bad("≥ 0"))?
+                }
+                "specialize" => {
+                    c.specialize = match v.as_str() {
+                        Some("fixed") => SpecializePolicy::Fixed,
+                        Some("dynamic") => SpecializePolicy::Dynamic,
+                        Some("both") => SpecializePolicy::Both,
+                        _ => return Err(bad("one of \"fixed\", \"dynamic\", \"both\"")),
+                    }
+                }
+                "tiered" => c.tiered = v.as_bool().ok_or_else(|| bad("true or false"))?,
+                "cache_dir" => {
+                    c.cache_dir = expand_home(v.as_str().ok_or_else(|| bad("a string"))?)
+                }
+                "min_parallel_elems" => {
+                    c.min_parallel_elems =
+                        usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
+                            .map_err(|_| bad("≥ 0"))?
+                }
+                "strict_cache" => {
+                    c.strict_cache = v.as_bool().ok_or_else(|| bad("true or false"))?
+                }
+                k if RUNTIME_KEYS.contains(&k) => {}
+                k => {
+                    return Err(Error::Config(format!(
+                        "unknown key `{k}`; valid keys: {}",
+                        KEYS.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_itself_and_the_valid_keys() {
+        let t: toml::Table = "thread = 2".parse().unwrap();
+        let e = CpuConfig::from_table(&t).unwrap_err().to_string();
+        assert!(
+            e.contains("`thread`") && e.contains("threads") && e.contains("strict_cache"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn library_and_child_are_accepted_and_defaults_fill_the_rest() {
+        let t: toml::Table = "library = \"x.so\"\nchild = \"cpu\"\nspecialize = \"dynamic\""
+            .parse()
+            .unwrap();
+        let c = CpuConfig::from_table(&t).unwrap();
+        assert_eq!(c.specialize, SpecializePolicy::Dynamic);
+        assert_eq!(c.compiler, "cc");
+    }
+}

@@ -1,0 +1,444 @@
+//! The `Engine` implementation: lower → look up → compile what is new (one compiler call
+//! per execute) → run in order.
+
+use crate::cache::{Compiled, DiskCache, Entry};
+use crate::compiler::Compiler;
+use crate::config::{CpuConfig, SpecializePolicy};
+use crate::matmul;
+use crate::run::{self, Args};
+use crate::tiered::{Job, Shared, Tiered};
+use hassium_codegen::{lower, render_unit, Lowered, Plan, Specialize, C99};
+use hassium_core::{
+    kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, OpClass, Opcode,
+};
+use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, HostBuffer, Result};
+use hassium_engine_reference::{execute_instr, Memory};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// The CPU engine. See the crate documentation.
+pub struct CpuEngine {
+    cfg: CpuConfig,
+    threads: usize,
+    pool: rayon::ThreadPool,
+    compiler: Option<Compiler>,
+    disk: Option<Arc<DiskCache>>,
+    shared: Arc<Shared>,
+    tiered: Option<Tiered>,
+    /// `both` policy: dynamic kernel key → fixed keys compiled for it.
+    fixed_variants: HashMap<u128, HashSet<u128>>,
+    calls: u64,
+    stats: EngineStats,
+}
+
+/// What to do with one kernel of a batch.
+enum Task {
+    Native { lowered: Box<Lowered>, key: u128 },
+    Matmul,
+    Interpret,
+}
+
+fn engine_err(msg: impl Into<String>) -> hassium_engine_abi::Error {
+    hassium_engine_abi::Error::Engine {
+        engine: "cpu".into(),
+        message: msg.into(),
+    }
+}
+
+impl CpuEngine {
+    /// The engine library's constructor (`export_engine!`).
+    pub fn create(ctx: EngineContext) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(CpuEngine::new(CpuConfig::from_table(
+            &ctx.config,
+        )?)?))
+    }
+
+    pub fn new(cfg: CpuConfig) -> Result<CpuEngine> {
+        let threads = if cfg.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            cfg.threads
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("hassium-cpu-{i}"))
+            .build()
+            .map_err(|e| engine_err(format!("cannot start {threads} worker threads: {e}")))?;
+        let compiler = Compiler::probe(&cfg.compiler, &cfg.flags);
+        if compiler.is_none() {
+            tracing::warn!(
+                "C compiler `{}` cannot be run; the cpu engine interprets every kernel (install a C compiler or set [engines.cpu] compiler)",
+                cfg.compiler
+            );
+        }
+        let disk = compiler
+            .as_ref()
+            .map(|c| Arc::new(DiskCache::new(&cfg.cache_dir, c)));
+        let shared = Arc::new(Shared::default());
+        let tiered = match (&compiler, &disk, cfg.tiered) {
+            (Some(c), Some(d), true) => Some(Tiered::start(c.clone(), d.clone(), shared.clone())),
+            _ => None,
+        };
+        Ok(CpuEngine {
+            cfg,
+            threads,
+            pool,
+            compiler,
+            disk,
+            shared,
+            tiered,
+            fixed_variants: HashMap::new(),
+            calls: 0,
+            stats: EngineStats::default(),
+        })
+    }
+
+    /// The directory of this engine's disk cache (none without a compiler).
+    pub fn cache_dir(&self) -> Option<std::path::PathBuf> {
+        self.disk.as_ref().map(|d| d.dir().to_path_buf())
+    }
+
+    /// Blocks until the background compiler has finished every queued kernel.
+    pub fn wait_for_compiles(&self) {
+        while !self.shared.pending.lock().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    /// The source the engine would compile for `kernel` (for dumps and tests).
+    pub fn source_of(
+        &self,
+        batch: &Batch,
+        kernel: &Kernel,
+    ) -> std::result::Result<String, hassium_codegen::Error> {
+        let spec = if self.cfg.specialize == SpecializePolicy::Dynamic {
+            Specialize::Dynamic
+        } else {
+            Specialize::Fixed
+        };
+        let l = lower(batch, kernel, spec)?;
+        let decls = self.compiler.as_ref().map_or("", |c| c.decls());
+        render_unit(&C99, decls, &[(&l, "hs_kernel".to_string())])
+    }
+
+    fn key_of(batch: &Batch, kernel: &Kernel, mode: KeyMode, l: &Lowered) -> u128 {
+        let mut bytes = kernel_key(batch, kernel, mode).0.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&l.signature().to_le_bytes());
+        xxh3_128(&bytes)
+    }
+
+    fn cached(&mut self, key: u128) -> Option<Compiled> {
+        if let Some(c) = self.shared.memory.lock().get(&key).copied() {
+            return Some(c);
+        }
+        let c = self.disk.as_ref()?.load(key)?;
+        self.shared.memory.lock().insert(key, c);
+        self.stats.cache_hits_disk += 1;
+        Some(c)
+    }
+
+    /// Lowers a kernel as the specialisation policy says.
+    fn plan(
+        &mut self,
+        batch: &Batch,
+        kernel: &Kernel,
+    ) -> std::result::Result<Task, hassium_engine_abi::Error> {
+        let single = (kernel.instrs.len() == 1).then(|| &batch.instrs[kernel.instrs[0]]);
+        if single
+            .is_some_and(|i| i.op == Opcode::Extension && i.method.as_deref() == Some("matmul"))
+        {
+            return Ok(Task::Matmul);
+        }
+        if self.compiler.is_none() {
+            return Ok(Task::Interpret);
+        }
+        let lowered = |spec| match lower(batch, kernel, spec) {
+            Ok(l) => Ok(Some(l)),
+            Err(hassium_codegen::Error::Value(m)) => {
+                Err(hassium_engine_abi::Error::Bytecode(CoreError::Invalid(m)))
+            }
+            Err(e) => {
+                tracing::debug!("interpreting a kernel: {e}");
+                Ok(None)
+            }
+        };
+        let dynamic = |this: &mut Self| -> std::result::Result<Task, hassium_engine_abi::Error> {
+            let _ = this;
+            Ok(match lowered(Specialize::Dynamic)? {
+                Some(l) => {
+                    let key = Self::key_of(batch, kernel, KeyMode::Dynamic, &l);
+                    Task::Native {
+                        lowered: Box::new(l),
+                        key,
+                    }
+                }
+                None => Task::Interpret,
+            })
+        };
+        match self.cfg.specialize {
+            SpecializePolicy::Dynamic => dynamic(self),
+            SpecializePolicy::Fixed | SpecializePolicy::Both => {
+                let Some(l) = lowered(Specialize::Fixed)? else {
+                    return Ok(Task::Interpret);
+                };
+                let key = Self::key_of(batch, kernel, KeyMode::Fixed, &l);
+                if self.cfg.specialize == SpecializePolicy::Both && !matches!(l.plan, Plan::Empty) {
+                    let dkey = kernel_key(batch, kernel, KeyMode::Dynamic).0;
+                    let known = self.shared.memory.lock().contains_key(&key);
+                    let variants = self.fixed_variants.entry(dkey).or_default();
+                    if !known && !variants.contains(&key) && variants.len() >= 2 {
+                        return dynamic(self);
+                    }
+                    variants.insert(key);
+                }
+                Ok(Task::Native {
+                    lowered: Box::new(l),
+                    key,
+                })
+            }
+        }
+    }
+
+    fn interpret(
+        &mut self,
+        batch: &Batch,
+        kernel: &Kernel,
+        buffers: &Buffers,
+        mem: &mut Option<Memory>,
+    ) -> Result<()> {
+        let m = match mem {
+            Some(m) => m,
+            None => {
+                let mut m = Memory::new();
+                // SAFETY: the engine ABI guarantees each host buffer for this call.
+                unsafe { m.insert_host(buffers)? };
+                mem.insert(m)
+            }
+        };
+        for id in &kernel.contracted {
+            if !m.contains(*id) {
+                let base = batch.base(*id).ok_or_else(|| {
+                    engine_err(format!("contracted base {} is not in the batch", id.0))
+                })?;
+                m.insert_scratch(base);
+            }
+        }
+        for &i in &kernel.instrs {
+            execute_instr(batch, i, m)?;
+        }
+        self.stats.interpreted += 1;
+        Ok(())
+    }
+
+    /// Compiles every kernel in `todo` with one compiler call.
+    fn compile(&mut self, todo: Vec<(u128, Lowered)>) -> Result<()> {
+        let (Some(compiler), Some(disk)) = (self.compiler.clone(), self.disk.clone()) else {
+            return Ok(());
+        };
+        let names: Vec<String> = todo.iter().map(|(k, _)| format!("hs_{k:032x}")).collect();
+        let units: Vec<(&Lowered, String)> = todo
+            .iter()
+            .zip(&names)
+            .map(|((_, l), n)| (l, n.clone()))
+            .collect();
+        let source =
+            render_unit(&C99, compiler.decls(), &units).map_err(|e| engine_err(e.to_string()))?;
+        let entries: Vec<Entry> = todo
+            .iter()
+            .zip(&names)
+            .map(|((k, l), n)| Entry {
+                key: *k,
+                symbol: n.clone(),
+                has_fin: l.has_fin(),
+            })
+            .collect();
+        if let Some(t) = &self.tiered {
+            self.shared
+                .pending
+                .lock()
+                .extend(entries.iter().map(|e| e.key));
+            if t.submit(Job {
+                source: source.clone(),
+                entries: entries.clone(),
+            }) {
+                return Ok(());
+            }
+            let mut p = self.shared.pending.lock();
+            for e in &entries {
+                p.remove(&e.key);
+            }
+        }
+        let start = Instant::now();
+        let _span = tracing::info_span!("compile", kernels = entries.len()).entered();
+        let done = disk
+            .compile(&compiler, &source, &entries)
+            .map_err(hassium_engine_abi::Error::from)?;
+        self.stats.compile_seconds += start.elapsed().as_secs_f64();
+        self.stats.kernels_compiled += done.len() as u64;
+        self.shared.memory.lock().extend(done);
+        Ok(())
+    }
+
+    fn args(lowered: &Lowered, buffers: &Buffers) -> Result<Args> {
+        let bufs = lowered
+            .slots
+            .iter()
+            .map(|id| {
+                buffers
+                    .get(*id)
+                    .map(|b| b.data)
+                    .ok_or_else(|| engine_err(format!("base {} has no host buffer", id.0)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let scal = lowered
+            .scalars
+            .iter()
+            .map(|s| u128::from_le_bytes(s.to_le_bytes()))
+            .collect();
+        Ok(Args {
+            bufs,
+            scal,
+            meta: lowered.meta.clone(),
+        })
+    }
+
+    /// The instruction a kernel's runtime error is attributed to (its indexing
+    /// instruction, else its first), so messages match the interpreter's.
+    fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> hassium_engine_abi::Error {
+        let index = kernel
+            .instrs
+            .iter()
+            .copied()
+            .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
+            .or(kernel.instrs.first().copied())
+            .unwrap_or(0);
+        let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
+        hassium_engine_abi::Error::Bytecode(CoreError::InInstr {
+            index,
+            op,
+            source: Box::new(e),
+        })
+    }
+}
+
+impl Engine for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::all()
+    }
+
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
+        let start = Instant::now();
+        hassium_core::verify(batch)?;
+        // 1. Decide each kernel's path and gather the new ones.
+        let mut tasks = Vec::with_capacity(kernels.len());
+        let mut todo: Vec<(u128, Lowered)> = Vec::new();
+        let mut queued = HashSet::new();
+        for k in kernels {
+            let task = self.plan(batch, k)?;
+            if let Task::Native { lowered, key } = &task {
+                if !matches!(lowered.plan, Plan::Empty) && !queued.contains(key) {
+                    if self.shared.memory.lock().contains_key(key) {
+                        self.stats.cache_hits_memory += 1;
+                    } else if self.cached(*key).is_none()
+                        && !self.shared.pending.lock().contains(key)
+                        && !self.shared.failed.lock().contains(key)
+                    {
+                        queued.insert(*key);
+                        todo.push((*key, (**lowered).clone()));
+                    }
+                }
+            }
+            tasks.push(task);
+        }
+        // 2. Compile them together (or hand them to the background thread).
+        if !todo.is_empty() {
+            if self.cfg.strict_cache && self.calls > 0 {
+                return Err(engine_err(format!(
+                    "strict_cache: {} kernel(s) missed the cache after the first batch",
+                    todo.len()
+                )));
+            }
+            self.compile(todo)?;
+        }
+        self.calls += 1;
+        // 3. Run in order.
+        let mut mem: Option<Memory> = None;
+        for (k, task) in kernels.iter().zip(tasks) {
+            match task {
+                Task::Matmul => {
+                    let instr = &batch.instrs[k.instrs[0]];
+                    let done = matmul::matmul(&self.pool, self.threads, instr, buffers)
+                        .map_err(|e| Self::blame(batch, k, e))?;
+                    if done {
+                        let v = &instr.out;
+                        let kk = instr.ins[0]
+                            .as_view()
+                            .map_or(0, |a| a.shape.get(1).copied().unwrap_or(0));
+                        self.stats.bytes_moved += ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
+                            * v.dtype.size())
+                            as u64;
+                        self.stats.kernels_run += 1;
+                    } else {
+                        self.interpret(batch, k, buffers, &mut mem)?;
+                    }
+                }
+                Task::Interpret => self.interpret(batch, k, buffers, &mut mem)?,
+                Task::Native { lowered, key } => {
+                    if matches!(lowered.plan, Plan::Empty) {
+                        continue;
+                    }
+                    let compiled = self.shared.memory.lock().get(&key).copied();
+                    match compiled {
+                        Some(c) => {
+                            let args = Self::args(&lowered, buffers)?;
+                            run::execute(
+                                &self.pool,
+                                self.threads,
+                                self.cfg.min_parallel_elems,
+                                &lowered,
+                                c,
+                                &args,
+                            )
+                            .map_err(|e| Self::blame(batch, k, e))?;
+                            self.stats.kernels_run += 1;
+                            self.stats.bytes_moved += lowered.bytes;
+                        }
+                        None => self.interpret(batch, k, buffers, &mut mem)?,
+                    }
+                }
+            }
+        }
+        self.stats.execute_seconds += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Results are written straight into host buffers: nothing to copy.
+    fn sync(&mut self, _base: BaseId, _host: &HostBuffer) -> Result<()> {
+        Ok(())
+    }
+
+    fn free(&mut self, _base: BaseId) -> Result<()> {
+        Ok(())
+    }
+
+    fn stats(&self) -> EngineStats {
+        let mut s = self.stats.clone();
+        let (n, secs) = *self.shared.compiled.lock();
+        s.kernels_compiled += n;
+        s.compile_seconds += secs;
+        if s.execute_seconds > 0.0 {
+            s.extra.insert(
+                "gb_per_s".into(),
+                s.bytes_moved as f64 / s.execute_seconds / 1e9,
+            );
+        }
+        s.extra.insert("threads".into(), self.threads as f64);
+        s
+    }
+}

@@ -1,0 +1,28 @@
+//! Hassium's CPU engine.
+//!
+//! Each kernel is lowered and rendered to C by `hassium-codegen`, the new kernels of one
+//! execute call are compiled together by the system C compiler into one shared object,
+//! loaded with `libloading` (never unloaded) and cached in memory and on disk. Kernels
+//! take a `[begin, end)` range of their outermost parallel loop; a rayon pool splits it.
+//! What codegen does not render (complex dtypes, unusual fusion shapes) runs on the
+//! reference interpreter over the same buffers, and so does everything when no compiler
+//! is installed.
+//!
+//! Layout: [`config`] parses the TOML table; [`compiler`] runs `cc`; [`cache`] is the
+//! memory and disk kernel cache; [`run`] calls compiled kernels on the pool; [`tiered`]
+//! is the background compile thread; [`matmul`] the GEMM extension; [`engine`] ties them.
+
+mod cache;
+mod compiler;
+mod config;
+mod engine;
+mod error;
+mod matmul;
+mod run;
+mod tiered;
+
+pub use config::{CpuConfig, SpecializePolicy};
+pub use engine::CpuEngine;
+pub use error::Error;
+
+hassium_engine_abi::export_engine!("cpu", CpuEngine::create);

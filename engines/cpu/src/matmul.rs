@@ -1,0 +1,151 @@
+//! The `matmul` extension method (also the core of `dot` and `tensordot`): float types go
+//! to the `gemm` crate's cache-blocked, multithreaded kernels; integer types to a simple
+//! row-parallel i-k-j loop with wrapping arithmetic (NumPy has no BLAS for them either).
+
+use hassium_core::{DType, Error as CoreError, Instr, Operand, View};
+use hassium_engine_abi::Buffers;
+use rayon::prelude::*;
+
+/// A base pointer of a view plus its element offset, checked to exist.
+fn ptr(buffers: &Buffers, v: &View) -> Result<*mut u8, CoreError> {
+    let b = buffers.get(v.base).ok_or_else(|| {
+        CoreError::Invalid(format!("matmul: base {} has no host buffer", v.base.0))
+    })?;
+    // SAFETY: verify() checked the view lies inside its base; offset is in elements.
+    Ok(unsafe { b.data.offset(v.offset * v.dtype.size() as isize) })
+}
+
+struct P(*mut u8);
+// SAFETY: rows of the output are written by exactly one task each.
+unsafe impl Send for P {}
+unsafe impl Sync for P {}
+
+impl P {
+    /// Read through a method so closures capture the whole (Send) wrapper.
+    fn get(&self) -> *mut u8 {
+        self.0
+    }
+}
+
+macro_rules! int_matmul {
+    ($t:ty, $m:expr, $n:expr, $k:expr, $o:expr, $a:expr, $b:expr, $os:expr, $as_:expr, $bs:expr) => {{
+        let (o, a, b) = (P($o), P($a), P($b));
+        let (m, n, k) = ($m, $n, $k);
+        let (os, as_, bs) = ($os, $as_, $bs);
+        (0..m).into_par_iter().for_each(|i| {
+            let (o, a, b) = (&o, &a, &b);
+            let (o, a, b) = (o.0 as *mut $t, a.0 as *const $t, b.0 as *const $t);
+            let mut row = vec![<$t>::default(); n];
+            for p in 0..k {
+                // SAFETY: indices stay inside the verified views.
+                let x = unsafe { *a.offset(i as isize * as_[0] + p as isize * as_[1]) };
+                for (j, r) in row.iter_mut().enumerate() {
+                    let y = unsafe { *b.offset(p as isize * bs[0] + j as isize * bs[1]) };
+                    *r = r.wrapping_add(x.wrapping_mul(y));
+                }
+            }
+            for (j, r) in row.into_iter().enumerate() {
+                // SAFETY: row i of the output belongs to this task.
+                unsafe { *o.offset(i as isize * os[0] + j as isize * os[1]) = r };
+            }
+        });
+    }};
+}
+
+/// Runs `out = a @ b` for 2-D views; `Ok(false)` when the dtype is not handled here (the
+/// caller interprets it).
+pub fn matmul(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    instr: &Instr,
+    buffers: &Buffers,
+) -> Result<bool, CoreError> {
+    let (Some(Operand::View(a)), Some(Operand::View(b))) = (instr.ins.first(), instr.ins.get(1))
+    else {
+        return Ok(false);
+    };
+    let o = &instr.out;
+    if a.ndim() != 2 || b.ndim() != 2 || o.ndim() != 2 || a.dtype != b.dtype || a.dtype != o.dtype {
+        return Ok(false);
+    }
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    if b.shape[0] != k || o.shape[0] != m || o.shape[1] != n {
+        return Err(CoreError::ShapeMismatch(format!(
+            "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {} is different from {k})",
+            b.shape[0]
+        )));
+    }
+    if m == 0 || n == 0 {
+        return Ok(true);
+    }
+    let (po, pa, pb) = (ptr(buffers, o)?, ptr(buffers, a)?, ptr(buffers, b)?);
+    let (wo, wa, wb) = (P(po), P(pa), P(pb));
+    let (os, as_, bs) = (o.strides.clone(), a.strides.clone(), b.strides.clone());
+    let par = if threads > 1 && m * n * k >= 64 * 64 * 64 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
+    macro_rules! float {
+        ($t:ty, $zero:expr, $one:expr) => {
+            pool.install(|| {
+                // SAFETY: pointers and strides describe the verified views; with
+                // read_dst = false the output is overwritten (k = 0 gives zeros).
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        wo.get() as *mut $t,
+                        os[1],
+                        os[0],
+                        false,
+                        wa.get() as *const $t,
+                        as_[1],
+                        as_[0],
+                        wb.get() as *const $t,
+                        bs[1],
+                        bs[0],
+                        $zero,
+                        $one,
+                        false,
+                        false,
+                        false,
+                        par,
+                    )
+                }
+            })
+        };
+    }
+    match a.dtype {
+        DType::Float64 => float!(f64, 0.0f64, 1.0f64),
+        DType::Float32 => float!(f32, 0.0f32, 1.0f32),
+        DType::Float16 => float!(gemm::f16, gemm::f16::ZERO, gemm::f16::ONE),
+        DType::Int64 => {
+            pool.install(|| int_matmul!(i64, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::Int32 => {
+            pool.install(|| int_matmul!(i32, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::Int16 => {
+            pool.install(|| int_matmul!(i16, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::Int8 => {
+            pool.install(|| int_matmul!(i8, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::UInt64 => {
+            pool.install(|| int_matmul!(u64, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::UInt32 => {
+            pool.install(|| int_matmul!(u32, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::UInt16 => {
+            pool.install(|| int_matmul!(u16, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        DType::UInt8 => {
+            pool.install(|| int_matmul!(u8, m, n, k, wo.get(), wa.get(), wb.get(), os, as_, bs))
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}

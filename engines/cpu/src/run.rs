@@ -1,0 +1,119 @@
+//! Calling compiled kernels: argument packing and the split of `[begin, end)` across the
+//! rayon pool.
+
+use crate::cache::{Compiled, KernelFn};
+use hassium_codegen::{Lowered, Plan, CHUNK};
+use hassium_core::Error as CoreError;
+use rayon::prelude::*;
+
+/// The raw arguments of one kernel call, shared by the pool's threads.
+pub struct Args {
+    pub bufs: Vec<*mut u8>,
+    /// 16 bytes per scalar slot (u128 keeps them aligned).
+    pub scal: Vec<u128>,
+    pub meta: Vec<i64>,
+}
+
+// SAFETY: the pointers describe host buffers the runtime lends for the whole execute call;
+// the kernel plan guarantees threads write disjoint elements (Parallel) or disjoint
+// partial slots (Partials), so sharing them across the pool is sound.
+unsafe impl Send for Args {}
+unsafe impl Sync for Args {}
+
+struct Part(*mut u8);
+// SAFETY: each chunk writes only its own slots of the partials buffer.
+unsafe impl Send for Part {}
+unsafe impl Sync for Part {}
+
+fn call(f: KernelFn, begin: usize, end: usize, a: &Args, part: *mut u8) -> Result<(), CoreError> {
+    let mut err = [0i64; 4];
+    // SAFETY: the arguments match the lowered kernel the function was compiled from
+    // (same signature hash), buffers are live for the call, `part` is large enough.
+    let status = unsafe {
+        f(
+            begin as i64,
+            end as i64,
+            a.bufs.as_ptr(),
+            a.scal.as_ptr() as *const u8,
+            a.meta.as_ptr(),
+            part,
+            err.as_mut_ptr(),
+        )
+    };
+    match status {
+        0 => Ok(()),
+        1 => Err(CoreError::OutOfBounds(format!(
+            "index {} is out of bounds for axis 0 with size {}",
+            err[0], err[1]
+        ))),
+        s => Err(CoreError::Invalid(format!("kernel failed with status {s}"))),
+    }
+}
+
+/// Splits `[0, n)` into at most `parts` contiguous, nearly equal ranges.
+fn ranges(n: usize, parts: usize) -> Vec<(usize, usize)> {
+    let parts = parts.clamp(1, n.max(1));
+    (0..parts)
+        .map(|p| (n * p / parts, n * (p + 1) / parts))
+        .filter(|(a, b)| a < b)
+        .collect()
+}
+
+/// Runs a compiled kernel according to its plan. The first error in range order wins,
+/// so the message does not depend on scheduling.
+pub fn execute(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    min_parallel: usize,
+    lowered: &Lowered,
+    k: Compiled,
+    args: &Args,
+) -> Result<(), CoreError> {
+    match lowered.plan {
+        Plan::Empty => Ok(()),
+        Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
+        Plan::Parallel { extent, inner } => {
+            let total = extent.saturating_mul(inner);
+            if threads <= 1 || total < min_parallel || extent < 2 {
+                return call(k.main, 0, extent, args, std::ptr::null_mut());
+            }
+            let rs = ranges(extent, threads * 4);
+            pool.install(|| {
+                rs.par_iter()
+                    .map(|&(b, e)| call(k.main, b, e, args, std::ptr::null_mut()))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect::<Result<(), _>>()
+            })
+        }
+        Plan::Partials {
+            extent,
+            chunks,
+            slots,
+        } => {
+            let mut part = vec![0u128; chunks * slots.max(1)];
+            let p = Part(part.as_mut_ptr() as *mut u8);
+            let fin = k.fin.ok_or_else(|| {
+                CoreError::Invalid("partial reduction without a combining function".into())
+            })?;
+            if threads <= 1 || extent < min_parallel || chunks < 2 {
+                call(k.main, 0, extent, args, p.0)?;
+            } else {
+                // Ranges are whole chunks, so every chunk's partial is the same whatever
+                // the split; `fin` combines them in chunk order.
+                let rs = ranges(chunks, threads * 4);
+                pool.install(|| {
+                    rs.par_iter()
+                        .map(|&(b, e)| {
+                            let p = &p;
+                            call(k.main, b * CHUNK, (e * CHUNK).min(extent), args, p.0)
+                        })
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .collect::<Result<(), _>>()
+                })?;
+            }
+            call(fin, 0, chunks, args, p.0)
+        }
+    }
+}
