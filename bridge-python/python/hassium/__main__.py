@@ -10,39 +10,32 @@ Usage::
 
 How NumPy is swapped, and why libraries still get the real one
 ---------------------------------------------------------------
-``sys.modules["numpy"]``, ``["numpy.random"]`` and ``["numpy.linalg"]`` become
-``hassium``, ``hassium.random`` and ``hassium.linalg`` before the program starts, so the
-program's ``import numpy as np`` (and ``from numpy.random import default_rng``, ``import
-numpy.linalg as la``, ...) records bytecode without a line changed.
+The program's ``import numpy as np`` must give Hassium; matplotlib, scipy, NumPy's own
+lazily loaded submodules and every compiled library must keep the real NumPy (they
+subclass ``np.ndarray``, check ``numpy.ufunc``'s C layout, call NumPy's C API). Putting
+Hassium into ``sys.modules["numpy"]`` cannot serve both: C code -- ``PyImport_Import``,
+Cython's and pybind11's module init, Hassium's own extension -- reads ``sys.modules``
+directly, whoever asks.
 
-Libraries are a different matter: matplotlib, scipy or NumPy's own lazily loaded
-submodules subclass ``np.ndarray``, call C APIs that need real arrays, and rely on
-internals Hassium does not mirror. So an ``import numpy`` statement is answered by *who
-asks*: a ``builtins.__import__`` hook looks at the importing module's file, and code that
-lives in the standard library or in site-packages (and NumPy and Hassium themselves)
-gets the real ``numpy`` modules -- they are put back into ``sys.modules`` for the duration
-of that import statement, so whatever the library imports in turn binds the real NumPy
-too. The program's own files (the script and modules beside it, ``-c`` code) get Hassium.
-Hassium arrays that reach a library still work there: NumPy converts them through
-``__array__`` (zero-copy after a sync), and NumPy functions called on them come back to
-Hassium through ``__array_function__``.
+So ``sys.modules`` keeps the real NumPy, and the swap happens where Python code imports:
+a ``builtins.__import__`` hook answers ``import numpy``, ``import numpy.random``,
+``import numpy.linalg as la``, ``from numpy.random import default_rng`` ... with
+``hassium``, ``hassium.random`` and ``hassium.linalg`` when the importing module is the
+program's -- the script (``__main__``), ``-c`` code, and modules that live outside the
+standard library and site-packages (the program's own helpers). Imports from library
+files get NumPy as usual. Other submodules (``numpy.fft``, ``numpy.ma``, ...) stay
+NumPy's, also when reached as attributes of Hassium (``np.fft``); NumPy functions called
+on Hassium arrays come back to Hassium through ``__array_function__``, and a Hassium
+array handed to a library converts through ``__array__`` without a copy.
 
-``import numpy.fft`` in the program (a submodule Hassium does not replace) is served by a
-meta-path finder that imports the real submodule with the real NumPy in place;
-``np.fft``, ``np.testing``, ``np.ma``, ... reach the real submodules through the
-namespace's ``__getattr__``. What is not covered: ``importlib.import_module("numpy")`` in
-a library returns Hassium (it bypasses ``__import__``), and threads importing NumPy
-concurrently with the program's first imports may see the swap mid-way.
+Not covered: ``importlib.import_module("numpy")`` and ``sys.modules["numpy"]`` in the
+program give the real NumPy (they bypass ``__import__``).
 
 At exit everything recorded is flushed, and ``HASSIUM_STATS=1`` (or ``--stats``) prints
 the runtime's counters.
 """
 
 import builtins
-import contextlib
-import importlib
-import importlib.abc
-import importlib.util
 import os
 import runpy
 import site
@@ -50,30 +43,25 @@ import sys
 import sysconfig
 import types
 
-SWAPPED = ("numpy", "numpy.random", "numpy.linalg")
 
 USAGE = __doc__.split("How NumPy")[0].strip()
 
 
 class _NumpySwap:
-    """The state of the swap: the real modules, Hassium's, and who counts as a library."""
+    """The hook's state: Hassium's modules by NumPy name, and where library code lives."""
 
     def __init__(self):
         import numpy
-        import numpy.linalg
-        import numpy.random
 
         import hassium
         import hassium.linalg
         import hassium.random
 
-        self.real = {name: sys.modules[name] for name in SWAPPED}
         self.hassium = {
             "numpy": hassium,
             "numpy.random": hassium.random,
             "numpy.linalg": hassium.linalg,
         }
-        del numpy
         roots = set()
         paths = sysconfig.get_paths()
         for key in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -82,126 +70,53 @@ class _NumpySwap:
         for getter in (site.getsitepackages, site.getusersitepackages):
             try:
                 found = getter()
-            except Exception:  # some embedded or virtualenv setups lack these
+            except AttributeError:  # old virtualenv's site module lacks them
                 continue
             roots.update([found] if isinstance(found, str) else found)
-        roots.add(os.path.dirname(self.real["numpy"].__file__))
+        roots.add(os.path.dirname(numpy.__file__))
         roots.add(os.path.dirname(hassium.__file__))
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
-        self.depth = 0
-        self._library_cache = {}
-        self._module_cache = {}
+        self._cache = {}
 
-    def is_library(self, globals_):
-        """Whether the module whose globals these are is library code (not the program)."""
+    def is_program(self, globals_):
+        """Whether the module whose globals these are belongs to the program."""
         if globals_ is None:
-            return True  # PyImport_ImportModule from compiled code: a library
-        if not globals_:
-            return False
-        package = globals_.get("__package__") or ""
-        if package == "numpy" or package.startswith("numpy."):
+            return False  # PyImport_ImportModule from compiled code: a library
+        if globals_.get("__name__") == "__main__":
             return True
         path = globals_.get("__file__")
-        if not path or globals_.get("__name__") == "__main__":
-            return False
-        cached = self._library_cache.get(path)
+        if not path:
+            return False  # frozen and built-in modules
+        cached = self._cache.get(path)
         if cached is None:
-            real = os.path.realpath(path)
-            cached = real.startswith(self.roots)
-            self._library_cache[path] = cached
+            cached = not os.path.realpath(path).startswith(self.roots)
+            self._cache[path] = cached
         return cached
-
-    def is_library_module(self, name):
-        """Whether top-level module ``name`` is installed library code (not the program's)."""
-        top = name.partition(".")[0]
-        cached = self._module_cache.get(top)
-        if cached is None:
-            module = sys.modules.get(top)
-            origin = getattr(module, "__file__", None) if module is not None else None
-            if module is None:
-                try:
-                    spec = importlib.util.find_spec(top)
-                except (ImportError, ValueError):
-                    spec = None
-                origin = spec.origin if spec is not None else None
-            if origin in (None, "built-in", "frozen"):
-                cached = module is not None or origin is not None  # builtins: stdlib
-            else:
-                cached = os.path.realpath(origin).startswith(self.roots)
-            self._module_cache[top] = cached
-        return cached
-
-    def wants_real_numpy(self, name, globals_, level):
-        """Whether this import statement runs with the real NumPy in ``sys.modules``.
-
-        Yes when library code imports NumPy (or, relatively, part of it), and when any
-        code imports a library: a compiled library (Cython, pybind11) looks ``numpy`` up
-        in ``sys.modules`` directly while it initialises, bypassing ``__import__``.
-        """
-        if level > 0:
-            package = (globals_ or {}).get("__package__") or ""
-            return package.startswith("numpy") or self.is_library(globals_)
-        if name == "numpy" or name.startswith("numpy."):
-            return self.is_library(globals_)
-        return self.is_library_module(name)
-
-    @contextlib.contextmanager
-    def real_numpy(self):
-        """The real NumPy in ``sys.modules`` for the duration (re-entrant)."""
-        self.depth += 1
-        if self.depth == 1:
-            sys.modules.update(self.real)
-        try:
-            yield
-        finally:
-            self.depth -= 1
-            if self.depth == 0:
-                sys.modules.update(self.hassium)
 
     def install(self):
         original_import = builtins.__import__
         swap = self
+        replaced = self.hassium
 
         def hassium_import(name, globals=None, locals=None, fromlist=(), level=0):
-            if swap.depth == 0 and swap.wants_real_numpy(name, globals, level):
-                with swap.real_numpy():
-                    return original_import(name, globals, locals, fromlist, level)
-            return original_import(name, globals, locals, fromlist, level)
+            module = original_import(name, globals, locals, fromlist, level)
+            if (
+                level == 0
+                and (name == "numpy" or name.startswith("numpy."))
+                and swap.is_program(globals)
+            ):
+                if fromlist:
+                    # `from numpy.random import x` binds from the named module itself.
+                    return replaced.get(name, module)
+                # `import numpy[.sub] [as x]` binds the top-level package.
+                return replaced["numpy"]
+            return module
 
         builtins.__import__ = hassium_import
-        sys.meta_path.insert(0, _RealSubmoduleFinder(self))
-        sys.modules.update(self.hassium)
-
-
-class _Loaded(importlib.abc.Loader):
-    """A loader handing out a module that is already imported."""
-
-    def __init__(self, module):
-        self.module = module
-
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module):
-        pass
-
-
-class _RealSubmoduleFinder(importlib.abc.MetaPathFinder):
-    """``import numpy.fft`` while ``numpy`` is Hassium: import the real submodule."""
-
-    def __init__(self, swap):
-        self.swap = swap
-
-    def find_spec(self, fullname, path=None, target=None):
-        if not fullname.startswith("numpy.") or self.swap.depth:
-            return None
-        with self.swap.real_numpy():
-            module = importlib.import_module(fullname)
-        return importlib.util.spec_from_loader(fullname, _Loaded(module))
 
 
 def swap_numpy():
-    """Install the swap described in the module doc; returns its state."""
+    """Install the import hook described in the module doc; returns its state."""
     swap = _NumpySwap()
     swap.install()
     return swap

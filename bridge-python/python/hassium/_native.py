@@ -180,9 +180,10 @@ class ufunc:
                 kwargs["where"] = where
             return self._fallback("__call__", args, kwargs)
         try:
-            return _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
+            result = _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
         except UNSUPPORTED:
             return self._fallback("__call__", args, {"out": out, "dtype": dtype})
+        return result if out is None else out  # NumPy returns the very out object
 
     def reduce(
         self,
@@ -204,7 +205,7 @@ class ufunc:
         if type(out) is tuple:
             (out,) = out
         try:
-            return _ext.reduce(
+            result = _ext.reduce(
                 self.__name__,
                 _arr(array),
                 axis=axis,
@@ -218,6 +219,7 @@ class ufunc:
             if initial is not _NoValue:
                 kwargs["initial"] = initial
             return self._fallback("reduce", (array,), kwargs)
+        return result if out is None else out
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         if self.__name__ not in _ACCUMULABLE:
@@ -227,13 +229,14 @@ class ufunc:
         if type(out) is tuple:
             (out,) = out
         try:
-            return _ext.accumulate(
+            result = _ext.accumulate(
                 self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out
             )
         except UNSUPPORTED:
             return self._fallback(
                 "accumulate", (array,), {"axis": axis, "dtype": dtype, "out": out}
             )
+        return result if out is None else out
 
     def outer(self, A, B, /, **kwargs):
         if self.nin != 2:
@@ -548,7 +551,7 @@ def copy(a, order="K", subok=False):
 def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
     if where is not True:
         raise _Unsupported
-    return _ext.reduce(
+    result = _ext.reduce(
         name,
         _arr(a),
         axis=axis,
@@ -557,6 +560,7 @@ def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
         keepdims=_bool(keepdims),
         initial=None if initial is _NoValue else initial,
     )
+    return result if out is None else out
 
 
 def _native_or_fallback(func):
@@ -650,7 +654,8 @@ def _scan(name, a, axis, dtype, out):
     if axis is None:
         a = a.reshape(-1)
         axis = 0
-    return _ext.accumulate(name, a, axis=axis, dtype=_dtype(dtype), out=out)
+    result = _ext.accumulate(name, a, axis=axis, dtype=_dtype(dtype), out=out)
+    return result if out is None else out
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -923,19 +928,55 @@ def copyto(dst, src, casting="same_kind", where=True):
 # --------------------------------------------------------------------------- products
 
 
+def _matmul(a, b):
+    """``a @ b`` with NumPy's rules for 1-D operands (a vector is promoted to a matrix
+    and the added axis removed again), on the extension's matrix product."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough "
+            f"dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) "
+            f"requires 1)"
+        )
+    a_vector, b_vector = a.ndim == 1, b.ndim == 1
+    if a_vector:
+        a = a.reshape(1, a.shape[0])
+    if b_vector:
+        b = b.reshape(b.shape[0], 1)
+    result = _ext.matmul(a, b)
+    if a_vector and b_vector:
+        return result.reshape(result.shape[:-2])
+    if a_vector:
+        return result.reshape(result.shape[:-2] + result.shape[-1:])
+    if b_vector:
+        return result.reshape(result.shape[:-1])
+    return result
+
+
 def matmul(x1, x2, /, out=None, **kwargs):
     if kwargs:
         return _fallback_np("matmul", (x1, x2), dict(kwargs, out=out))
-    return _ext.matmul(_arr(x1), _arr(x2), out=out)
+    result = _matmul(_arr(x1), _arr(x2))
+    if out is not None:
+        _ext.copyto(out, result)
+        return out
+    return result
+
+
+def _strong(x):
+    """An operand of dot/inner as NumPy takes it: a Python scalar becomes a 0-d array of
+    its default dtype (not a weak scalar: ``np.dot(int8_array, 2)`` is int64)."""
+    if _is_python_scalar(x):
+        return _ext.full((), x, np.asarray(x).dtype)
+    return _arr(x)
 
 
 def dot(a, b, out=None):
-    a = _arr(a)
-    b = _arr(b)
+    a = _strong(a)
+    b = _strong(b)
     if a.ndim == 0 or b.ndim == 0:
         result = _ext.ufunc("multiply", a, b)
     elif a.ndim <= 2 and b.ndim <= 2:
-        result = _ext.matmul(a, b)
+        result = _matmul(a, b)
     else:
         result = tensordot(a, b, axes=([-1], [b.ndim - 2 if b.ndim > 1 else 0]))
     if out is not None:
@@ -951,12 +992,12 @@ def vdot(a, b, /):
         raise ValueError("cannot reshape array: vdot of vectors of different sizes")
     if a.dtype.kind == "c":
         a = _ext.ufunc("conjugate", a)
-    return _ext.matmul(a, b)
+    return _matmul(a, b)
 
 
 def inner(a, b, /):
-    a = _arr(a)
-    b = _arr(b)
+    a = _strong(a)
+    b = _strong(b)
     if a.ndim == 0 or b.ndim == 0:
         return _ext.ufunc("multiply", a, b)
     return tensordot(a, b, axes=([-1], [-1]))
@@ -1019,7 +1060,7 @@ def tensordot(a, b, axes=2):
     oldb = [bs[axis] for axis in notin]
     at = a.transpose(newaxes_a).reshape(newshape_a)
     bt = b.transpose(newaxes_b).reshape(newshape_b)
-    res = _ext.matmul(at, bt)
+    res = _matmul(at, bt)
     return res.reshape(tuple(olda + oldb))
 
 
