@@ -1,0 +1,1910 @@
+//! The Hassium array type: a view of a base plus shared ownership of the base.
+
+use crate::convert::{host_int64, to_arg, to_arr};
+use crate::index::{self, IndexArray, Item};
+use crate::ops::{self, Arg, Dest, ReduceSpec, Weak};
+use crate::py::{self, UnsupportedError};
+use crate::rt::{with_rt, Arr, OrPy};
+use hassium_core::{BaseId, DType, Opcode, View};
+use pyo3::exceptions::{PyAttributeError, PyBufferError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pyclass::CompareOp;
+use pyo3::types::{PyDict, PyEllipsis, PyList, PySlice, PyTuple};
+use std::ffi::{c_int, CStr};
+
+/// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
+/// protocol, `__array__`, `__array_ufunc__` and `__array_function__`.
+#[pyclass(name = "ndarray", module = "hassium", weakref)]
+pub struct PyNdArray {
+    pub arr: Arr,
+    /// The array this one is a view of (NumPy's `.base`), None for owners.
+    pub parent: Option<Py<PyAny>>,
+}
+
+/// Python callables the package registers: `__array_ufunc__` and `__array_function__`
+/// are forwarded to them, since the package owns the namespace.
+static DISPATCH: pyo3::sync::GILOnceCell<(Py<PyAny>, Py<PyAny>)> = pyo3::sync::GILOnceCell::new();
+static DISPATCH_SET: parking_lot::Mutex<Option<(Py<PyAny>, Py<PyAny>)>> =
+    parking_lot::Mutex::new(None);
+
+pub fn set_dispatch(ufunc: Py<PyAny>, function: Py<PyAny>) {
+    *DISPATCH_SET.lock() = Some((ufunc, function));
+}
+
+fn dispatch(py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)> {
+    let _ = &DISPATCH;
+    DISPATCH_SET
+        .lock()
+        .as_ref()
+        .map(|(a, b)| (a.clone_ref(py), b.clone_ref(py)))
+}
+
+/// Wraps an array result as a new Python object.
+pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
+    Ok(Py::new(py, PyNdArray { arr, parent: None })?.into_any())
+}
+
+/// Wraps a view of `slf`'s base, recording `slf` (or its own base object) as `.base`.
+fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let py = slf.py();
+    let me = slf.borrow();
+    let parent = match &me.parent {
+        Some(p) => p.clone_ref(py),
+        None => slf.clone().into_any().unbind(),
+    };
+    Ok(Py::new(
+        py,
+        PyNdArray {
+            arr: me.arr.with_view(view),
+            parent: Some(parent),
+        },
+    )?
+    .into_any())
+}
+
+fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
+    slf.borrow().arr.clone()
+}
+
+/// `a op b` / `b op a`: NotImplemented when `other` is not an operand at all.
+fn binary(
+    slf: &Bound<'_, PyNdArray>,
+    other: &Bound<'_, PyAny>,
+    op: Opcode,
+    reflected: bool,
+) -> PyResult<PyObject> {
+    let py = slf.py();
+    let me = Arg::Array(arr_of(slf));
+    let other = match to_arg(other) {
+        Ok(a) => a,
+        Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
+            return Ok(py.NotImplemented())
+        }
+        Err(e) => return Err(e),
+    };
+    let args = if reflected { [other, me] } else { [me, other] };
+    wrap(py, ops::elementwise(py, op, &args, &Dest::NEW, None)?)
+}
+
+/// `a op= b`: writes into `a`'s view under casting rule "same_kind".
+fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> PyResult<()> {
+    let py = slf.py();
+    let me = arr_of(slf);
+    let other = to_arg(other)?;
+    ops::elementwise(
+        py,
+        op,
+        &[Arg::Array(me.clone()), other],
+        &Dest {
+            out: Some(&me),
+            casting: "same_kind",
+        },
+        None,
+    )?;
+    Ok(())
+}
+
+fn unary(slf: &Bound<'_, PyNdArray>, op: Opcode) -> PyResult<PyObject> {
+    let py = slf.py();
+    wrap(
+        py,
+        ops::elementwise(py, op, &[Arg::Array(arr_of(slf))], &Dest::NEW, None)?,
+    )
+}
+
+/// NumPy's `axis=` argument: None, an int or a tuple of ints, normalised.
+pub fn parse_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<Vec<usize>>> {
+    let Some(axis) = axis.filter(|a| !a.is_none()) else {
+        return Ok(None);
+    };
+    let raw: Vec<isize> = if let Ok(t) = axis.downcast::<PyTuple>() {
+        t.iter().map(|x| x.extract()).collect::<PyResult<_>>()?
+    } else {
+        vec![axis
+            .extract()
+            .map_err(|_| PyTypeError::new_err("an integer is required for the axis"))?]
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for a in raw {
+        let n = ndim as isize;
+        let b = if a < 0 { a + n } else { a };
+        if b < 0 || b >= n {
+            return Err(py::axis_error(&format!(
+                "axis {a} is out of bounds for array of dimension {ndim}"
+            )));
+        }
+        if out.contains(&(b as usize)) {
+            return Err(PyValueError::new_err("duplicate value in 'axis'"));
+        }
+        out.push(b as usize);
+    }
+    Ok(Some(out))
+}
+
+fn opt_weak(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Weak>> {
+    match obj.filter(|o| !o.is_none()) {
+        None => Ok(None),
+        Some(o) => match to_arg(o)? {
+            Arg::Weak(w) => Ok(Some(w)),
+            Arg::Typed(s) => Ok(Some(scalar_weak(s))),
+            Arg::Array(_) => Err(UnsupportedError::new_err(
+                "hassium takes only scalar initial values",
+            )),
+        },
+    }
+}
+
+fn scalar_weak(s: hassium_core::Scalar) -> Weak {
+    match s.as_i128() {
+        Some(i) if s.dtype() == DType::Bool => Weak::Bool(i != 0),
+        Some(i) => Weak::Int(i),
+        None if s.dtype().is_complex() => {
+            let (r, i) = s.as_c128();
+            Weak::Complex(r, i)
+        }
+        None => Weak::Float(s.as_f64()),
+    }
+}
+
+fn opt_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arr>> {
+    match out.filter(|o| !o.is_none()) {
+        None => Ok(None),
+        Some(o) => {
+            let o = if let Ok(t) = o.downcast::<PyTuple>() {
+                if t.len() != 1 {
+                    return Err(PyValueError::new_err("out must be a single array"));
+                }
+                t.get_item(0)?
+            } else {
+                o.clone()
+            };
+            match o.downcast::<PyNdArray>() {
+                Ok(a) => Ok(Some(a.borrow().arr.clone())),
+                Err(_) => Err(UnsupportedError::new_err("out= must be a hassium array")),
+            }
+        }
+    }
+}
+
+fn no_where(where_: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match where_ {
+        Some(w) if !w.is_none() && !w.is_exact_instance_of::<pyo3::types::PyBool>() => Err(
+            UnsupportedError::new_err("hassium does not support where= in reductions"),
+        ),
+        Some(w) if w.is_exact_instance_of::<pyo3::types::PyBool>() && !w.extract::<bool>()? => Err(
+            UnsupportedError::new_err("hassium does not support where=False"),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Reduction entry point shared by the methods and the module's `reduce`.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_any(
+    py: Python<'_>,
+    a: &Arr,
+    name: &str,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    initial: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Arr> {
+    let arg = matches!(name, "argmin" | "argmax");
+    let mut a = a.clone();
+    let mut axes = parse_axes(axis, a.view.ndim())?;
+    if arg {
+        if axes.as_ref().is_some_and(|x| x.len() != 1) {
+            return Err(PyTypeError::new_err(
+                "'tuple' object cannot be interpreted as an integer",
+            ));
+        }
+        if axes.is_none() {
+            // argmin/argmax without an axis index the flattened array.
+            let n = a.view.nelem();
+            a = ops::reshape(&a, &[n])?;
+            axes = Some(vec![0]);
+        }
+    }
+    let spec = ReduceSpec {
+        name,
+        axes,
+        dtype: py::opt_dtype(dtype)?,
+        keepdims: keepdims && !(arg && axis.is_none_or(|x| x.is_none())),
+        initial: opt_weak(initial)?,
+    };
+    let out = opt_out(out)?;
+    ops::reduce(py, &a, &spec, out.as_ref())
+}
+
+/// The number of elements reduced over `axes` (None: all).
+fn count(a: &Arr, axes: &Option<Vec<usize>>) -> usize {
+    match axes {
+        None => a.view.nelem(),
+        Some(ax) => ax.iter().map(|&i| a.view.shape[i]).product(),
+    }
+}
+
+/// NumPy's mean: sum in the accumulation type, divide by the count.
+pub fn mean_of(
+    py: Python<'_>,
+    a: &Arr,
+    axes: Option<Vec<usize>>,
+    dtype: Option<DType>,
+    keepdims: bool,
+) -> PyResult<Arr> {
+    let t = a.dtype();
+    // Integers average in float64; float16 accumulates in float32 and returns float16.
+    let (acc, res_t) = match dtype {
+        Some(d) => (
+            if d == DType::Float16 {
+                DType::Float32
+            } else {
+                d
+            },
+            d,
+        ),
+        None if t.is_integer() || t.is_bool() => (DType::Float64, DType::Float64),
+        None if t == DType::Float16 => (DType::Float32, DType::Float16),
+        None => (t, t),
+    };
+    let n = count(a, &axes);
+    let spec = ReduceSpec {
+        name: "add",
+        axes,
+        dtype: Some(acc),
+        keepdims,
+        initial: None,
+    };
+    let s = ops::reduce(py, a, &spec, None)?;
+    let d = ops::elementwise(
+        py,
+        Opcode::Divide,
+        &[Arg::Array(s), Arg::Weak(Weak::Float(n as f64))],
+        &Dest::NEW,
+        None,
+    )?;
+    if d.dtype() != res_t {
+        ops::cast_copy(&d, res_t)
+    } else {
+        Ok(d)
+    }
+}
+
+/// NumPy's var: mean of squared deviations (of |x - mean| for complex), over n - ddof.
+pub fn var_of(
+    py: Python<'_>,
+    a: &Arr,
+    axes: Option<Vec<usize>>,
+    dtype: Option<DType>,
+    ddof: f64,
+    keepdims: bool,
+) -> PyResult<Arr> {
+    let m = mean_of(py, a, axes.clone(), dtype, true)?;
+    let f = if m.dtype() == DType::Float16 {
+        DType::Float32
+    } else {
+        m.dtype()
+    };
+    let x = Arg::Array(a.clone());
+    let dev = ops::elementwise(
+        py,
+        Opcode::Subtract,
+        &[x, Arg::Array(m)],
+        &Dest::NEW,
+        Some(f),
+    )
+    .or_else(|_| {
+        let xa = ops::cast_copy(a, f)?;
+        let m2 = mean_of(py, a, axes.clone(), dtype, true)?;
+        let m2 = ops::cast_copy(&m2, f)?;
+        ops::elementwise(
+            py,
+            Opcode::Subtract,
+            &[Arg::Array(xa), Arg::Array(m2)],
+            &Dest::NEW,
+            None,
+        )
+    })?;
+    let sq = if dev.dtype().is_complex() {
+        let c = ops::elementwise(
+            py,
+            Opcode::Conj,
+            &[Arg::Array(dev.clone())],
+            &Dest::NEW,
+            None,
+        )?;
+        let p = ops::elementwise(
+            py,
+            Opcode::Multiply,
+            &[Arg::Array(dev), Arg::Array(c)],
+            &Dest::NEW,
+            None,
+        )?;
+        ops::elementwise(py, Opcode::Real, &[Arg::Array(p)], &Dest::NEW, None)?
+    } else {
+        ops::elementwise(
+            py,
+            Opcode::Multiply,
+            &[Arg::Array(dev.clone()), Arg::Array(dev)],
+            &Dest::NEW,
+            None,
+        )?
+    };
+    let n = count(a, &axes) as f64 - ddof;
+    let spec = ReduceSpec {
+        name: "add",
+        axes,
+        dtype: None,
+        keepdims,
+        initial: None,
+    };
+    let s = ops::reduce(py, &sq, &spec, None)?;
+    let v = ops::elementwise(
+        py,
+        Opcode::Divide,
+        &[Arg::Array(s), Arg::Weak(Weak::Float(n.max(0.0)))],
+        &Dest::NEW,
+        None,
+    )?;
+    let want = match dtype {
+        Some(d) => d.real(),
+        None if a.dtype() == DType::Float16 || a.dtype() == DType::Complex64 => a.dtype().real(),
+        None => v.dtype(),
+    };
+    if v.dtype() != want {
+        ops::cast_copy(&v, want)
+    } else {
+        Ok(v)
+    }
+}
+
+/// One parsed advanced index.
+enum Adv {
+    /// An integer index array on the host.
+    Host(IndexArray),
+    /// A boolean mask on the host (row-major values and shape).
+    Mask(Vec<bool>, Vec<usize>),
+    /// A lazy Hassium integer or boolean array.
+    Lazy(Arr),
+}
+
+/// Parses an indexing key into items and advanced indices.
+fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<(Vec<Item>, Vec<Adv>)> {
+    let mut items = Vec::new();
+    let mut advs = Vec::new();
+    let parts: Vec<Bound<'_, PyAny>> = match key.downcast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    for k in parts {
+        items.push(parse_item(&k, &mut advs)?);
+    }
+    Ok((items, advs))
+}
+
+fn opt_isize(o: &Bound<'_, PyAny>) -> PyResult<Option<isize>> {
+    if o.is_none() {
+        Ok(None)
+    } else {
+        Ok(Some(
+            o.call_method0("__index__")
+                .and_then(|i| i.extract())
+                .map_err(|_| {
+                    PyTypeError::new_err(
+                        "slice indices must be integers or None or have an __index__ method",
+                    )
+                })?,
+        ))
+    }
+}
+
+fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
+    let py = k.py();
+    if k.is_none() {
+        return Ok(Item::NewAxis);
+    }
+    if let Ok(s) = k.downcast::<PySlice>() {
+        return Ok(Item::Slice(
+            opt_isize(&s.getattr("start")?)?,
+            opt_isize(&s.getattr("stop")?)?,
+            opt_isize(&s.getattr("step")?)?,
+        ));
+    }
+    if k.is(&PyEllipsis::get(py)) {
+        return Ok(Item::Ellipsis);
+    }
+    if k.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(UnsupportedError::new_err(
+            "hassium does not index with a Python bool",
+        ));
+    }
+    if k.is_instance_of::<pyo3::types::PyInt>() {
+        return Ok(Item::Int(k.extract()?));
+    }
+    if let Ok(a) = k.downcast::<PyNdArray>() {
+        let arr = a.borrow().arr.clone();
+        if arr.view.ndim() == 0 && arr.dtype().is_integer() {
+            let s = ops::read_scalar(&arr)?;
+            return Ok(Item::Int(s.as_i128().unwrap_or(0) as isize));
+        }
+        if !(arr.dtype().is_integer() || arr.dtype().is_bool()) {
+            return Err(PyIndexError::new_err(
+                "arrays used as indices must be of integer (or boolean) type",
+            ));
+        }
+        advs.push(Adv::Lazy(arr));
+        return Ok(Item::Array(advs.len() - 1));
+    }
+    // NumPy integer scalars and anything else with __index__ that is not a sequence.
+    let np = py::numpy(py)?;
+    let is_ndarray = k.is_instance(&np.getattr("ndarray")?)?;
+    if !is_ndarray && !k.is_instance_of::<PyList>() && !k.is_instance_of::<PyTuple>() {
+        if let Ok(i) = k.call_method0("__index__") {
+            return Ok(Item::Int(i.extract()?));
+        }
+        return Err(PyIndexError::new_err(
+            "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices",
+        ));
+    }
+    let a = np.call_method1("asarray", (k,))?;
+    let kind: String = a.getattr("dtype")?.getattr("kind")?.extract()?;
+    let size: usize = a.getattr("size")?.extract()?;
+    match kind.as_str() {
+        "b" => {
+            let shape: Vec<usize> = a.getattr("shape")?.extract()?;
+            let (vals, _) = host_int64(&a)?;
+            advs.push(Adv::Mask(vals.into_iter().map(|v| v != 0).collect(), shape));
+        }
+        "i" | "u" => {
+            let (data, shape) = host_int64(&a)?;
+            advs.push(Adv::Host(IndexArray { data, shape }));
+        }
+        _ if size == 0 => {
+            let shape: Vec<usize> = a.getattr("shape")?.extract()?;
+            advs.push(Adv::Host(IndexArray {
+                data: vec![],
+                shape,
+            }));
+        }
+        _ => {
+            return Err(PyIndexError::new_err(
+                "arrays used as indices must be of integer (or boolean) type",
+            ))
+        }
+    }
+    Ok(Item::Array(advs.len() - 1))
+}
+
+fn index_err(e: index::IndexError) -> PyErr {
+    match e {
+        index::IndexError::OutOfBounds(m) => PyIndexError::new_err(m),
+        index::IndexError::Value(m) => PyValueError::new_err(m),
+    }
+}
+
+/// Host index arrays for every advanced index (masks become one array per dimension).
+/// Returns the rewritten key.
+fn materialize(
+    py: Python<'_>,
+    a: &Arr,
+    items: &[Item],
+    advs: Vec<Adv>,
+) -> PyResult<(Vec<Item>, Vec<IndexArray>)> {
+    let mut out_items = Vec::new();
+    let mut arrays = Vec::new();
+    let ndim = a.view.ndim();
+    let consumed: usize = items
+        .iter()
+        .map(|i| match i {
+            Item::Int(_) | Item::Slice(..) => 1,
+            Item::Array(k) => match &advs[*k] {
+                Adv::Mask(_, s) => s.len(),
+                Adv::Lazy(x) if x.dtype().is_bool() => x.view.ndim(),
+                _ => 1,
+            },
+            _ => 0,
+        })
+        .sum();
+    let mut dim = 0usize;
+    let mut advs: Vec<Option<Adv>> = advs.into_iter().map(Some).collect();
+    for item in items {
+        match item {
+            Item::Array(k) => {
+                let adv = advs[*k].take().expect("each index array is used once");
+                let adv = match adv {
+                    Adv::Lazy(x) => {
+                        let host =
+                            py::numpy(py)?.call_method1("asarray", (wrap(py, x.clone())?,))?;
+                        if x.dtype().is_bool() {
+                            let (vals, _) = host_int64(&host)?;
+                            Adv::Mask(
+                                vals.into_iter().map(|v| v != 0).collect(),
+                                x.shape().to_vec(),
+                            )
+                        } else {
+                            let (data, shape) = host_int64(&host)?;
+                            Adv::Host(IndexArray { data, shape })
+                        }
+                    }
+                    other => other,
+                };
+                match adv {
+                    Adv::Host(ia) => {
+                        arrays.push(ia);
+                        out_items.push(Item::Array(arrays.len() - 1));
+                        dim += 1;
+                    }
+                    Adv::Mask(vals, shape) => {
+                        for (j, &n) in shape.iter().enumerate() {
+                            let have = a.view.shape.get(dim + j).copied();
+                            if have != Some(n) {
+                                return Err(PyIndexError::new_err(format!(
+                                    "boolean index did not match indexed array along axis {}; size of axis is {} but size of corresponding boolean axis is {n}",
+                                    dim + j,
+                                    have.unwrap_or(0)
+                                )));
+                            }
+                        }
+                        // np.nonzero in row-major order: one coordinate array per dimension.
+                        let strides =
+                            hassium_core::View::contiguous(BaseId(0), DType::Bool, &shape).strides;
+                        let hits: Vec<usize> = vals
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &v)| v)
+                            .map(|(i, _)| i)
+                            .collect();
+                        for j in 0..shape.len() {
+                            let data = hits
+                                .iter()
+                                .map(|&i| ((i as isize / strides[j]) as usize % shape[j]) as i64)
+                                .collect();
+                            arrays.push(IndexArray {
+                                data,
+                                shape: vec![hits.len()],
+                            });
+                            out_items.push(Item::Array(arrays.len() - 1));
+                        }
+                        dim += shape.len();
+                    }
+                    Adv::Lazy(_) => unreachable!("lazy indices were brought to the host above"),
+                }
+            }
+            Item::Ellipsis => {
+                dim += ndim.saturating_sub(consumed);
+                out_items.push(item.clone());
+            }
+            Item::Int(_) | Item::Slice(..) => {
+                dim += 1;
+                out_items.push(item.clone());
+            }
+            Item::NewAxis => out_items.push(item.clone()),
+        }
+    }
+    Ok((out_items, arrays))
+}
+
+/// The int64 offsets (as a fresh array) and the full-base view that advanced indexing
+/// of `a` by `key` addresses.
+fn advanced(py: Python<'_>, a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult<(Arr, View)> {
+    let (items, mut arrays) = materialize(py, a, items, advs)?;
+    let basic = index::apply_basic(&a.view, &items).map_err(index_err)?;
+    for &(dim, k) in &basic.arrays {
+        index::normalize_indices(&mut arrays[k], dim, basic.view.shape[dim]).map_err(index_err)?;
+    }
+    let (shape, offsets) = index::advanced_offsets(&basic, &arrays).map_err(index_err)?;
+    let bytes: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    let idx = ops::from_bytes(&bytes, DType::Int64, &shape)?;
+    let nelem = with_rt(|rt| {
+        rt.base(a.view.base)
+            .map(|b| b.nelem)
+            .ok_or_else(|| PyValueError::new_err("array's base was freed"))
+    })?;
+    Ok((idx, View::contiguous(a.view.base, a.dtype(), &[nelem])))
+}
+
+#[pymethods]
+impl PyNdArray {
+    // --- attributes ---------------------------------------------------------------------
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.arr.view.shape.iter())
+    }
+    #[setter(shape)]
+    fn set_shape(&mut self, shape: &Bound<'_, PyAny>) -> PyResult<()> {
+        let req: Vec<isize> = match shape.downcast::<PyTuple>() {
+            Ok(t) => t.extract()?,
+            Err(_) => vec![shape.extract()?],
+        };
+        let s = ops::resolve_shape(self.arr.view.nelem(), self.arr.shape(), &req)?;
+        let v = self.arr.view.reshape(&s).ok_or_else(|| {
+            PyAttributeError::new_err(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape.",
+            )
+        })?;
+        self.arr.view = v;
+        Ok(())
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.arr.view.ndim()
+    }
+    #[getter]
+    fn size(&self) -> usize {
+        self.arr.view.nelem()
+    }
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py::dtype_obj(py, self.arr.dtype())
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.arr.dtype().size()
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.arr.view.nelem() * self.arr.dtype().size()
+    }
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let sz = self.arr.dtype().size() as isize;
+        PyTuple::new(py, self.arr.view.strides.iter().map(|s| s * sz))
+    }
+    #[getter(T)]
+    fn t(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let v = slf.borrow().arr.view.reversed_axes();
+        wrap_view(slf, v)
+    }
+    #[getter]
+    fn flags(&self) -> Flags {
+        let v = &self.arr.view;
+        Flags {
+            c_contiguous: v.is_contiguous(),
+            f_contiguous: v.reversed_axes().is_contiguous(),
+            owndata: self.parent.is_none(),
+        }
+    }
+    #[getter]
+    fn base(&self, py: Python<'_>) -> Option<PyObject> {
+        self.parent.as_ref().map(|p| p.clone_ref(py))
+    }
+    #[getter]
+    fn real(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let a = arr_of(slf);
+        if a.dtype().is_complex() {
+            unary(slf, Opcode::Real)
+        } else {
+            wrap_view(slf, a.view.clone())
+        }
+    }
+    #[getter]
+    fn imag(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let a = arr_of(slf);
+        if a.dtype().is_complex() {
+            unary(slf, Opcode::Imag)
+        } else {
+            wrap(
+                slf.py(),
+                ops::full(
+                    a.shape(),
+                    hassium_core::Scalar::zero(a.dtype()).into(),
+                    a.dtype(),
+                )?,
+            )
+        }
+    }
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        100.0
+    }
+
+    // --- arithmetic ----------------------------------------------------------------------
+    fn __add__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Add, false)
+    }
+    fn __radd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Add, true)
+    }
+    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::Add)
+    }
+    fn __sub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Subtract, false)
+    }
+    fn __rsub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Subtract, true)
+    }
+    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::Subtract)
+    }
+    fn __mul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Multiply, false)
+    }
+    fn __rmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Multiply, true)
+    }
+    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::Multiply)
+    }
+    fn __truediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Divide, false)
+    }
+    fn __rtruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Divide, true)
+    }
+    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::Divide)
+    }
+    fn __floordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::FloorDivide, false)
+    }
+    fn __rfloordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::FloorDivide, true)
+    }
+    fn __ifloordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::FloorDivide)
+    }
+    fn __mod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Remainder, false)
+    }
+    fn __rmod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::Remainder, true)
+    }
+    fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::Remainder)
+    }
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(UnsupportedError::new_err("pow() with a modulus"));
+        }
+        binary(slf, o, Opcode::Power, false)
+    }
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let _ = modulo;
+        binary(slf, o, Opcode::Power, true)
+    }
+    fn __ipow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = modulo;
+        inplace(slf, o, Opcode::Power)
+    }
+    fn __and__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseAnd, false)
+    }
+    fn __rand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseAnd, true)
+    }
+    fn __iand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::BitwiseAnd)
+    }
+    fn __or__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseOr, false)
+    }
+    fn __ror__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseOr, true)
+    }
+    fn __ior__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::BitwiseOr)
+    }
+    fn __xor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseXor, false)
+    }
+    fn __rxor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::BitwiseXor, true)
+    }
+    fn __ixor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::BitwiseXor)
+    }
+    fn __lshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::LeftShift, false)
+    }
+    fn __rlshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::LeftShift, true)
+    }
+    fn __ilshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::LeftShift)
+    }
+    fn __rshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::RightShift, false)
+    }
+    fn __rrshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        binary(slf, o, Opcode::RightShift, true)
+    }
+    fn __irshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, o, Opcode::RightShift)
+    }
+    fn __matmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let b = match to_arr(o, None) {
+            Ok(b) => b,
+            Err(_) => return Ok(py.NotImplemented()),
+        };
+        wrap(py, ops::matmul(py, &arr_of(slf), &b, None)?)
+    }
+    fn __rmatmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let b = match to_arr(o, None) {
+            Ok(b) => b,
+            Err(_) => return Ok(py.NotImplemented()),
+        };
+        wrap(py, ops::matmul(py, &b, &arr_of(slf), None)?)
+    }
+    fn __divmod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<(PyObject, PyObject)> {
+        Ok((
+            binary(slf, o, Opcode::FloorDivide, false)?,
+            binary(slf, o, Opcode::Remainder, false)?,
+        ))
+    }
+    fn __rdivmod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<(PyObject, PyObject)> {
+        Ok((
+            binary(slf, o, Opcode::FloorDivide, true)?,
+            binary(slf, o, Opcode::Remainder, true)?,
+        ))
+    }
+    fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Negative)
+    }
+    fn __pos__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Positive)
+    }
+    fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Absolute)
+    }
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Invert)
+    }
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<PyObject> {
+        let code = match op {
+            CompareOp::Lt => Opcode::Less,
+            CompareOp::Le => Opcode::LessEqual,
+            CompareOp::Eq => Opcode::Equal,
+            CompareOp::Ne => Opcode::NotEqual,
+            CompareOp::Gt => Opcode::Greater,
+            CompareOp::Ge => Opcode::GreaterEqual,
+        };
+        binary(slf, o, code, false)
+    }
+
+    // --- conversion to Python ----------------------------------------------------------
+    fn __len__(&self) -> PyResult<usize> {
+        self.arr
+            .view
+            .shape
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+    }
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let a = arr_of(slf);
+        match a.view.ndim() {
+            0 => Err(PyTypeError::new_err("iteration over a 0-d array")),
+            // 1-D: NumPy yields scalars; observing them needs the values (a sync).
+            1 => Ok(to_numpy(slf)?.try_iter()?.into_any().unbind()),
+            _ => {
+                let mut rows = Vec::with_capacity(a.view.shape[0]);
+                for i in 0..a.view.shape[0] {
+                    rows.push(wrap_view(slf, a.view.index(0, i as isize).py()?)?);
+                }
+                Ok(PyList::new(py, rows)?.try_iter()?.into_any().unbind())
+            }
+        }
+    }
+    fn __bool__(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        to_numpy(slf)?.is_truthy()
+    }
+    fn __float__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method0("__float__")?.unbind())
+    }
+    fn __int__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method0("__int__")?.unbind())
+    }
+    fn __complex__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        Ok(py
+            .get_type::<pyo3::types::PyComplex>()
+            .call1((to_numpy(slf)?,))?
+            .unbind())
+    }
+    fn __index__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method0("__index__")?.unbind())
+    }
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        to_numpy(slf)?.repr()?.extract()
+    }
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        to_numpy(slf)?.str()?.extract()
+    }
+    fn __format__(slf: &Bound<'_, Self>, spec: &str) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method1("__format__", (spec,))?.unbind())
+    }
+    fn __contains__(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = slf.py();
+        let eq = ops::elementwise(
+            py,
+            Opcode::Equal,
+            &[Arg::Array(arr_of(slf)), to_arg(value)?],
+            &Dest::NEW,
+            None,
+        )?;
+        let spec = ReduceSpec {
+            name: "logical_or",
+            axes: None,
+            dtype: None,
+            keepdims: false,
+            initial: None,
+        };
+        let any = ops::reduce(py, &eq, &spec, None)?;
+        Ok(ops::read_scalar(&any)?.as_i128() == Some(1))
+    }
+    #[pyo3(signature = (*args))]
+    fn item(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method1("item", args)?.unbind())
+    }
+    fn tolist(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?.call_method0("tolist")?.unbind())
+    }
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = to_numpy(slf)?;
+        let want = py::opt_dtype(dtype)?;
+        let a = match want {
+            Some(d) if d != arr_of(slf).dtype() => {
+                if copy == Some(false) {
+                    return Err(PyValueError::new_err(
+                        "Unable to avoid copy while creating an array as requested.",
+                    ));
+                }
+                return a.call_method1("astype", (py::dtype_obj(slf.py(), d)?,));
+            }
+            _ => a,
+        };
+        if copy == Some(true) {
+            a.call_method0("copy")
+        } else {
+            Ok(a)
+        }
+    }
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__(
+        &self,
+        py: Python<'_>,
+        ufunc: &Bound<'_, PyAny>,
+        method: &Bound<'_, PyAny>,
+        inputs: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyObject> {
+        let Some((f, _)) = dispatch(py) else {
+            return Ok(py.NotImplemented());
+        };
+        let mut args = vec![ufunc.clone(), method.clone()];
+        args.extend(inputs.iter());
+        Ok(f.bind(py).call(PyTuple::new(py, args)?, kwargs)?.unbind())
+    }
+    fn __array_function__(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        types: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+        kwargs: &Bound<'_, PyAny>,
+    ) -> PyResult<PyObject> {
+        let Some((_, f)) = dispatch(py) else {
+            return Ok(py.NotImplemented());
+        };
+        Ok(f.bind(py).call1((func, types, args, kwargs))?.unbind())
+    }
+    #[pyo3(signature = (api_version=None))]
+    fn __array_namespace__(
+        &self,
+        py: Python<'_>,
+        api_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let _ = api_version;
+        Ok(PyModule::import(py, "hassium")?.into_any().unbind())
+    }
+    #[pyo3(signature = (**kwargs))]
+    fn __dlpack__(slf: &Bound<'_, Self>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+        Ok(to_numpy(slf)?
+            .call_method("__dlpack__", (), kwargs)?
+            .unbind())
+    }
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
+    fn __copy__(&self) -> PyResult<PyNdArray> {
+        Ok(PyNdArray {
+            arr: ops::cast_copy(&self.arr, self.arr.dtype())?,
+            parent: None,
+        })
+    }
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<PyNdArray> {
+        self.__copy__()
+    }
+
+    // --- the buffer protocol ------------------------------------------------------------
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("View is null"));
+        }
+        let a = slf.borrow().arr.clone();
+        let v = &a.view;
+        let contiguous = v.is_contiguous();
+        let want_strides = flags & pyo3::ffi::PyBUF_STRIDES == pyo3::ffi::PyBUF_STRIDES;
+        if !want_strides && !contiguous {
+            return Err(PyBufferError::new_err(
+                "hassium array view is not C-contiguous",
+            ));
+        }
+        if flags & pyo3::ffi::PyBUF_F_CONTIGUOUS == pyo3::ffi::PyBUF_F_CONTIGUOUS
+            && flags & pyo3::ffi::PyBUF_ANY_CONTIGUOUS != pyo3::ffi::PyBUF_ANY_CONTIGUOUS
+            && !v.reversed_axes().is_contiguous()
+        {
+            return Err(PyBufferError::new_err(
+                "hassium array view is not Fortran-contiguous",
+            ));
+        }
+        let ptr = ops::sync_ptr(&a)?;
+        let item = v.dtype.size() as isize;
+        // Shape and strides live in one allocation owned by the buffer until release.
+        let meta: Box<[isize]> = v
+            .shape
+            .iter()
+            .map(|&d| d as isize)
+            .chain(v.strides.iter().map(|&s| s * item))
+            .collect();
+        let meta = Box::into_raw(meta);
+        let nd = v.ndim();
+        // SAFETY: `view` is a valid Py_buffer the caller lets us fill; `meta` stays alive
+        // until __releasebuffer__ frees it; `obj` holds a reference to this array, which
+        // keeps the base (and so `ptr`) alive.
+        unsafe {
+            (*view).buf = ptr as *mut std::ffi::c_void;
+            pyo3::ffi::Py_INCREF(slf.as_ptr());
+            (*view).obj = slf.as_ptr();
+            (*view).len = (v.nelem() as isize) * item;
+            (*view).readonly = 0;
+            (*view).itemsize = item;
+            (*view).format = if flags & pyo3::ffi::PyBUF_FORMAT == pyo3::ffi::PyBUF_FORMAT {
+                format_of(v.dtype).as_ptr() as *mut _
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = nd as c_int;
+            let base = meta as *mut isize;
+            (*view).shape = if flags & pyo3::ffi::PyBUF_ND == pyo3::ffi::PyBUF_ND {
+                base
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if want_strides {
+                base.add(nd)
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = meta as *mut std::ffi::c_void;
+        }
+        Ok(())
+    }
+    unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
+        // SAFETY: `internal` is the Box<[isize]> leaked by __getbuffer__ (2*ndim long).
+        unsafe {
+            let nd = (*view).ndim as usize;
+            let p = (*view).internal as *mut isize;
+            if !p.is_null() {
+                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 2 * nd)));
+                (*view).internal = std::ptr::null_mut();
+            }
+        }
+    }
+
+    // --- indexing ----------------------------------------------------------------------
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let a = arr_of(slf);
+        // Fast paths: one int or one slice.
+        if key.is_exact_instance_of::<pyo3::types::PyInt>() {
+            let i: isize = key.extract()?;
+            if a.view.ndim() == 0 {
+                return Err(PyIndexError::new_err(
+                    "too many indices for array: array is 0-dimensional, but 1 were indexed",
+                ));
+            }
+            let b = index::apply_basic(&a.view, &[Item::Int(i)]).map_err(index_err)?;
+            return wrap_view(slf, b.view);
+        }
+        let (items, advs) = parse_key(key)?;
+        if advs.is_empty() {
+            let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
+            return wrap_view(slf, b.view);
+        }
+        // A lazy integer array indexing a 1-D array: one gather, no flush.
+        if let ([Item::Array(0)], [Adv::Lazy(idx)]) = (items.as_slice(), advs.as_slice()) {
+            if a.view.ndim() == 1 && idx.dtype().is_integer() {
+                let iv = ops::cast_copy(idx, DType::Int64)?;
+                return wrap(py, ops::gather(&a.view, &iv.view)?);
+            }
+        }
+        let (idx, src) = advanced(py, &a, &items, advs)?;
+        wrap(py, ops::gather(&src, &idx.view)?)
+    }
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let a = arr_of(slf);
+        let (items, advs) = parse_key(key)?;
+        let val = to_arg(value)?;
+        if advs.is_empty() {
+            let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
+            return ops::assign(py, &a.with_view(b.view), &val, "unsafe");
+        }
+        // A boolean mask over the whole array with a scalar: an in-place select, lazily.
+        if let ([Item::Array(0)], [Adv::Lazy(m)]) = (items.as_slice(), advs.as_slice()) {
+            let scalar_like =
+                !matches!(val, Arg::Array(ref v) if v.view.nelem() != 1 || v.view.ndim() > 0);
+            if m.dtype().is_bool() && m.shape() == a.shape() && scalar_like {
+                return ops::masked_fill(&a, m, &val);
+            }
+            if a.view.ndim() == 1 && m.dtype().is_integer() {
+                let iv = ops::cast_copy(m, DType::Int64)?;
+                return ops::scatter(&a, &iv.view, &val, false);
+            }
+        }
+        let (idx, full) = advanced(py, &a, &items, advs)?;
+        ops::scatter(&a.with_view(full), &idx.view, &val, false)
+    }
+
+    // --- shape methods -----------------------------------------------------------------
+    #[pyo3(signature = (*shape, order="C"))]
+    fn reshape(
+        slf: &Bound<'_, Self>,
+        shape: &Bound<'_, PyTuple>,
+        order: &str,
+    ) -> PyResult<PyObject> {
+        if order != "C" {
+            return Err(UnsupportedError::new_err(
+                "hassium reshapes in C order only",
+            ));
+        }
+        let a = arr_of(slf);
+        let req: Vec<isize> = if shape.len() == 1 {
+            let s = shape.get_item(0)?;
+            match s.downcast::<PyTuple>() {
+                Ok(t) => t.extract()?,
+                Err(_) => match s.extract::<Vec<isize>>() {
+                    Ok(v) => v,
+                    Err(_) => vec![s.extract()?],
+                },
+            }
+        } else {
+            shape.extract()?
+        };
+        let s = ops::resolve_shape(a.view.nelem(), a.shape(), &req)?;
+        let r = ops::reshape(&a, &s)?;
+        if r.owner.id == a.owner.id {
+            wrap_view(slf, r.view)
+        } else {
+            wrap(slf.py(), r)
+        }
+    }
+    #[pyo3(signature = (order="C"))]
+    fn ravel(slf: &Bound<'_, Self>, order: &str) -> PyResult<PyObject> {
+        let n = slf.borrow().arr.view.nelem() as isize;
+        Self::reshape(slf, &PyTuple::new(slf.py(), [n])?, order)
+    }
+    #[pyo3(signature = (order="C"))]
+    fn flatten(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
+        if order != "C" {
+            return Err(UnsupportedError::new_err(
+                "hassium flattens in C order only",
+            ));
+        }
+        let c = ops::cast_copy(&self.arr, self.arr.dtype())?;
+        let n = c.view.nelem();
+        wrap(py, ops::reshape(&c, &[n])?)
+    }
+    #[pyo3(signature = (*axes))]
+    fn transpose(slf: &Bound<'_, Self>, axes: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+        let a = arr_of(slf);
+        let nd = a.view.ndim();
+        let perm: Option<Vec<isize>> = match axes.len() {
+            0 => None,
+            1 if axes.get_item(0)?.is_none() => None,
+            1 if axes.get_item(0)?.downcast::<PyTuple>().is_ok()
+                || axes.get_item(0)?.downcast::<PyList>().is_ok() =>
+            {
+                Some(axes.get_item(0)?.extract()?)
+            }
+            _ => Some(axes.extract()?),
+        };
+        let v = match perm {
+            None => a.view.reversed_axes(),
+            Some(p) => {
+                if p.len() != nd {
+                    return Err(PyValueError::new_err("axes don't match array"));
+                }
+                let mut q = Vec::with_capacity(nd);
+                for x in p {
+                    let y = if x < 0 { x + nd as isize } else { x };
+                    if y < 0 || y >= nd as isize {
+                        return Err(py::axis_error(&format!(
+                            "axis {x} is out of bounds for array of dimension {nd}"
+                        )));
+                    }
+                    q.push(y as usize);
+                }
+                a.view
+                    .transpose(&q)
+                    .map_err(|_| PyValueError::new_err("repeated axis in transpose"))?
+            }
+        };
+        wrap_view(slf, v)
+    }
+    fn swapaxes(slf: &Bound<'_, Self>, axis1: isize, axis2: isize) -> PyResult<PyObject> {
+        let a = arr_of(slf);
+        let nd = a.view.ndim();
+        let norm = |x: isize| -> PyResult<usize> {
+            let y = if x < 0 { x + nd as isize } else { x };
+            if y < 0 || y >= nd as isize {
+                return Err(py::axis_error(&format!(
+                    "axis {x} is out of bounds for array of dimension {nd}"
+                )));
+            }
+            Ok(y as usize)
+        };
+        let (i, j) = (norm(axis1)?, norm(axis2)?);
+        let mut perm: Vec<usize> = (0..nd).collect();
+        perm.swap(i, j);
+        wrap_view(slf, a.view.transpose(&perm).py()?)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn squeeze(slf: &Bound<'_, Self>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+        let a = arr_of(slf);
+        let v = match parse_axes(axis, a.view.ndim())? {
+            None => a.view.squeeze(),
+            Some(axes) => {
+                if axes.iter().any(|&i| a.view.shape[i] != 1) {
+                    return Err(PyValueError::new_err(
+                        "cannot select an axis to squeeze out which has size not equal to one",
+                    ));
+                }
+                let keep: Vec<usize> = (0..a.view.ndim()).filter(|i| !axes.contains(i)).collect();
+                View {
+                    shape: keep.iter().map(|&i| a.view.shape[i]).collect(),
+                    strides: keep.iter().map(|&i| a.view.strides[i]).collect(),
+                    ..a.view.clone()
+                }
+            }
+        };
+        wrap_view(slf, v)
+    }
+    #[pyo3(signature = (dtype, order="K", casting="unsafe", subok=true, copy=true))]
+    fn astype(
+        slf: &Bound<'_, Self>,
+        dtype: &Bound<'_, PyAny>,
+        order: &str,
+        casting: &str,
+        subok: bool,
+        copy: bool,
+    ) -> PyResult<PyObject> {
+        let _ = (order, subok);
+        let a = arr_of(slf);
+        let d = py::to_dtype(dtype)?;
+        if crate::types::can_cast(a.dtype(), d, casting) == Some(false) {
+            return Err(PyTypeError::new_err(format!(
+                "Cannot cast array data from dtype('{}') to dtype('{}') according to the rule '{casting}'",
+                a.dtype().name(),
+                d.name()
+            )));
+        }
+        if !copy && d == a.dtype() {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        wrap(slf.py(), ops::cast_copy(&a, d)?)
+    }
+    #[pyo3(signature = (order="C"))]
+    fn copy(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
+        let _ = order;
+        wrap(py, ops::cast_copy(&self.arr, self.arr.dtype())?)
+    }
+    fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        ops::assign(py, &self.arr, &to_arg(value)?, "unsafe")
+    }
+    #[pyo3(signature = (dtype=None, r#type=None))]
+    fn view(
+        slf: &Bound<'_, Self>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        r#type: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let _ = r#type;
+        let a = arr_of(slf);
+        match py::opt_dtype(dtype)? {
+            None => wrap_view(slf, a.view.clone()),
+            Some(d) if d == a.dtype() => wrap_view(slf, a.view.clone()),
+            Some(_) => Err(UnsupportedError::new_err(
+                "hassium cannot reinterpret a base as another dtype",
+            )),
+        }
+    }
+
+    // --- reductions --------------------------------------------------------------------
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, initial=None, r#where=None))]
+    fn sum(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        initial: Option<&Bound<'_, PyAny>>,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "add", axis, dtype, out, keepdims, initial)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, initial=None, r#where=None))]
+    fn prod(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        initial: Option<&Bound<'_, PyAny>>,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(
+                py, &self.arr, "multiply", axis, dtype, out, keepdims, initial,
+            )?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, keepdims=false, initial=None, r#where=None))]
+    fn min(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        initial: Option<&Bound<'_, PyAny>>,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "minimum", axis, None, out, keepdims, initial)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, keepdims=false, initial=None, r#where=None))]
+    fn max(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        initial: Option<&Bound<'_, PyAny>>,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "maximum", axis, None, out, keepdims, initial)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
+    fn any(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "logical_or", axis, None, out, keepdims, None)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
+    fn all(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        wrap(
+            py,
+            reduce_any(
+                py,
+                &self.arr,
+                "logical_and",
+                axis,
+                None,
+                out,
+                keepdims,
+                None,
+            )?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, *, keepdims=false))]
+    fn argmin(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyObject> {
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "argmin", axis, None, out, keepdims, None)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, out=None, *, keepdims=false))]
+    fn argmax(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyObject> {
+        wrap(
+            py,
+            reduce_any(py, &self.arr, "argmax", axis, None, out, keepdims, None)?,
+        )
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, r#where=None))]
+    fn mean(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        let axes = parse_axes(axis, self.arr.view.ndim())?;
+        let m = mean_of(py, &self.arr, axes, py::opt_dtype(dtype)?, keepdims)?;
+        finish_out(py, m, out)
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=0.0, keepdims=false, r#where=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn var(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        ddof: f64,
+        keepdims: bool,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        let axes = parse_axes(axis, self.arr.view.ndim())?;
+        let v = var_of(py, &self.arr, axes, py::opt_dtype(dtype)?, ddof, keepdims)?;
+        finish_out(py, v, out)
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=0.0, keepdims=false, r#where=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn std(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        ddof: f64,
+        keepdims: bool,
+        r#where: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        no_where(r#where)?;
+        let axes = parse_axes(axis, self.arr.view.ndim())?;
+        let v = var_of(py, &self.arr, axes, py::opt_dtype(dtype)?, ddof, keepdims)?;
+        let s = ops::elementwise(py, Opcode::Sqrt, &[Arg::Array(v)], &Dest::NEW, None)?;
+        finish_out(py, s, out)
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None))]
+    fn cumsum(
+        &self,
+        py: Python<'_>,
+        axis: Option<isize>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        wrap(py, accumulate_any(py, &self.arr, "add", axis, dtype, out)?)
+    }
+    #[pyo3(signature = (axis=None, dtype=None, out=None))]
+    fn cumprod(
+        &self,
+        py: Python<'_>,
+        axis: Option<isize>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        wrap(
+            py,
+            accumulate_any(py, &self.arr, "multiply", axis, dtype, out)?,
+        )
+    }
+
+    // --- other methods ---------------------------------------------------------------------
+    #[pyo3(signature = (b, out=None))]
+    fn dot(
+        &self,
+        py: Python<'_>,
+        b: &Bound<'_, PyAny>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        wrap(
+            py,
+            dot(py, &self.arr, &to_arr(b, None)?, opt_out(out)?.as_ref())?,
+        )
+    }
+    #[pyo3(signature = (min=None, max=None, out=None))]
+    fn clip(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let mut cur = self.arr.clone();
+        if let Some(lo) = min.filter(|m| !m.is_none()) {
+            cur = ops::elementwise(
+                py,
+                Opcode::Maximum,
+                &[Arg::Array(cur), to_arg(lo)?],
+                &Dest::NEW,
+                None,
+            )?;
+        }
+        if let Some(hi) = max.filter(|m| !m.is_none()) {
+            cur = ops::elementwise(
+                py,
+                Opcode::Minimum,
+                &[Arg::Array(cur), to_arg(hi)?],
+                &Dest::NEW,
+                None,
+            )?;
+        }
+        finish_out(py, cur, out)
+    }
+    #[pyo3(signature = (decimals=0, out=None))]
+    fn round(
+        &self,
+        py: Python<'_>,
+        decimals: i32,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let r = round(py, &self.arr, decimals)?;
+        finish_out(py, r, out)
+    }
+    fn nonzero(&self, py: Python<'_>) -> PyResult<PyObject> {
+        nonzero(py, &self.arr)
+    }
+    fn conj(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Conj)
+    }
+    fn conjugate(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        unary(slf, Opcode::Conj)
+    }
+}
+
+/// Copies `r` into `out=` (when given) and returns what NumPy would.
+fn finish_out(py: Python<'_>, r: Arr, out: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+    match opt_out(out)? {
+        Some(o) => {
+            ops::assign(py, &o, &Arg::Array(r), "unsafe")?;
+            wrap(py, o)
+        }
+        None => wrap(py, r),
+    }
+}
+
+pub fn accumulate_any(
+    py: Python<'_>,
+    a: &Arr,
+    name: &str,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Arr> {
+    let (a, ax) = match axis {
+        None => (ops::reshape(a, &[a.view.nelem()])?, 0),
+        Some(x) => {
+            let nd = a.view.ndim() as isize;
+            let y = if x < 0 { x + nd } else { x };
+            if y < 0 || y >= nd {
+                return Err(py::axis_error(&format!(
+                    "axis {x} is out of bounds for array of dimension {nd}"
+                )));
+            }
+            (a.clone(), y as usize)
+        }
+    };
+    ops::accumulate(
+        py,
+        &a,
+        name,
+        ax,
+        py::opt_dtype(dtype)?,
+        opt_out(out)?.as_ref(),
+    )
+}
+
+/// `np.dot` for 1-D and 2-D operands (and a scalar operand).
+pub fn dot(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<Arr> {
+    let (na, nb) = (a.view.ndim(), b.view.ndim());
+    if na == 0 || nb == 0 {
+        let r = ops::elementwise(
+            py,
+            Opcode::Multiply,
+            &[Arg::Array(a.clone()), Arg::Array(b.clone())],
+            &Dest {
+                out,
+                casting: "same_kind",
+            },
+            None,
+        )?;
+        return Ok(r);
+    }
+    if na == 1 && nb == 1 {
+        if a.view.shape[0] != b.view.shape[0] {
+            return Err(PyValueError::new_err(format!(
+                "shapes ({},) and ({},) not aligned: {} (dim 0) != {} (dim 0)",
+                a.view.shape[0], b.view.shape[0], a.view.shape[0], b.view.shape[0]
+            )));
+        }
+        let p = ops::elementwise(
+            py,
+            Opcode::Multiply,
+            &[Arg::Array(a.clone()), Arg::Array(b.clone())],
+            &Dest::NEW,
+            None,
+        )?;
+        let t = p.dtype();
+        let spec = ReduceSpec {
+            name: if t.is_bool() { "logical_or" } else { "add" },
+            axes: None,
+            dtype: Some(t),
+            keepdims: false,
+            initial: None,
+        };
+        return ops::reduce(py, &p, &spec, out);
+    }
+    if na <= 2 && nb <= 2 {
+        return ops::matmul(py, a, b, out);
+    }
+    Err(UnsupportedError::new_err(
+        "hassium's dot handles 1-D and 2-D operands",
+    ))
+}
+
+/// NumPy's `round`: round half to even at `decimals` places.
+pub fn round(py: Python<'_>, a: &Arr, decimals: i32) -> PyResult<Arr> {
+    let t = a.dtype();
+    if t.is_complex() {
+        return Err(UnsupportedError::new_err(
+            "hassium does not round complex numbers",
+        ));
+    }
+    if !t.is_float() {
+        if decimals >= 0 {
+            return ops::cast_copy(a, t);
+        }
+        return Err(UnsupportedError::new_err(
+            "hassium does not round integers to negative decimals",
+        ));
+    }
+    if decimals == 0 {
+        return ops::elementwise(py, Opcode::Rint, &[Arg::Array(a.clone())], &Dest::NEW, None);
+    }
+    let f = 10f64.powi(decimals.abs());
+    let (mul, div) = if decimals > 0 {
+        (Opcode::Multiply, Opcode::Divide)
+    } else {
+        (Opcode::Divide, Opcode::Multiply)
+    };
+    let s = ops::elementwise(
+        py,
+        mul,
+        &[Arg::Array(a.clone()), Arg::Weak(Weak::Float(f))],
+        &Dest::NEW,
+        None,
+    )?;
+    let r = ops::elementwise(py, Opcode::Rint, &[Arg::Array(s)], &Dest::NEW, None)?;
+    ops::elementwise(
+        py,
+        div,
+        &[Arg::Array(r), Arg::Weak(Weak::Float(f))],
+        &Dest::NEW,
+        None,
+    )
+}
+
+/// `np.nonzero(a)`: needs the values, so it syncs and computes the coordinates on the host.
+pub fn nonzero(py: Python<'_>, a: &Arr) -> PyResult<PyObject> {
+    let host = to_numpy_arr(py, a)?;
+    let np = py::numpy(py)?;
+    let coords = np.call_method1("nonzero", (host,))?;
+    let mut out = Vec::new();
+    for c in coords.try_iter()? {
+        out.push(wrap(
+            py,
+            crate::convert::from_host(&c?, Some(DType::Int64))?,
+        )?);
+    }
+    Ok(PyTuple::new(py, out)?.into_any().unbind())
+}
+
+/// A NumPy array sharing `slf`'s memory after a sync (the buffer protocol does the work).
+pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let mv = pyo3::types::PyMemoryView::from(slf.as_any())?;
+    py::numpy(py)?.call_method1("asarray", (mv,))
+}
+
+fn to_numpy_arr<'py>(py: Python<'py>, a: &Arr) -> PyResult<Bound<'py, PyAny>> {
+    let obj = Py::new(
+        py,
+        PyNdArray {
+            arr: a.clone(),
+            parent: None,
+        },
+    )?;
+    to_numpy(obj.bind(py))
+}
+
+const LONG_IS_64: bool = std::mem::size_of::<std::ffi::c_long>() == 8;
+
+/// The PEP 3118 format code of a dtype.
+fn format_of(d: DType) -> &'static CStr {
+    match d {
+        DType::Bool => c"?",
+        DType::Int8 => c"b",
+        DType::Int16 => c"h",
+        DType::Int32 => c"i",
+        // NumPy's default integer is C `long` ('l'); 'q' would import as `longlong`, a
+        // distinct dtype that prints `dtype=int64` in reprs.
+        DType::Int64 if LONG_IS_64 => c"l",
+        DType::Int64 => c"q",
+        DType::UInt8 => c"B",
+        DType::UInt16 => c"H",
+        DType::UInt32 => c"I",
+        DType::UInt64 if LONG_IS_64 => c"L",
+        DType::UInt64 => c"Q",
+        DType::Float16 => c"e",
+        DType::Float32 => c"f",
+        DType::Float64 => c"d",
+        DType::Complex64 => c"Zf",
+        DType::Complex128 => c"Zd",
+    }
+}
+
+/// `ndarray.flags`, as NumPy reports them (attribute and item access).
+#[pyclass(name = "flagsobj", module = "hassium", frozen)]
+pub struct Flags {
+    #[pyo3(get)]
+    c_contiguous: bool,
+    #[pyo3(get)]
+    f_contiguous: bool,
+    #[pyo3(get)]
+    owndata: bool,
+}
+
+#[pymethods]
+impl Flags {
+    #[getter]
+    fn writeable(&self) -> bool {
+        true
+    }
+    #[getter]
+    fn aligned(&self) -> bool {
+        true
+    }
+    #[getter]
+    fn contiguous(&self) -> bool {
+        self.c_contiguous
+    }
+    fn __getitem__(&self, key: &str) -> PyResult<bool> {
+        Ok(match key {
+            "C_CONTIGUOUS" | "C" | "CONTIGUOUS" => self.c_contiguous,
+            "F_CONTIGUOUS" | "F" | "FORTRAN" => self.f_contiguous,
+            "OWNDATA" | "O" => self.owndata,
+            "WRITEABLE" | "W" | "ALIGNED" | "A" => true,
+            "WRITEBACKIFCOPY" | "X" => false,
+            _ => return Err(pyo3::exceptions::PyKeyError::new_err("Unknown flag")),
+        })
+    }
+    fn __repr__(&self) -> String {
+        let b = |v: bool| if v { "True" } else { "False" };
+        format!(
+            "  C_CONTIGUOUS : {}\n  F_CONTIGUOUS : {}\n  OWNDATA : {}\n  WRITEABLE : True\n  ALIGNED : True\n  WRITEBACKIFCOPY : False\n",
+            b(self.c_contiguous),
+            b(self.f_contiguous),
+            b(self.owndata)
+        )
+    }
+}
+
+/// Reads any array-like into an index view for `take_flat`/`put_flat`: Hassium arrays stay
+/// lazy (range errors surface at the flush), host data is checked here.
+pub fn flat_index(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Arr> {
+    if let Ok(a) = obj.downcast::<PyNdArray>() {
+        let a = a.borrow().arr.clone();
+        if !a.dtype().is_integer() {
+            return Err(PyIndexError::new_err(
+                "arrays used as indices must be of integer (or boolean) type",
+            ));
+        }
+        return if a.dtype() == DType::Int64 {
+            Ok(a)
+        } else {
+            ops::cast_copy(&a, DType::Int64)
+        };
+    }
+    let (mut data, shape) = host_int64(obj)?;
+    let mut ia = IndexArray {
+        data: std::mem::take(&mut data),
+        shape,
+    };
+    index::normalize_indices(&mut ia, 0, n).map_err(index_err)?;
+    let bytes: Vec<u8> = ia.data.iter().flat_map(|o| o.to_le_bytes()).collect();
+    ops::from_bytes(&bytes, DType::Int64, &ia.shape)
+}

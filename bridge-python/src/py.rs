@@ -1,0 +1,123 @@
+//! NumPy interop: the cached `numpy` module and dtype objects, dtype arguments, and
+//! NumPy's own exception types.
+
+use hassium_core::DType;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::PyTuple;
+
+pyo3::create_exception!(
+    _hassium,
+    UnsupportedError,
+    PyTypeError,
+    "Raised by a primitive for an input the bytecode cannot express (a dtype outside the \
+     14, complex ordering, ...); the package catches it and falls back to NumPy."
+);
+
+static NUMPY: GILOnceCell<Py<PyModule>> = GILOnceCell::new();
+static DTYPES: GILOnceCell<Vec<Py<PyAny>>> = GILOnceCell::new();
+
+pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    Ok(NUMPY
+        .get_or_try_init(py, || PyModule::import(py, "numpy").map(Bound::unbind))?
+        .bind(py))
+}
+
+fn dtype_objects(py: Python<'_>) -> PyResult<&Vec<Py<PyAny>>> {
+    DTYPES.get_or_try_init(py, || {
+        let np = numpy(py)?;
+        let f = np.getattr("dtype")?;
+        DType::ALL
+            .iter()
+            .map(|d| Ok(f.call1((d.name(),))?.unbind()))
+            .collect()
+    })
+}
+
+/// NumPy's dtype object for a dtype (cached: the same object every time).
+pub fn dtype_obj(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
+    Ok(dtype_objects(py)?[d as usize].bind(py).clone())
+}
+
+/// The dtype an argument names (`np.float32`, `"f4"`, `float`, a dtype object, …).
+pub fn to_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    let py = obj.py();
+    let cached = dtype_objects(py)?;
+    if let Some(i) = cached.iter().position(|d| d.is(obj)) {
+        return Ok(DType::ALL[i]);
+    }
+    let dt = numpy(py)?.getattr("dtype")?.call1((obj,))?;
+    let name: String = dt.getattr("name")?.extract()?;
+    DType::from_name(&name)
+        .ok_or_else(|| UnsupportedError::new_err(format!("hassium does not support dtype {name}")))
+}
+
+/// `dtype=None` or a dtype.
+pub fn opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => to_dtype(o).map(Some),
+    }
+}
+
+/// `numpy.exceptions.AxisError(msg)` (a ValueError and IndexError subclass).
+pub fn axis_error(msg: &str) -> PyErr {
+    Python::with_gil(|py| {
+        let made = numpy(py)
+            .and_then(|np| np.getattr("exceptions"))
+            .and_then(|ex| ex.getattr("AxisError"))
+            .and_then(|cls| cls.call1((msg,)));
+        match made {
+            Ok(e) => PyErr::from_value(e),
+            Err(_) => PyValueError::new_err(msg.to_owned()),
+        }
+    })
+}
+
+/// NumPy's `_UFuncOutputCastingError` for an `out=` the result cannot be cast to.
+pub fn output_casting_error(
+    py: Python<'_>,
+    ufunc: &str,
+    from: DType,
+    to: DType,
+    casting: &str,
+) -> PyErr {
+    let msg = format!(
+        "Cannot cast ufunc '{ufunc}' output from dtype('{}') to dtype('{}') with casting rule '{casting}'",
+        from.name(),
+        to.name()
+    );
+    let made = (|| -> PyResult<PyErr> {
+        let np = numpy(py)?;
+        let cls =
+            PyModule::import(py, "numpy._core._exceptions")?.getattr("_UFuncOutputCastingError")?;
+        let uf = np.getattr(ufunc)?;
+        let e = cls.call1((uf, casting, dtype_obj(py, from)?, dtype_obj(py, to)?, 0))?;
+        Ok(PyErr::from_value(e))
+    })();
+    made.unwrap_or_else(|_| PyTypeError::new_err(msg))
+}
+
+/// NumPy's `_UFuncNoLoopError` for input types a ufunc has no loop for.
+pub fn no_loop_error(py: Python<'_>, ufunc: &str, types: &[DType]) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let np = numpy(py)?;
+        let cls = PyModule::import(py, "numpy._core._exceptions")?.getattr("_UFuncNoLoopError")?;
+        let uf = np.getattr(ufunc)?;
+        let dts: Vec<Bound<'_, PyAny>> = types
+            .iter()
+            .map(|&d| dtype_obj(py, d))
+            .collect::<PyResult<_>>()?;
+        let e = cls.call1((uf, PyTuple::new(py, dts)?))?;
+        Ok(PyErr::from_value(e))
+    })();
+    made.unwrap_or_else(|_| {
+        let names: Vec<&str> = types.iter().map(|d| d.name()).collect();
+        PyTypeError::new_err(format!(
+            "ufunc '{ufunc}' not supported for the input types ({}), and the inputs could not be safely coerced",
+            names.join(", ")
+        ))
+    })
+}

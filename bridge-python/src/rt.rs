@@ -1,0 +1,143 @@
+//! The one runtime this process records into, the ownership of bases, and the mapping of
+//! runtime errors onto NumPy's exception types.
+
+use crate::py;
+use hassium_core::{BaseId, DType, View};
+use hassium_vem::{Error, Runtime};
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+/// The process-wide runtime, created on first use. Callers hold the lock only for Rust
+/// work: never while calling into Python, which could drop an array and re-enter.
+static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+
+/// Bases whose last reference dropped while the runtime lock was taken (by this thread
+/// re-entrantly, or by another): their `FREE` is recorded at the next lock.
+static PENDING_FREES: Mutex<Vec<BaseId>> = Mutex::new(Vec::new());
+
+/// Runs `f` on the runtime, creating it on first use.
+pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
+    let mut guard = RUNTIME.lock();
+    if guard.is_none() {
+        let rt = Runtime::new().map_err(|e| PyRuntimeError::new_err(format!("hassium: {e}")))?;
+        *guard = Some(rt);
+    }
+    // Checked just above: the option is filled.
+    let rt = guard.as_mut().expect("runtime created above");
+    let pending = std::mem::take(&mut *PENDING_FREES.lock());
+    for id in pending {
+        let _ = rt.free(id);
+    }
+    f(rt)
+}
+
+/// Runs `f` only when the runtime exists (used at exit, where creating one is pointless).
+pub fn with_existing_rt<R>(f: impl FnOnce(&mut Runtime) -> R) -> Option<R> {
+    let mut guard = RUNTIME.lock();
+    guard.as_mut().map(f)
+}
+
+/// Owns one base: when the last array (view) of it is dropped, the base's `FREE` is
+/// recorded. Dropping never blocks and never calls Python, so it is safe during
+/// interpreter shutdown and from inside a runtime call.
+#[derive(Debug)]
+pub struct BaseOwner {
+    pub id: BaseId,
+}
+
+impl Drop for BaseOwner {
+    fn drop(&mut self) {
+        match RUNTIME.try_lock() {
+            Some(mut g) => {
+                if let Some(rt) = g.as_mut() {
+                    let _ = rt.free(self.id);
+                }
+            }
+            None => PENDING_FREES.lock().push(self.id),
+        }
+    }
+}
+
+/// A view together with the ownership of its base: what every Hassium array is.
+#[derive(Clone, Debug)]
+pub struct Arr {
+    pub view: View,
+    pub owner: Arc<BaseOwner>,
+}
+
+impl Arr {
+    /// A fresh contiguous array of `shape` in a new base (no memory until written).
+    pub fn new(rt: &mut Runtime, dtype: DType, shape: &[usize]) -> Arr {
+        let n: usize = shape.iter().product();
+        let base = rt.new_base(dtype, n);
+        Arr {
+            view: View::contiguous(base.id, dtype, shape),
+            owner: Arc::new(BaseOwner { id: base.id }),
+        }
+    }
+
+    /// Another view of the same base.
+    pub fn with_view(&self, view: View) -> Arr {
+        Arr {
+            view,
+            owner: self.owner.clone(),
+        }
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.view.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.view.shape
+    }
+}
+
+/// Maps a bytecode error onto the exception NumPy raises for the same mistake.
+pub fn core_err(e: &hassium_core::Error) -> PyErr {
+    use hassium_core::Error as E;
+    let root = e.root();
+    let msg = root.to_string();
+    match root {
+        E::OutOfBounds(_) => PyIndexError::new_err(msg),
+        E::DTypeNotAllowed(_) => PyTypeError::new_err(msg),
+        E::BadAxis(_) => py::axis_error(&msg),
+        _ => PyValueError::new_err(msg),
+    }
+}
+
+/// Maps a runtime error onto a Python exception. Errors from a flush name the failing
+/// operation in their message; gather/scatter range errors become `IndexError`.
+pub fn rt_err(e: Error) -> PyErr {
+    match &e {
+        Error::Bytecode(c) => core_err(c),
+        Error::OutOfMemory(m) => PyMemoryError::new_err(m.clone()),
+        _ => {
+            let msg = e.to_string();
+            if msg.contains("is out of bounds") {
+                PyIndexError::new_err(msg)
+            } else {
+                PyRuntimeError::new_err(format!("hassium: {msg}"))
+            }
+        }
+    }
+}
+
+/// `?`-friendly conversion of runtime results.
+pub trait OrPy<T> {
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> OrPy<T> for hassium_vem::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(rt_err)
+    }
+}
+
+impl<T> OrPy<T> for hassium_core::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(|e| core_err(&e))
+    }
+}
