@@ -1,11 +1,11 @@
 //! The disk side of the kernel cache.
 //!
 //! Layout: `<cache_dir>/cpu-<hassium version>-<compiler identity>/` holds shared objects
-//! `k-<source hash>.so` (several kernels each: one per compile) and one small entry file
+//! `k-<source hash>-<pid>-<n>.so` (several kernels each: one per compile) and one small entry file
 //! per kernel key, `<key>.entry`, naming its library, symbol and the library's checksum.
 //! Both are written to a temporary name in the same directory and renamed into place, so
 //! a concurrent process sees a whole file or none; two processes compiling the same
-//! kernel both succeed and the last rename wins with identical content. An entry whose
+//! kernel both succeed, each with its own library, and the last entry rename wins. An entry whose
 //! library is missing, fails its checksum or does not load is deleted and rebuilt.
 
 use crate::compiler::Compiler;

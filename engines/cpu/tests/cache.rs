@@ -1,0 +1,311 @@
+//! The kernel cache, tiered execution and the engine's failure modes.
+
+mod common;
+
+use common::*;
+use hassium_core::{Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
+use hassium_engine_abi::{Engine, LoadedEngine};
+use hassium_engine_cpu::{CpuConfig, CpuEngine, SpecializePolicy};
+
+/// One loop iteration `y = exp(x * dt + 1)` on fresh temporaries (ids differ every
+/// iteration, as a Python loop's temporaries do), fused into one kernel.
+fn iteration(dt: f64) -> (Batch, Vec<Kernel>) {
+    let mut b = Batch::default();
+    let t = DType::Float64;
+    let x = base(&mut b, t, 1000);
+    let y = base(&mut b, t, 1000);
+    // Fresh temporary ids per iteration.
+    let skip = (dt * 1000.0) as u64 + 10;
+    let t1 = hassium_core::BaseId(skip);
+    let t2 = hassium_core::BaseId(skip + 1);
+    for id in [t1, t2] {
+        b.bases.insert(
+            id,
+            hassium_core::Base {
+                id,
+                dtype: t,
+                nelem: 1000,
+            },
+        );
+    }
+    let v = |id| View::contiguous(id, t, &[1000]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t1),
+        [v(x).into(), Operand::Scalar(Scalar::Float64(dt))],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Add,
+        v(t2),
+        [v(t1).into(), Operand::Scalar(Scalar::Float64(1.0))],
+    ));
+    b.instrs.push(Instr::new(Opcode::Exp, v(y), [v(t2).into()]));
+    free(&mut b, t1);
+    free(&mut b, t2);
+    let k = hassium_fuser::finish_kernel(&b, vec![0, 1, 2], |_| false);
+    (b, vec![k])
+}
+
+fn run_iteration(cpu: &mut dyn Engine, dt: f64) -> hassium_engine_abi::Result<f64> {
+    let (b, ks) = iteration(dt);
+    let mut a = Arrays::new(&b);
+    for i in 0..1000 {
+        a.set(
+            hassium_core::BaseId(1),
+            i,
+            Scalar::Float64(i as f64 / 1000.0),
+        );
+    }
+    let contracted = ks[0].contracted.clone();
+    cpu.execute(&b, &ks, &a.buffers(&contracted))?;
+    Ok(a.get(hassium_core::BaseId(2), 999).as_f64())
+}
+
+fn strict(dir: &std::path::Path, spec: SpecializePolicy) -> CpuEngine {
+    CpuEngine::new(CpuConfig {
+        strict_cache: true,
+        ..config(1, spec, dir)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_loop_of_identical_batches_compiles_once() {
+    for spec in [
+        SpecializePolicy::Fixed,
+        SpecializePolicy::Dynamic,
+        SpecializePolicy::Both,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cpu = strict(dir.path(), spec);
+        for step in 1..=5 {
+            let dt = step as f64 * 0.01;
+            let y = run_iteration(&mut cpu, dt).unwrap();
+            assert!((y - (0.999 * dt + 1.0).exp()).abs() < 1e-12);
+        }
+        let s = cpu.stats();
+        assert_eq!(
+            (s.kernels_compiled, s.cache_hits_memory, s.interpreted),
+            (1, 4, 0),
+            "{spec:?}: {s:?}"
+        );
+    }
+}
+
+#[test]
+fn strict_cache_turns_a_later_miss_into_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = strict(dir.path(), SpecializePolicy::Fixed);
+    run_iteration(&mut cpu, 0.5).unwrap();
+    let mut b = Batch::default();
+    let (x, y) = (
+        base(&mut b, DType::Float32, 8),
+        base(&mut b, DType::Float32, 8),
+    );
+    b.instrs.push(Instr::new(
+        Opcode::Sqrt,
+        View::contiguous(y, DType::Float32, &[8]),
+        [View::contiguous(x, DType::Float32, &[8]).into()],
+    ));
+    let mut a = Arrays::new(&b);
+    let e = cpu
+        .execute(&b, &singletons(&b), &a.buffers(&[]))
+        .unwrap_err();
+    assert!(e.to_string().contains("strict_cache"), "{e}");
+}
+
+/// Not a test by itself: when `HASSIUM_TEST_FILL_CACHE` names a directory, fills that
+/// cache the way a separate Hassium process would (the tests below spawn this binary).
+#[test]
+fn helper_fill_cache() {
+    if let Some(dir) = std::env::var_os("HASSIUM_TEST_FILL_CACHE") {
+        let mut cpu = engine(1, SpecializePolicy::Fixed, std::path::Path::new(&dir));
+        for k in 0..3 {
+            run_iteration(&mut cpu, 0.25 * (k + 1) as f64).unwrap();
+        }
+    }
+}
+
+/// Runs `helper_fill_cache` in a child process filling `dir`.
+fn fill_in_child(dir: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_fill_cache",
+            "--test-threads=1",
+            "--quiet",
+        ])
+        .env("HASSIUM_TEST_FILL_CACHE", dir)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+// A library is never truncated while this process has it mapped (that would crash any
+// user of the mapping, which is why the cache never rewrites files in place); here
+// another process filled the cache, the file is damaged on disk, and this process loads.
+#[test]
+fn a_second_process_loads_kernels_from_disk_and_a_truncated_library_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(fill_in_child(dir.path()).wait().unwrap().success());
+    let mut probe = engine(1, SpecializePolicy::Fixed, dir.path());
+    let cache = probe.cache_dir().unwrap();
+    for e in std::fs::read_dir(&cache).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "so") {
+            let len = std::fs::metadata(&p).unwrap().len();
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            f.set_len(len / 2).unwrap();
+        }
+    }
+    let y = run_iteration(&mut probe, 0.25).unwrap();
+    assert!((y - (0.999f64 * 0.25 + 1.0).exp()).abs() < 1e-12);
+    let s = probe.stats();
+    assert_eq!(
+        (s.cache_hits_disk, s.kernels_compiled),
+        (0, 1),
+        "rebuilt: {s:?}"
+    );
+
+    let mut again = engine(1, SpecializePolicy::Fixed, dir.path());
+    run_iteration(&mut again, 0.25).unwrap();
+    let s = again.stats();
+    assert_eq!(
+        (s.cache_hits_disk, s.kernels_compiled),
+        (1, 0),
+        "loaded from disk: {s:?}"
+    );
+}
+
+#[test]
+fn a_garbled_entry_file_is_deleted_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = engine(1, SpecializePolicy::Fixed, dir.path());
+    let want = run_iteration(&mut first, 0.75).unwrap();
+    for e in std::fs::read_dir(first.cache_dir().unwrap()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "entry") {
+            std::fs::write(&p, "hassium-kernel-entry 1\nlib=k-").unwrap();
+        }
+    }
+    let mut second = engine(1, SpecializePolicy::Fixed, dir.path());
+    assert_eq!(run_iteration(&mut second, 0.75).unwrap(), want);
+    assert_eq!(second.stats().kernels_compiled, 1);
+}
+
+#[test]
+fn two_processes_filling_one_cache_at_once_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..2).map(|_| fill_in_child(dir.path())).collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let mut later = engine(1, SpecializePolicy::Fixed, dir.path());
+    run_iteration(&mut later, 0.5).unwrap();
+    let s = later.stats();
+    assert_eq!((s.cache_hits_disk, s.kernels_compiled), (1, 0), "{s:?}");
+}
+
+#[test]
+fn two_engines_in_one_process_filling_one_cache_at_once_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut cpu = engine(1, SpecializePolicy::Fixed, &path);
+                (0..3)
+                    .map(|k| run_iteration(&mut cpu, 0.1 * (k + 1) as f64).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let results: Vec<Vec<f64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results[0], results[1]);
+}
+
+#[test]
+fn without_a_compiler_everything_is_interpreted_correctly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = CpuEngine::new(CpuConfig {
+        compiler: "/nonexistent/cc".into(),
+        ..config(2, SpecializePolicy::Both, dir.path())
+    })
+    .unwrap();
+    let y = run_iteration(&mut cpu, 0.5).unwrap();
+    assert!((y - (0.999f64 * 0.5 + 1.0).exp()).abs() < 1e-12);
+    let s = cpu.stats();
+    assert_eq!((s.interpreted, s.kernels_compiled), (1, 0));
+}
+
+#[test]
+fn compiler_errors_carry_the_compilers_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(1, SpecializePolicy::Fixed, dir.path());
+    cfg.flags.push("-fno-such-flag-exists".into());
+    let mut cpu = CpuEngine::new(cfg).unwrap();
+    let e = run_iteration(&mut cpu, 0.5).unwrap_err().to_string();
+    assert!(
+        e.contains("no-such-flag-exists") && e.contains("failed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tiered_execution_interprets_first_then_runs_native_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = CpuEngine::new(CpuConfig {
+        tiered: true,
+        ..config(1, SpecializePolicy::Fixed, dir.path())
+    })
+    .unwrap();
+    let first = run_iteration(&mut cpu, 0.5).unwrap();
+    assert_eq!(cpu.stats().interpreted, 1);
+    cpu.wait_for_compiles();
+    let second = run_iteration(&mut cpu, 0.5).unwrap();
+    let s = cpu.stats();
+    assert_eq!(
+        (s.interpreted, s.kernels_compiled, s.kernels_run),
+        (1, 1, 1),
+        "{s:?}"
+    );
+    assert!((first - second).abs() <= 1e-12 * first.abs());
+}
+
+#[test]
+fn unknown_config_keys_are_rejected_by_name() {
+    let t: toml::Table = "threds = 2".parse().unwrap();
+    let e = CpuEngine::create(hassium_engine_abi::EngineContext {
+        config: t,
+        child: None,
+    })
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("threds"), "{e}");
+}
+
+#[test]
+fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
+    // target/<profile>/deps/<test binary> → target/<profile>/libhassium_engine_cpu.so
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libhassium_engine_cpu.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg: toml::Table = format!(
+        "cache_dir = {:?}\nthreads = 2\nlibrary = \"x\"",
+        dir.path().display().to_string()
+    )
+    .parse()
+    .unwrap();
+    let mut e = LoadedEngine::open(&lib, &cfg, None).unwrap();
+    assert_eq!(e.name(), "cpu");
+    let y = run_iteration(&mut e, 0.5).unwrap();
+    assert!((y - (0.999f64 * 0.5 + 1.0).exp()).abs() < 1e-12);
+    assert_eq!(e.stats().kernels_compiled, 1);
+}
