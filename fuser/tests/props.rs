@@ -1,0 +1,348 @@
+//! Property tests over random batches: random shapes, overlapping and disjoint views of a
+//! few bases (shifted, strided, reversed, broadcast), reductions, scans and frees.
+
+mod exec;
+
+use hassium_core::{
+    verify_instr, Batch, Capabilities, DType, Instr, Opcode, Operand, Scalar, View,
+};
+use hassium_fuser::recorder::Recorder;
+use hassium_fuser::{check_partition, cost, create, FuserOptions};
+use proptest::prelude::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+const NELEM: usize = 48;
+const SHAPES: &[&[usize]] = &[&[6], &[2, 3], &[3, 2], &[2], &[3]];
+
+/// A random view of `shape` inside a base of NELEM elements.
+fn random_view(rng: &mut Rng, base: &View, shape: &[usize], broadcast: bool) -> View {
+    let strides: Vec<isize> = shape
+        .iter()
+        .enumerate()
+        .map(|(k, _)| {
+            let choices: &[isize] = if broadcast {
+                &[0, 1, 3]
+            } else if k == 0 && shape.len() > 1 {
+                &[3, 6, -3, 1, 12]
+            } else {
+                &[1, 2, -1, 3]
+            };
+            *rng.pick(choices)
+        })
+        .collect();
+    let mut v = View {
+        base: base.base,
+        dtype: base.dtype,
+        offset: 0,
+        shape: shape.into(),
+        strides: strides.into(),
+    };
+    let (lo, hi) = v.extent().unwrap();
+    let room = (NELEM as isize - 1 - hi) + lo; // offsets keeping [lo, hi] inside
+    v.offset = -lo + rng.below(room.max(0) as usize + 1) as isize;
+    v
+}
+
+fn random_batch(seed: u64) -> Batch {
+    let mut rng = Rng(seed);
+    let mut r = Recorder::new();
+    let persistent: Vec<View> = (0..3).map(|_| r.array(DType::Float64, &[NELEM])).collect();
+    let mut live: Vec<View> = Vec::new();
+    let steps = 3 + rng.below(14);
+    for _ in 0..steps {
+        let action = rng.below(10);
+        if action == 9 && !live.is_empty() {
+            let t = live.remove(rng.below(live.len()));
+            r.free(&t);
+            continue;
+        }
+        let (op, in_shape): (Opcode, Vec<usize>) = match action {
+            0..=4 => (
+                *rng.pick(&[
+                    Opcode::Add,
+                    Opcode::Subtract,
+                    Opcode::Multiply,
+                    Opcode::Maximum,
+                    Opcode::Divide,
+                ]),
+                rng.pick(SHAPES).to_vec(),
+            ),
+            5 | 6 => (
+                *rng.pick(&[
+                    Opcode::Negative,
+                    Opcode::Absolute,
+                    Opcode::Sqrt,
+                    Opcode::Identity,
+                ]),
+                rng.pick(SHAPES).to_vec(),
+            ),
+            7 => (
+                *rng.pick(&[
+                    Opcode::AddReduce,
+                    Opcode::MaximumReduce,
+                    Opcode::MultiplyReduce,
+                ]),
+                rng.pick(&SHAPES[..3]).to_vec(),
+            ),
+            _ => (Opcode::AddAccumulate, rng.pick(&SHAPES[..3]).to_vec()),
+        };
+        let axis = rng.below(in_shape.len());
+        let mut out_shape = in_shape.clone();
+        if op.is_reduction() {
+            out_shape.remove(axis);
+        }
+        let operand = |rng: &mut Rng, r: &Recorder, allow_scalar: bool| -> Operand {
+            let same: Vec<&View> = live
+                .iter()
+                .filter(|t| t.shape.as_slice() == in_shape.as_slice())
+                .collect();
+            match rng.below(if allow_scalar { 5 } else { 4 }) {
+                0 if !same.is_empty() => (*rng.pick(&same)).clone().into(),
+                1 => {
+                    let base = rng_pick_base(rng, &persistent);
+                    random_view(rng, base, &in_shape, true).into()
+                }
+                4 => Scalar::Float64(rng.below(5) as f64 - 1.5).into(),
+                _ => {
+                    let _ = r;
+                    let base = rng_pick_base(rng, &persistent);
+                    random_view(rng, base, &in_shape, false).into()
+                }
+            }
+        };
+        let ins: Vec<Operand> = match op.nin() {
+            1 => vec![operand(&mut rng, &r, false)],
+            _ => vec![operand(&mut rng, &r, true), operand(&mut rng, &r, true)],
+        };
+        if ins.iter().all(|o| o.as_view().is_none()) {
+            continue;
+        }
+        let out = if rng.below(2) == 0 {
+            let t = r.array(DType::Float64, &out_shape);
+            live.push(t.clone());
+            t
+        } else {
+            let base = rng_pick_base(&mut rng, &persistent);
+            random_view(&mut rng, base, &out_shape, false)
+        };
+        let mut instr = Instr::new(op, out, ins);
+        if op.is_reduction() || op.is_scan() {
+            instr.axis = Some(axis);
+        }
+        if verify_instr(&instr, |id| r.batch().base(id).copied()).is_ok() {
+            r.push(instr);
+        }
+    }
+    for t in live.drain(..).filter(|_| rng.below(3) > 0) {
+        r.free(&t);
+    }
+    r.sync(&persistent[rng.below(3)]);
+    r.finish()
+}
+
+fn rng_pick_base<'a>(rng: &mut Rng, bases: &'a [View]) -> &'a View {
+    rng.pick(bases)
+}
+
+/// A float64 memory for the lockstep simulator.
+type Mem = std::collections::HashMap<hassium_core::BaseId, Vec<f64>>;
+
+fn index_of(shape: &[usize], mut k: usize) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = k % shape[d].max(1);
+        k /= shape[d].max(1);
+    }
+    idx
+}
+
+fn load(mem: &Mem, o: &Operand, idx: &[usize]) -> f64 {
+    match o {
+        Operand::View(v) => mem[&v.base][v.offset_of(idx) as usize],
+        Operand::Scalar(s) => s.as_f64(),
+    }
+}
+
+fn apply(op: Opcode, a: f64, b: f64) -> f64 {
+    match op {
+        Opcode::Add | Opcode::AddReduce | Opcode::AddAccumulate => a + b,
+        Opcode::Subtract => a - b,
+        Opcode::Multiply | Opcode::MultiplyReduce => a * b,
+        Opcode::Divide => a / b,
+        Opcode::Maximum | Opcode::MaximumReduce => {
+            if a.is_nan() || a >= b {
+                a
+            } else {
+                b
+            }
+        }
+        Opcode::Negative => -a,
+        Opcode::Absolute => a.abs(),
+        Opcode::Sqrt => a.sqrt(),
+        Opcode::Identity => a,
+        other => panic!("lockstep simulator lacks {other:?}"),
+    }
+}
+
+/// One elementwise instruction at one point of its loop.
+fn step(mem: &mut Mem, i: &Instr, idx: &[usize]) {
+    let a = load(mem, &i.ins[0], idx);
+    let b = i.ins.get(1).map_or(0.0, |o| load(mem, o, idx));
+    let off = i.out.offset_of(idx) as usize;
+    mem.get_mut(&i.out.base).unwrap()[off] = apply(i.op, a, b);
+}
+
+/// A whole instruction, on its own.
+fn whole(mem: &mut Mem, i: &Instr) {
+    if i.op.is_elementwise() {
+        for k in 0..i.out.nelem() {
+            step(mem, i, &index_of(&i.out.shape, k));
+        }
+        return;
+    }
+    let x = i.ins[0].as_view().unwrap();
+    let axis = i.axis.unwrap();
+    let n = x.shape[axis];
+    let outer: Vec<usize> = x
+        .shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != axis)
+        .map(|(_, &e)| e)
+        .collect();
+    for k in 0..outer.iter().product::<usize>() {
+        let mut idx = index_of(&outer, k);
+        idx.insert(axis, 0);
+        let mut acc: Option<f64> = None;
+        for j in 0..n {
+            idx[axis] = j;
+            let v = load(mem, &i.ins[0], &idx);
+            let next = acc.map_or(v, |a| apply(i.op, a, v));
+            acc = Some(next);
+            if i.op.is_scan() {
+                let off = i.out.offset_of(&idx) as usize;
+                mem.get_mut(&i.out.base).unwrap()[off] = next;
+            }
+        }
+        if i.op.is_reduction() {
+            idx.remove(axis);
+            let off = i.out.offset_of(&idx) as usize;
+            mem.get_mut(&i.out.base).unwrap()[off] =
+                acc.unwrap_or(if i.op == Opcode::MultiplyReduce {
+                    1.0
+                } else {
+                    0.0
+                });
+        }
+    }
+}
+
+/// Runs each kernel as one loop nest when it is purely elementwise (every instruction at
+/// point k before any at point k+1, as compiled code does), else instruction by
+/// instruction. A partition that fused a partially overlapping pair reads values of the
+/// wrong iteration here, where the reference engine would not notice.
+fn lockstep(
+    batch: &Batch,
+    kernels: &[hassium_core::Kernel],
+    seed: u64,
+) -> Vec<(hassium_core::BaseId, Vec<u64>)> {
+    let mut mem: Mem = batch
+        .bases
+        .values()
+        .map(|b| (b.id, exec::f64s(&exec::initial(b, seed, false))))
+        .collect();
+    for k in kernels {
+        let instrs: Vec<&Instr> = k.instrs.iter().map(|&i| &batch.instrs[i]).collect();
+        if instrs.iter().all(|i| i.op.is_elementwise()) {
+            for p in 0..k.shape.iter().product::<usize>() {
+                let idx = index_of(&k.shape, p);
+                for i in &instrs {
+                    step(&mut mem, i, &idx);
+                }
+            }
+        } else {
+            for i in instrs {
+                whole(&mut mem, i);
+            }
+        }
+    }
+    let keep = exec::observable(batch);
+    let mut out: Vec<_> = mem
+        .into_iter()
+        .filter(|(b, _)| keep.contains(b))
+        .map(|(b, v)| {
+            (
+                b,
+                v.iter()
+                    .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_fuser_builds_legal_ordered_partitions_that_compute_the_same_bytes(seed in any::<u64>()) {
+        let batch = random_batch(seed);
+        hassium_core::verify(&batch).unwrap();
+        let want = exec::observe(&batch, &exec::unfused(&batch), seed, true).unwrap();
+        let mut costs = Vec::new();
+        for name in ["optimal", "greedy", "serial", "singleton"] {
+            let kernels = create(name, &FuserOptions::default()).unwrap().fuse(&batch, &Capabilities::all()).unwrap();
+            if let Err(e) = check_partition(&batch, &kernels) {
+                panic!("{name}: {e}\n{}", hassium_fuser::dump::kernels_text(&batch, &kernels));
+            }
+            let got = exec::observe(&batch, &kernels, seed, true).unwrap();
+            prop_assert!(got == want, "{name} changed the results\n{}", hassium_fuser::dump::kernels_text(&batch, &kernels));
+            prop_assert!(
+                lockstep(&batch, &kernels, seed) == lockstep(&batch, &exec::unfused(&batch), seed),
+                "{name}'s kernels compute other values when run as loop nests\n{}",
+                hassium_fuser::dump::kernels_text(&batch, &kernels)
+            );
+            costs.push(cost(&batch, &kernels));
+        }
+        prop_assert!(costs[0] <= costs[1] && costs[1] <= costs[2] && costs[2] <= costs[3], "{costs:?}");
+    }
+}
+
+#[test]
+fn random_batches_are_varied() {
+    let (mut fused_somewhere, mut reductions, mut partial) = (0, 0, 0);
+    for seed in 0..200 {
+        let batch = random_batch(seed);
+        let kernels = create("greedy", &FuserOptions::default())
+            .unwrap()
+            .fuse(&batch, &Capabilities::all())
+            .unwrap();
+        fused_somewhere += kernels.iter().any(|k| k.instrs.len() > 1) as usize;
+        reductions += batch.instrs.iter().any(|i| i.op.is_reduction()) as usize;
+        let n = batch.instrs.iter().filter(|i| !i.op.is_system()).count();
+        partial += (kernels.len() > 1 && kernels.len() < n) as usize;
+    }
+    assert!(
+        fused_somewhere > 100 && reductions > 50 && partial > 30,
+        "{fused_somewhere} {reductions} {partial}"
+    );
+}
