@@ -1,8 +1,21 @@
 //! Filters: bytecode rewrites applied to each batch before fusion. One file per filter;
 //! the file name, the struct in snake case, the TOML name and the registry key agree.
 
+mod contract_reductions;
+mod cse;
+mod dead_code;
+mod dump;
 mod error;
+mod expand_powk;
+mod facts;
 mod filter;
+mod simplify;
 
+pub use contract_reductions::ContractReductions;
+pub use cse::Cse;
+pub use dead_code::DeadCode;
+pub use dump::Dump;
 pub use error::{Error, Result};
+pub use expand_powk::{ExpandPowk, MAX_EXPONENT};
 pub use filter::{create, Filter, REGISTRY};
+pub use simplify::Simplify;

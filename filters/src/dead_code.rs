@@ -1,0 +1,37 @@
+//! Removes instructions whose results nobody can observe: the output base is freed in
+//! the batch, not synced, and no later instruction reads any part of it. One backward
+//! pass suffices: whether a write is dead depends only on the instructions after it, and
+//! removing a dead reader is seen before its producers are visited.
+
+use crate::facts::temporaries;
+use crate::{Filter, Result};
+use hassium_core::{BaseId, Batch};
+use std::collections::HashSet;
+
+pub struct DeadCode;
+
+impl Filter for DeadCode {
+    fn apply(&mut self, batch: &mut Batch) -> Result<()> {
+        let temps = temporaries(batch);
+        if temps.is_empty() {
+            return Ok(());
+        }
+        let mut read_later: HashSet<BaseId> = HashSet::new();
+        let mut removed = Vec::new();
+        for (k, instr) in batch.instrs.iter().enumerate().rev() {
+            if instr.op.is_system() {
+                continue;
+            }
+            if temps.contains(&instr.out.base) && !read_later.contains(&instr.out.base) {
+                removed.push(k);
+                continue;
+            }
+            read_later.extend(instr.input_views().map(|v| v.base));
+            if instr.reads_output() {
+                read_later.insert(instr.out.base);
+            }
+        }
+        crate::facts::remove_indices(batch, &removed);
+        Ok(())
+    }
+}
