@@ -1,0 +1,334 @@
+//! Every bad input of the C API returns an error status with a message that says what and
+//! where, and leaves the runtime usable. Nothing aborts the process.
+
+mod common;
+use common::*;
+use hassium::*;
+use std::process::Command;
+
+fn vec3() -> *mut hs_array {
+    f64s(&[3], &[1.0, 2.0, 3.0])
+}
+
+#[test]
+fn null_handles_are_reported_not_dereferenced() {
+    setup();
+    assert!(hs_add(hs_arr(std::ptr::null()), hs_float(1.0)).is_null());
+    expect_error(hs_status::HS_ERR_NULL, "hs_add: operand 0 is NULL");
+    assert!(hs_sum(std::ptr::null(), 0).is_null());
+    expect_error(hs_status::HS_ERR_NULL, "hs_sum: the array is NULL");
+    assert_eq!(hs_sync(std::ptr::null()), hs_status::HS_ERR_NULL);
+    assert!(hs_data(std::ptr::null()).is_null());
+    assert_eq!(hs_ndim(std::ptr::null()), 0);
+    assert_eq!(hs_dtype_of(std::ptr::null()), HS_DTYPE_INVALID);
+    // Like free(NULL), freeing NULL is allowed and does nothing.
+    assert_eq!(hs_free(std::ptr::null_mut()), hs_status::HS_OK);
+    // A NULL shape with dimensions is caught too.
+    // SAFETY: the NULL is what is being tested; nothing is read through it.
+    assert!(unsafe { hs_zeros(HS_FLOAT64, 2, std::ptr::null()) }.is_null());
+    expect_error(hs_status::HS_ERR_NULL, "hs_zeros: shape is NULL");
+}
+
+#[test]
+fn freed_and_made_up_handles_are_reported() {
+    setup();
+    let a = vec3();
+    let v = hs_slice(a, 0, 0, 2, 1);
+    assert_eq!(hs_free(a), hs_status::HS_OK);
+    assert!(hs_negative(a).is_null());
+    expect_error(
+        hs_status::HS_ERR_FREED,
+        "hs_negative: the array was already freed",
+    );
+    assert_eq!(hs_free(a), hs_status::HS_ERR_FREED);
+    expect_error(
+        hs_status::HS_ERR_FREED,
+        "hs_free: the array was already freed",
+    );
+    // The slot is reused by a new array; the stale handle still reads as freed.
+    let b = vec3();
+    assert!(hs_abs(a).is_null());
+    assert_eq!(hs_last_status(), hs_status::HS_ERR_FREED);
+    // A value that was never a handle.
+    let bogus = 0x7fff_0000_dead_usize as *const hs_array;
+    assert!(hs_abs(bogus).is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_abs: the array is not a hassium array handle",
+    );
+    // The view still works: it keeps the freed handle's base alive.
+    assert_eq!(values(v), vec![1.0, 2.0]);
+    free(&[v, b]);
+}
+
+#[test]
+fn shapes_that_do_not_broadcast_name_both_shapes() {
+    setup();
+    let a = vec3();
+    let b = f64s(&[4], &[1.0, 2.0, 3.0, 4.0]);
+    assert!(hs_add(hs_arr(a), hs_arr(b)).is_null());
+    expect_error(
+        hs_status::HS_ERR_SHAPE,
+        "hs_add: operands could not be broadcast together with shapes (3,) (4,)",
+    );
+    // An output that the result cannot broadcast into.
+    let ins = [hs_arr(a), hs_float(1.0)];
+    // SAFETY: ins holds 2 operands.
+    assert_eq!(
+        unsafe { hs_op(HS_OP_ADD, b, ins.as_ptr(), 2, 0) },
+        hs_status::HS_ERR_SHAPE
+    );
+    expect_error(
+        hs_status::HS_ERR_SHAPE,
+        "non-broadcastable output operand with shape (4,)",
+    );
+    let m = f64s(&[2, 2], &[1.0; 4]);
+    assert!(hs_matmul(a, m).is_null());
+    expect_error(hs_status::HS_ERR_SHAPE, "hs_matmul:");
+    let to = [2usize];
+    // SAFETY: `to` holds 1 extent.
+    assert!(unsafe { hs_broadcast_to(a, 1, to.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_SHAPE, "hs_broadcast_to:");
+    let bad = [4i64];
+    // SAFETY: `bad` holds 1 value.
+    assert!(unsafe { hs_reshape(a, 1, bad.as_ptr()) }.is_null());
+    expect_error(
+        hs_status::HS_ERR_SHAPE,
+        "hs_reshape: cannot reshape array of size 3 into shape (4)",
+    );
+    let mut small = [0.0f64; 2];
+    // SAFETY: `small` holds 16 bytes, as the call is told.
+    assert_eq!(
+        unsafe { hs_copy_to(a, small.as_mut_ptr().cast(), 16) },
+        hs_status::HS_ERR_SHAPE
+    );
+    expect_error(
+        hs_status::HS_ERR_SHAPE,
+        "hs_copy_to: the buffer holds 16 bytes but the array needs 24",
+    );
+    free(&[a, b, m]);
+}
+
+#[test]
+fn out_of_range_views_and_indices_are_refused() {
+    setup();
+    let a = vec3();
+    assert!(hs_index(a, 0, 3).is_null());
+    expect_error(
+        hs_status::HS_ERR_BOUNDS,
+        "hs_index: index 3 is out of bounds for axis 0 with size 3",
+    );
+    assert!(hs_index(a, 0, -4).is_null());
+    assert_eq!(hs_last_status(), hs_status::HS_ERR_BOUNDS);
+    assert!(hs_slice(a, 0, 0, 3, 0).is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_slice: slice step cannot be zero",
+    );
+    // A gather whose index is out of range fails when it runs; nothing is read or written
+    // outside the base, and the runtime stays usable.
+    let idx = hs_range(HS_INT64, 5.0, 1.0, 2);
+    let ins = [hs_arr(a), hs_arr(idx)];
+    // SAFETY: ins holds 2 operands.
+    let g = unsafe { hs_op_new(HS_OP_GATHER, ins.as_ptr(), 2, 0) };
+    assert!(!g.is_null(), "{}", last_error());
+    assert!(hs_data(g).is_null());
+    let msg = last_error();
+    assert!(
+        msg.contains("hs_data:") && msg.contains("out of bounds"),
+        "{msg}"
+    );
+    assert_eq!(values(a), vec![1.0, 2.0, 3.0]);
+    // An integer scalar that does not fit the array's type (NumPy 2 refuses it too).
+    let u = hs_astype(a, HS_UINT8);
+    assert!(hs_add(hs_arr(u), hs_int(300)).is_null());
+    expect_error(
+        hs_status::HS_ERR_BOUNDS,
+        "hs_add: integer scalar 300 is out of bounds for uint8",
+    );
+    // ... but comparisons evaluate it exactly.
+    let lt = hs_less(hs_arr(u), hs_int(300));
+    assert_eq!(values(lt), vec![1.0, 1.0, 1.0]);
+    free(&[a, idx, g, u, lt]);
+}
+
+#[test]
+fn dtypes_an_opcode_does_not_take_are_refused() {
+    setup();
+    let a = vec3();
+    let ins = [hs_arr(a), hs_arr(a)];
+    // SAFETY: ins holds 2 operands.
+    assert!(unsafe { hs_op_new(HS_OP_BITWISE_AND, ins.as_ptr(), 2, 0) }.is_null());
+    expect_error(
+        hs_status::HS_ERR_DTYPE,
+        "hs_op_new: ufunc 'bitwise_and' not supported for the input types (float64)",
+    );
+    let b = hs_greater(hs_arr(a), hs_float(1.5));
+    assert!(hs_subtract(hs_arr(b), hs_arr(b)).is_null());
+    expect_error(
+        hs_status::HS_ERR_DTYPE,
+        "hs_subtract: numpy boolean subtract is not supported",
+    );
+    let n = [2usize];
+    // SAFETY: n holds 1 extent.
+    assert!(unsafe { hs_zeros(hs_dtype(99), 1, n.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_DTYPE, "hs_zeros: unknown dtype number 99");
+    // SAFETY: ins holds 2 operands.
+    assert!(unsafe { hs_op_new(hs_opcode(999), ins.as_ptr(), 2, 0) }.is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_op_new: unknown opcode number 999",
+    );
+    // SAFETY: ins holds 2 operands (one too many for negative).
+    assert!(unsafe { hs_op_new(HS_OP_NEGATIVE, ins.as_ptr(), 2, 0) }.is_null());
+    expect_error(hs_status::HS_ERR_INVALID, "negative takes 1 inputs, got 2");
+    let bad_kind = hs_operand {
+        kind: hs_operand_kind(7),
+        ..hs_float(1.0)
+    };
+    assert!(hs_add(hs_arr(a), bad_kind).is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_add: operand 1 has unknown operand kind 7",
+    );
+    free(&[a, b]);
+}
+
+#[test]
+fn axes_out_of_range_are_refused() {
+    setup();
+    let a = f64s(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+    assert!(hs_sum(a, 2).is_null());
+    expect_error(
+        hs_status::HS_ERR_AXIS,
+        "hs_sum: axis 2 is out of bounds for array of dimension 2",
+    );
+    assert!(hs_cumsum(a, -3).is_null());
+    expect_error(
+        hs_status::HS_ERR_AXIS,
+        "hs_cumsum: axis -3 is out of bounds",
+    );
+    assert!(hs_slice(a, 5, 0, 1, 1).is_null());
+    assert_eq!(hs_last_status(), hs_status::HS_ERR_AXIS);
+    let perm = [0i64, 0];
+    // SAFETY: perm holds ndim values.
+    assert!(unsafe { hs_transpose(a, perm.as_ptr()) }.is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_transpose: axes don't match array",
+    );
+    free(&[a]);
+}
+
+#[test]
+fn a_reduction_into_its_own_input_is_an_overlap_error() {
+    setup();
+    let a = f64s(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+    let row = hs_index(a, 0, 0);
+    let ins = [hs_arr(a)];
+    // SAFETY: ins holds 1 operand.
+    assert_eq!(
+        unsafe { hs_op(HS_OP_ADD_REDUCE, row, ins.as_ptr(), 1, 0) },
+        hs_status::HS_ERR_OVERLAP
+    );
+    expect_error(
+        hs_status::HS_ERR_OVERLAP,
+        "hs_op: output overlaps the input",
+    );
+    free(&[a, row]);
+}
+
+/// Runs this test binary again with one test selected and `env` set: the runtime is
+/// created once per process, so configuration errors need a fresh process.
+fn run_child(test: &str, env: &[(&str, &str)]) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(exe);
+    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"]);
+    cmd.env_remove("HASSIUM_STACK")
+        .env_remove("HASSIUM_CONFIG")
+        .env("HS_TEST_CHILD", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the child test");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "child {test} failed:\n{text}"
+    );
+}
+
+fn is_child() -> bool {
+    std::env::var_os("HS_TEST_CHILD").is_some()
+}
+
+#[test]
+fn a_config_typo_is_a_config_error_naming_file_and_key() {
+    if !is_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hassium.toml");
+        let text = hassium_vem::DEFAULT_CONFIG.replace("flush_threshold", "flush_treshold");
+        std::fs::write(&path, text).unwrap();
+        return run_child(
+            "a_config_typo_is_a_config_error_naming_file_and_key",
+            &[("HASSIUM_CONFIG", path.to_str().unwrap())],
+        );
+    }
+    let n = [3usize];
+    // SAFETY: n holds 1 extent.
+    assert!(unsafe { hs_zeros(HS_FLOAT64, 1, n.as_ptr()) }.is_null());
+    expect_error(
+        hs_status::HS_ERR_CONFIG,
+        "hs_zeros: cannot start the hassium runtime:",
+    );
+    expect_error(hs_status::HS_ERR_CONFIG, "hassium.toml");
+    expect_error(hs_status::HS_ERR_CONFIG, "flush_treshold");
+    // The failure is reported again (not a crash) on the next call.
+    assert_eq!(hs_stats_print(), hs_status::HS_ERR_CONFIG);
+    // Flushing without a runtime has nothing to do.
+    assert_eq!(hs_flush(), hs_status::HS_OK);
+}
+
+#[test]
+fn a_missing_engine_library_is_an_engine_error_naming_the_library() {
+    if !is_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hassium.toml");
+        let text = "[runtime]\nstack = \"main\"\n\n[stacks.main]\nfuser = \"singleton\"\nengine = \"gone\"\n\n\
+                    [engines.gone]\nlibrary = \"libhassium_engine_gone.so\"\n";
+        std::fs::write(&path, text).unwrap();
+        return run_child(
+            "a_missing_engine_library_is_an_engine_error_naming_the_library",
+            &[("HASSIUM_CONFIG", path.to_str().unwrap())],
+        );
+    }
+    assert!(hs_range(HS_FLOAT64, 0.0, 1.0, 3).is_null());
+    expect_error(
+        hs_status::HS_ERR_ENGINE,
+        "hs_range: cannot start the hassium runtime:",
+    );
+    expect_error(hs_status::HS_ERR_ENGINE, "libhassium_engine_gone.so");
+}
+
+#[test]
+fn a_library_that_is_not_an_engine_is_an_engine_error() {
+    if !is_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("libhassium_engine_fake.so");
+        std::fs::write(&fake, b"not an ELF file").unwrap();
+        let path = dir.path().join("hassium.toml");
+        let text = format!(
+            "[runtime]\nstack = \"main\"\n\n[stacks.main]\nfuser = \"singleton\"\nengine = \"fake\"\n\n\
+             [engines.fake]\nlibrary = \"{}\"\n",
+            fake.display()
+        );
+        std::fs::write(&path, text).unwrap();
+        return run_child(
+            "a_library_that_is_not_an_engine_is_an_engine_error",
+            &[("HASSIUM_CONFIG", path.to_str().unwrap())],
+        );
+    }
+    assert!(hs_range(HS_FLOAT64, 0.0, 1.0, 3).is_null());
+    expect_error(hs_status::HS_ERR_ENGINE, "libhassium_engine_fake.so");
+}
