@@ -1,0 +1,561 @@
+//! What each filter rewrites, what it must leave alone, and that every rewrite keeps the
+//! batch verifiable and its observable bytes identical (run on the reference engine from
+//! the same data, including 0, -0, inf and NaN).
+
+#[path = "../../fuser/tests/exec/mod.rs"]
+mod exec;
+
+use hassium_core::{verify, Batch, DType, Instr, Opcode, Operand, Scalar, View};
+use hassium_filters::{create, Filter};
+use hassium_fuser::recorder::Recorder;
+
+fn sc(s: Scalar) -> Operand {
+    s.into()
+}
+
+fn v(x: &View) -> Operand {
+    x.clone().into()
+}
+
+fn apply(name: &str, batch: &Batch) -> Batch {
+    let mut out = batch.clone();
+    create(name).unwrap().apply(&mut out).unwrap();
+    verify(&out).unwrap_or_else(|e| panic!("{name} broke verify: {e}"));
+    out
+}
+
+/// The filtered batch leaves every observable base with the same bytes.
+fn assert_same_results(before: &Batch, after: &Batch) {
+    for seed in 0..3 {
+        let want = exec::observe(before, &exec::unfused(before), seed, true).unwrap();
+        let got = exec::observe(after, &exec::unfused(after), seed, true).unwrap();
+        assert_eq!(got, want, "seed {seed}");
+    }
+}
+
+fn count(batch: &Batch, op: Opcode) -> usize {
+    batch.instrs.iter().filter(|i| i.op == op).count()
+}
+
+/// `out = x ** k` on a fresh output, synced.
+fn power(dtype: DType, k: Scalar, n: usize) -> Batch {
+    let mut r = Recorder::new();
+    let x = r.array(dtype, &[n]);
+    let y = r.binary(Opcode::Power, v(&x), sc(k));
+    r.sync(&y);
+    r.finish()
+}
+
+// --- expand_powk --------------------------------------------------------------------------
+
+#[test]
+fn expand_powk_keeps_integer_overflow_exactly() {
+    for dtype in [DType::Int8, DType::UInt8, DType::Int32, DType::Int64] {
+        for k in 0..=16 {
+            let before = power(dtype, Scalar::Int64(k).cast(dtype), 64);
+            let after = apply("expand_powk", &before);
+            assert_eq!(count(&after, Opcode::Power), 0, "{dtype:?} ** {k}");
+            assert_same_results(&before, &after);
+        }
+    }
+}
+
+#[test]
+fn expand_powk_uses_few_multiplications() {
+    let after = apply(
+        "expand_powk",
+        &power(DType::Float64, Scalar::Float64(13.0), 8),
+    );
+    // 13 = 0b1101: square, times x, square, square, times x.
+    assert_eq!(count(&after, Opcode::Multiply), 5);
+    let after = apply(
+        "expand_powk",
+        &power(DType::Float64, Scalar::Float64(2.0), 8),
+    );
+    assert_eq!(count(&after, Opcode::Multiply), 1);
+}
+
+#[test]
+fn expand_powk_is_exact_for_float_powers_0_1_and_2_and_close_beyond() {
+    for k in [0.0, 1.0, 2.0] {
+        let before = power(DType::Float64, Scalar::Float64(k), 64);
+        let after = apply("expand_powk", &before);
+        assert_eq!(count(&after, Opcode::Power), 0);
+        assert_same_results(&before, &after);
+    }
+    for k in 3..=16 {
+        let before = power(DType::Float64, Scalar::Float64(k as f64), 64);
+        let after = apply("expand_powk", &before);
+        let y = before.sync[0];
+        let want =
+            exec::f64s(&exec::observe(&before, &exec::unfused(&before), 1, false).unwrap()[&y]);
+        let got = exec::f64s(&exec::observe(&after, &exec::unfused(&after), 1, false).unwrap()[&y]);
+        for (a, b) in want.iter().zip(&got) {
+            assert!(
+                (a - b).abs() <= 1e-14 * a.abs().max(1e-300),
+                "x**{k}: {a} vs {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn expand_powk_leaves_alone_what_it_cannot_expand_exactly() {
+    let keep = |b: &Batch| assert_eq!(apply("expand_powk", b).instrs, b.instrs);
+    keep(&power(DType::Int32, Scalar::Int32(-1), 8)); // NumPy raises
+    keep(&power(DType::Int32, Scalar::Int32(17), 8)); // beyond the limit
+    keep(&power(DType::Float64, Scalar::Float64(0.5), 8)); // sqrt differs at -0 and -inf
+    keep(&power(DType::Complex128, Scalar::Complex128(2.0, 0.0), 8)); // npy_cpow's own rules
+                                                                      // In place, only powers of two.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[8]);
+    r.assign(Opcode::Power, &x, [v(&x), sc(Scalar::Float64(3.0))]);
+    r.sync(&x);
+    keep(&r.finish());
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int16, &[8]);
+    r.assign(Opcode::Power, &x, [v(&x), sc(Scalar::Int16(4))]);
+    r.sync(&x);
+    let before = r.finish();
+    let after = apply("expand_powk", &before);
+    assert_eq!(count(&after, Opcode::Multiply), 2);
+    assert_same_results(&before, &after);
+}
+
+// --- simplify -------------------------------------------------------------------------------
+
+fn binary(dtype: DType, op: Opcode, s: Scalar, scalar_left: bool) -> Batch {
+    let mut r = Recorder::new();
+    let x = r.array(dtype, &[16]);
+    let y = if scalar_left {
+        r.binary(op, sc(s), v(&x))
+    } else {
+        r.binary(op, v(&x), sc(s))
+    };
+    r.sync(&y);
+    r.finish()
+}
+
+fn simplified_to_copy(b: &Batch) -> bool {
+    let after = apply("simplify", b);
+    assert_same_results(b, &after);
+    after.instrs.len() == 1 && after.instrs[0].op == Opcode::Identity
+}
+
+#[test]
+fn simplify_removes_exact_identities() {
+    assert!(simplified_to_copy(&binary(
+        DType::Int32,
+        Opcode::Add,
+        Scalar::Int32(0),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Int32,
+        Opcode::Add,
+        Scalar::Int32(0),
+        true
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Bool,
+        Opcode::Add,
+        Scalar::Bool(false),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Int64,
+        Opcode::Subtract,
+        Scalar::Int64(0),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Float64,
+        Opcode::Add,
+        Scalar::Float64(-0.0),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Float64,
+        Opcode::Subtract,
+        Scalar::Float64(0.0),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Float32,
+        Opcode::Multiply,
+        Scalar::Float32(1.0),
+        true
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::Float64,
+        Opcode::Divide,
+        Scalar::Float64(1.0),
+        false
+    )));
+    assert!(simplified_to_copy(&binary(
+        DType::UInt8,
+        Opcode::Power,
+        Scalar::UInt8(1),
+        false
+    )));
+    // Integer x*0 is a fill with zeros.
+    assert!(simplified_to_copy(&binary(
+        DType::Int16,
+        Opcode::Multiply,
+        Scalar::Int16(0),
+        false
+    )));
+}
+
+#[test]
+fn simplify_leaves_alone_what_signed_zeros_nan_and_complex_forbid() {
+    let keep = |b: &Batch| assert_eq!(apply("simplify", b).instrs, b.instrs, "{:?}", b.instrs[0]);
+    // NaN * 0 and inf * 0 are NaN, -1 * 0 is -0.0.
+    keep(&binary(
+        DType::Float64,
+        Opcode::Multiply,
+        Scalar::Float64(0.0),
+        false,
+    ));
+    // -0.0 + 0.0 is +0.0.
+    keep(&binary(
+        DType::Float64,
+        Opcode::Add,
+        Scalar::Float64(0.0),
+        false,
+    ));
+    keep(&binary(
+        DType::Float64,
+        Opcode::Subtract,
+        Scalar::Float64(-0.0),
+        false,
+    ));
+    // 0 - x is not x.
+    keep(&binary(
+        DType::Int32,
+        Opcode::Subtract,
+        Scalar::Int32(0),
+        true,
+    ));
+    // (inf + 0j) * (1 + 0j) has a NaN part in NumPy.
+    keep(&binary(
+        DType::Complex128,
+        Opcode::Multiply,
+        Scalar::Complex128(1.0, 0.0),
+        false,
+    ));
+    keep(&binary(
+        DType::Complex128,
+        Opcode::Add,
+        Scalar::Complex128(0.0, 0.0),
+        false,
+    ));
+    keep(&binary(
+        DType::Float64,
+        Opcode::Multiply,
+        Scalar::Float64(2.0),
+        false,
+    ));
+}
+
+#[test]
+fn simplify_folds_double_negation_and_drops_self_copies() {
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int8, &[16]);
+    let t = r.unary(Opcode::Negative, &x);
+    let y = r.unary(Opcode::Negative, &t);
+    r.free(&t);
+    r.assign(Opcode::Identity, &x, [v(&x)]);
+    r.sync(&y);
+    let before = r.finish();
+    let after = apply("simplify", &before);
+    assert_eq!(
+        after.instrs[1],
+        Instr::new(Opcode::Identity, y.clone(), [v(&x)])
+    );
+    assert_eq!(count(&after, Opcode::Identity), 1, "the self-copy is gone");
+    assert_same_results(&before, &after);
+    // Not when x changes in between.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int8, &[16]);
+    let t = r.unary(Opcode::Negative, &x);
+    r.assign(Opcode::Add, &x, [v(&x), sc(Scalar::Int8(1))]);
+    let y = r.unary(Opcode::Negative, &t);
+    r.sync(&y);
+    let b = r.finish();
+    assert_eq!(apply("simplify", &b).instrs, b.instrs);
+}
+
+#[test]
+fn simplify_folds_scalar_arithmetic_with_numpy_wrapping() {
+    let mut r = Recorder::new();
+    let y = r.array(DType::Int8, &[4]);
+    r.assign(
+        Opcode::Add,
+        &y,
+        [sc(Scalar::Int8(100)), sc(Scalar::Int8(100))],
+    );
+    let z = r.array(DType::Float64, &[4]);
+    r.assign(
+        Opcode::Divide,
+        &z,
+        [sc(Scalar::Float64(1.0)), sc(Scalar::Float64(3.0))],
+    );
+    r.sync(&y);
+    r.sync(&z);
+    let before = r.finish();
+    let after = apply("simplify", &before);
+    assert_eq!(after.instrs[0].ins[0], sc(Scalar::Int8(-56)));
+    assert_eq!(after.instrs[1].ins[0], sc(Scalar::Float64(1.0 / 3.0)));
+    assert_same_results(&before, &after);
+}
+
+// --- cse ---------------------------------------------------------------------------------------
+
+#[test]
+fn cse_computes_a_repeated_expression_once() {
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let b = r.array(DType::Float64, &[16]);
+    let t1 = r.binary(Opcode::Multiply, v(&a), v(&b));
+    let t2 = r.binary(Opcode::Multiply, v(&a), v(&b));
+    let c = r.binary(Opcode::Add, v(&t1), v(&t2));
+    r.free_all([&t1, &t2]);
+    r.sync(&c);
+    let before = r.finish();
+    let after = apply("cse", &before);
+    assert_eq!(count(&after, Opcode::Multiply), 1);
+    assert_eq!(
+        after.instrs[1].ins[1],
+        v(&t1),
+        "the later use reads the first result"
+    );
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn cse_leaves_alone_when_an_input_or_the_result_changed() {
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let b = r.array(DType::Float64, &[16]);
+    let t1 = r.binary(Opcode::Multiply, v(&a), v(&b));
+    r.assign(Opcode::Add, &a, [v(&a), sc(Scalar::Float64(1.0))]);
+    let t2 = r.binary(Opcode::Multiply, v(&a), v(&b));
+    r.sync(&t1);
+    r.sync(&t2);
+    let b1 = r.finish();
+    assert_eq!(apply("cse", &b1).instrs, b1.instrs);
+    // In place: a = a*b changes a, so a*b afterwards is another value.
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let b = r.array(DType::Float64, &[16]);
+    r.assign(Opcode::Multiply, &a, [v(&a), v(&b)]);
+    let t = r.binary(Opcode::Multiply, v(&a), v(&b));
+    r.sync(&t);
+    let b2 = r.finish();
+    assert_eq!(apply("cse", &b2).instrs, b2.instrs);
+    // x + 0.0 and x + (-0.0) are different computations.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[16]);
+    let p = r.binary(Opcode::Add, v(&x), sc(Scalar::Float64(0.0)));
+    let q = r.binary(Opcode::Add, v(&x), sc(Scalar::Float64(-0.0)));
+    r.sync(&p);
+    r.sync(&q);
+    let b3 = r.finish();
+    assert_eq!(apply("cse", &b3).instrs, b3.instrs);
+}
+
+#[test]
+fn cse_copies_into_a_result_that_stays_observable() {
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let t1 = r.unary(Opcode::Sin, &a);
+    let t2 = r.unary(Opcode::Sin, &a);
+    r.sync(&t1);
+    r.sync(&t2);
+    let before = r.finish();
+    let after = apply("cse", &before);
+    assert_eq!(count(&after, Opcode::Sin), 1);
+    assert_eq!(after.instrs[1], Instr::new(Opcode::Identity, t2, [v(&t1)]));
+    assert_same_results(&before, &after);
+}
+
+// --- dead_code -----------------------------------------------------------------------------------
+
+#[test]
+fn dead_code_removes_results_freed_unread() {
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let t = r.binary(Opcode::Multiply, v(&a), sc(Scalar::Float64(2.0)));
+    let u = r.unary(Opcode::Exp, &t); // only feeds the dead w
+    let w = r.unary(Opcode::Sin, &u);
+    let kept = r.binary(Opcode::Add, v(&t), sc(Scalar::Float64(1.0)));
+    r.free_all([&t, &u, &w]);
+    r.sync(&kept);
+    let before = r.finish();
+    let after = apply("dead_code", &before);
+    assert_eq!(count(&after, Opcode::Exp) + count(&after, Opcode::Sin), 0);
+    assert_eq!(
+        count(&after, Opcode::Multiply),
+        1,
+        "t is read by a live instruction"
+    );
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn dead_code_keeps_synced_unfreed_and_partly_read_results() {
+    let mut r = Recorder::new();
+    let a = r.array(DType::Float64, &[16]);
+    let t = r.unary(Opcode::Exp, &a);
+    let s = r.unary(Opcode::Sin, &a);
+    let p = r.unary(Opcode::Cos, &a);
+    let head = r.unary(Opcode::Negative, &p.slice(0, 0, 4, 1).unwrap());
+    r.free_all([&s, &p]);
+    r.sync(&s); // freed but synced: observable
+    r.sync(&head);
+    let _ = t; // never freed: observable
+    let before = r.finish();
+    assert_eq!(apply("dead_code", &before).instrs, before.instrs);
+}
+
+// --- contract_reductions -------------------------------------------------------------------------
+
+fn two_sums(x_shape: &[usize], a1: usize, a2: usize, op: Opcode, transpose: bool) -> Batch {
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int64, x_shape);
+    let x = if transpose { x.reversed_axes() } else { x };
+    let t = r.reduce(op, &x, a1);
+    let s = r.reduce(op, &t, a2);
+    r.free(&t);
+    r.sync(&s);
+    r.finish()
+}
+
+#[test]
+fn contract_reductions_merges_adjacent_axes_into_one_reduction() {
+    for (shape, a1, a2) in [
+        (&[4, 6][..], 1, 0),
+        (&[4, 6], 0, 0),
+        (&[2, 3, 4], 1, 1),
+        (&[2, 3, 4], 2, 1),
+    ] {
+        let before = two_sums(shape, a1, a2, Opcode::AddReduce, false);
+        let after = apply("contract_reductions", &before);
+        assert_eq!(count(&after, Opcode::AddReduce), 1, "{shape:?} {a1} {a2}");
+        assert_same_results(&before, &after);
+    }
+    let before = two_sums(&[4, 6], 1, 0, Opcode::MaximumReduce, false);
+    let after = apply("contract_reductions", &before);
+    assert_eq!(count(&after, Opcode::MaximumReduce), 1);
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn contract_reductions_leaves_alone_what_it_cannot_merge() {
+    let keep = |b: Batch| assert_eq!(apply("contract_reductions", &b).instrs, b.instrs);
+    keep(two_sums(&[2, 3, 4], 2, 0, Opcode::AddReduce, true)); // transposed: no view merges
+    keep(two_sums(&[2, 3, 4], 0, 1, Opcode::AddReduce, false)); // axes 0 and 2
+    keep(two_sums(&[4, 6], 1, 0, Opcode::ArgmaxReduce, false));
+    // Different operations.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int64, &[4, 6]);
+    let t = r.reduce(Opcode::AddReduce, &x, 1);
+    let s = r.reduce(Opcode::MaximumReduce, &t, 0);
+    r.free(&t);
+    r.sync(&s);
+    keep(r.finish());
+    // x produced in the batch: its producer would fuse with the first reduction.
+    let mut r = Recorder::new();
+    let y = r.array(DType::Int64, &[4, 6]);
+    let x = r.binary(Opcode::Multiply, v(&y), v(&y));
+    let t = r.reduce(Opcode::AddReduce, &x, 1);
+    let s = r.reduce(Opcode::AddReduce, &t, 0);
+    r.free_all([&t, &x]);
+    r.sync(&s);
+    keep(r.finish());
+    // The intermediate is observable.
+    let mut b = two_sums(&[4, 6], 1, 0, Opcode::AddReduce, false);
+    let t = b.instrs[0].out.base;
+    b.sync.push(t);
+    keep(b);
+}
+
+// --- dump and the registry ---------------------------------------------------------------------
+
+#[test]
+fn dump_writes_text_and_graphviz_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = power(DType::Float64, Scalar::Float64(3.0), 8);
+    let mut after = before.clone();
+    hassium_filters::Dump::to_dir(dir.path())
+        .apply(&mut after)
+        .unwrap();
+    assert_eq!(after, before);
+    let n = hassium_fuser::dump::dump_index();
+    let text = std::fs::read_to_string(dir.path().join(format!("batch-{n}.txt"))).unwrap();
+    assert!(
+        text.contains("power b2:float64+0(8):(1) <- b1:float64+0(8):(1), Float64(3.0)"),
+        "{text}"
+    );
+    let dot = std::fs::read_to_string(dir.path().join(format!("batch-{n}.dot"))).unwrap();
+    assert!(dot.starts_with("digraph batch {"));
+    let kernels = hassium_fuser::create("greedy", &Default::default())
+        .unwrap()
+        .fuse(&before, &hassium_core::Capabilities::all())
+        .unwrap();
+    hassium_fuser::dump_kernels(dir.path(), n, &before, &kernels).unwrap();
+    let k = std::fs::read_to_string(dir.path().join(format!("kernels-{n}.txt"))).unwrap();
+    assert!(k.starts_with("kernel 0: shape (8)"), "{k}");
+    assert!(
+        std::fs::read_to_string(dir.path().join(format!("kernels-{n}.dot")))
+            .unwrap()
+            .contains("cluster_0")
+    );
+}
+
+#[test]
+fn every_filter_is_registered_by_its_toml_name() {
+    for name in [
+        "expand_powk",
+        "simplify",
+        "cse",
+        "dead_code",
+        "contract_reductions",
+        "dump",
+    ] {
+        assert!(create(name).is_ok(), "{name}");
+    }
+    let e = create("simplfy").err().unwrap().to_string();
+    assert!(
+        e.contains("unknown filter 'simplfy'") && e.contains("expand_powk, simplify, cse"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_default_filter_chain_keeps_black_scholes_like_code_correct() {
+    // x**2 + x**3 - (x*1 + 0) with a repeated subexpression and a dead temporary.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[32]);
+    let a = r.binary(Opcode::Power, v(&x), sc(Scalar::Float64(2.0)));
+    let b = r.binary(Opcode::Power, v(&x), sc(Scalar::Float64(2.0)));
+    let c = r.binary(Opcode::Add, v(&a), v(&b));
+    let d = r.binary(Opcode::Multiply, v(&x), sc(Scalar::Float64(1.0)));
+    let e = r.binary(Opcode::Subtract, v(&c), v(&d));
+    let dead = r.unary(Opcode::Exp, &e);
+    r.free_all([&a, &b, &c, &d, &dead]);
+    r.sync(&e);
+    let before = r.finish();
+    let mut after = before.clone();
+    for name in ["expand_powk", "simplify", "cse", "dead_code"] {
+        after = apply(name, &after);
+    }
+    assert_eq!(count(&after, Opcode::Power) + count(&after, Opcode::Exp), 0);
+    assert_eq!(
+        count(&after, Opcode::Multiply),
+        1,
+        "x*x once; x*1 became a copy"
+    );
+    assert_same_results(&before, &after);
+}
