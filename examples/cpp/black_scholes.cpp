@@ -145,7 +145,10 @@ int main(int argc, char** argv) {
         std::vector<double> means;
         for (int i = 0; i < steps; i++) {
             double t = 0.1 + 0.9 * i / steps;  // time to expiry, in years
-            means.push_back(hs::mean(black_scholes(s, t)).item());
+            // The prices are a temporary that dies at the end of this statement, before
+            // item() runs the step: the runtime can then keep them out of memory.
+            hs::Array m = hs::mean(black_scholes(s, t));
+            means.push_back(m.item());
         }
         double t_hassium = seconds_since(t0);
 
