@@ -29,7 +29,6 @@ pub struct Runtime {
     stats: RuntimeStats,
     /// `$HASSIUM_DUMP`: where each fused batch is written as text and Graphviz.
     dump_dir: Option<std::path::PathBuf>,
-    dumped: u64,
 }
 
 fn init_logging() {
@@ -64,7 +63,6 @@ impl Runtime {
             memory: HostMemory::default(),
             stats,
             dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
-            dumped: 0,
         })
     }
 
@@ -321,7 +319,9 @@ impl Runtime {
         let _s = debug_span!("fuse").entered();
         let t = Instant::now();
         let stack = &mut self.stack;
-        let (kernels, hit) = stack.cache.get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
+        let (kernels, hit) = stack
+            .cache
+            .get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
         if hit {
             self.stats.fuse_cache_hits += 1;
         } else {
@@ -329,8 +329,9 @@ impl Runtime {
         }
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
         if let Some(dir) = &self.dump_dir {
-            self.dumped += 1;
-            if let Err(e) = hassium_fuser::dump_kernels(dir, self.dumped, batch, &kernels) {
+            // Number kernels like the `dump` filter numbered the batch they came from.
+            let n = hassium_fuser::dump::dump_index();
+            if let Err(e) = hassium_fuser::dump_kernels(dir, n, batch, &kernels) {
                 tracing::warn!("HASSIUM_DUMP: {e}");
             }
         }

@@ -172,8 +172,18 @@ fn a_loop_of_identical_iterations_hits_the_fuse_cache() {
         let t = rt.new_base(DType::Float64, 16);
         let tv = View::contiguous(t.id, DType::Float64, &[16]);
         let dt = Scalar::Float64(1.0 / (i + 1) as f64);
-        rt.record(Instr::new(Opcode::Multiply, tv.clone(), [x.clone().into(), dt.into()])).unwrap();
-        rt.record(Instr::new(Opcode::Add, x.clone(), [tv.into(), Scalar::Float64(1.0).into()])).unwrap();
+        rt.record(Instr::new(
+            Opcode::Multiply,
+            tv.clone(),
+            [x.clone().into(), dt.into()],
+        ))
+        .unwrap();
+        rt.record(Instr::new(
+            Opcode::Add,
+            x.clone(),
+            [tv.into(), Scalar::Float64(1.0).into()],
+        ))
+        .unwrap();
         rt.free(t.id).unwrap();
         rt.flush().unwrap();
     }
