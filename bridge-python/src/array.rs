@@ -431,7 +431,7 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
             opt_isize(&s.getattr("step")?)?,
         ));
     }
-    if k.is(&PyEllipsis::get(py)) {
+    if k.is(PyEllipsis::get(py)) {
         return Ok(Item::Ellipsis);
     }
     if k.is_instance_of::<pyo3::types::PyBool>() {
@@ -625,6 +625,8 @@ fn advanced(py: Python<'_>, a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult
 }
 
 #[pymethods]
+// NumPy's reduction signatures have this many arguments.
+#[allow(clippy::too_many_arguments)]
 impl PyNdArray {
     // --- attributes ---------------------------------------------------------------------
     #[getter]

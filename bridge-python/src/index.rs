@@ -367,8 +367,8 @@ mod tests {
             &[Item::Ellipsis, Item::Int(-1), Item::NewAxis],
         )
         .unwrap();
-        assert_eq!(b.view.shape.as_slice(), &[3, 1]);
-        assert_eq!(b.view.strides.as_slice(), &[20, 0]);
+        assert_eq!(b.view.shape.as_slice(), &[3, 4, 1]);
+        assert_eq!(b.view.strides.as_slice(), &[20, 5, 0]);
         assert_eq!(b.view.offset, 4);
         let r = apply_basic(&v(&[5]), &[Item::Slice(None, None, Some(-2))]).unwrap();
         assert_eq!(r.view.offsets().collect::<Vec<_>>(), vec![4, 2, 0]);

@@ -396,11 +396,7 @@ fn where_(
     x: &Bound<'_, PyAny>,
     y: &Bound<'_, PyAny>,
 ) -> PyResult<PyObject> {
-    let c = match to_arg(cond)? {
-        Arg::Array(a) => Arg::Array(a),
-        Arg::Weak(w) => Arg::Weak(w),
-        Arg::Typed(s) => Arg::Typed(s),
-    };
+    let c = to_arg(cond)?;
     wrap(py, ops::where_(py, &c, &to_arg(x)?, &to_arg(y)?)?)
 }
 

@@ -255,7 +255,7 @@ pub fn elementwise(
         let result = finish(
             rt,
             &mut temps,
-            Instr::new(op, View::contiguous(BaseId(0), o, &shape), ins),
+            Instr::new(op, placeholder(o, &shape), ins),
             dest,
         )?;
         temps.free(rt)?;
@@ -333,6 +333,18 @@ pub fn fmt_shape(shape: &[usize]) -> String {
     }
 }
 
+/// The output slot of an instruction before `finish` picks its destination: only the
+/// dtype and shape are read (strides are not computed: this is the hot path).
+fn placeholder(dtype: DType, shape: &[usize]) -> View {
+    View {
+        base: BaseId(0),
+        dtype,
+        offset: 0,
+        shape: shape.into(),
+        strides: Default::default(),
+    }
+}
+
 /// Records `instr` (whose `out` is a placeholder of the result's dtype and shape) into
 /// the destination, casting and broadcasting into `out=` when one is given.
 fn finish(rt: &mut Runtime, temps: &mut Temps, mut instr: Instr, dest: &Dest<'_>) -> PyResult<Arr> {
@@ -380,11 +392,7 @@ pub fn where_(py: Python<'_>, cond: &Arg, x: &Arg, y: &Arg) -> PyResult<Arr> {
         let res = finish(
             rt,
             &mut temps,
-            Instr::new(
-                Opcode::Where,
-                View::contiguous(BaseId(0), t, &shape),
-                [c, a, b],
-            ),
+            Instr::new(Opcode::Where, placeholder(t, &shape), [c, a, b]),
             &Dest::NEW,
         )?;
         temps.free(rt)?;
@@ -507,7 +515,7 @@ pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec
         ))
     };
     if let Some(&u) = unknown.first() {
-        if known == 0 || size % known != 0 {
+        if known == 0 || !size.is_multiple_of(known) {
             return Err(err());
         }
         out[u] = size / known;
@@ -792,9 +800,9 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             res.expect("at least one axis reduced")
         };
         if let (Some(init), Some(c)) = (spec.initial, combine) {
-            if !(empty_axis && op.info().identity == hassium_core::Identity::None)
-                && !result.view.is_empty()
-            {
+            let filled_with_initial =
+                empty_axis && op.info().identity == hassium_core::Identity::None;
+            if !filled_with_initial && !result.view.is_empty() {
                 rt.record(Instr::new(
                     c,
                     result.view.clone(),
