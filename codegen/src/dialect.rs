@@ -103,15 +103,21 @@ pub const C99: Dialect = Dialect {
     index_type: "int64_t",
 };
 
-/// OpenCL C 1.2: the stdint names the prelude uses are typedef'd, math is overloaded (no
-/// suffixes), float16 is `half` (needs cl_khr_fp16).
+/// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
+/// math is overloaded (no suffixes), float16 is `half` (needs cl_khr_fp16). Extensions
+/// are enabled only where the device has them, so one source builds on devices without
+/// fp64 or fp16 (their kernels go to another engine).
 pub const OPENCL: Dialect = Dialect {
     name: "opencl",
     header:
         "typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;\n\
 typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;\n\
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
+#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
+#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#endif\n\
+#define INT8_MIN SCHAR_MIN\n#define INT8_MAX SCHAR_MAX\n#define INT16_MIN SHRT_MIN\n\
+#define INT16_MAX SHRT_MAX\n#define INT32_MIN INT_MIN\n#define INT32_MAX INT_MAX\n\
+#define INT64_MIN LONG_MIN\n#define INT64_MAX LONG_MAX\n#define UINT8_MAX UCHAR_MAX\n\
+#define UINT16_MAX USHRT_MAX\n#define UINT32_MAX UINT_MAX\n#define UINT64_MAX ULONG_MAX\n\
 #define HS_INLINE inline\n\
 #define HS_KERNEL\n",
     storage: [

@@ -11,7 +11,7 @@
 //! contracted temporaries as locals, accumulators, NumPy's integer and NaN rules — is one
 //! piece of code shared by both.
 //!
-//! See `README.md` beside this file for the generated function's calling convention.
+//! See `codegen/README.md` for the generated function's calling convention.
 
 mod dialect;
 mod error;

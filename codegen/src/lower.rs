@@ -176,6 +176,17 @@ impl Lowered {
     pub fn has_fin(&self) -> bool {
         matches!(self.plan, Plan::Partials { .. })
     }
+
+    /// Units of a `Parallel` plan's `[begin, end)` range one iteration of the parallel
+    /// loop covers (one work-item, with the `GlobalId` index range): 1, except for a
+    /// reduction along axis 0 that streams rows, whose parallel loop walks blocks of
+    /// `BLOCK` columns. A device engine launches `extent.div_ceil(step)` work-items.
+    pub fn parallel_step(&self) -> usize {
+        match self.structure {
+            Structure::ReduceOuter { axis: 0 } => BLOCK,
+            _ => 1,
+        }
+    }
 }
 
 struct Builder<'a> {

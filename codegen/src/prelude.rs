@@ -100,9 +100,13 @@ pub fn prelude(dialect: &Dialect) -> String {
     s.push_str(INT_OPS);
     s.push_str(FLOAT_OPS);
     let (sf, sd) = (dialect.math_suffix[10], dialect.math_suffix[11]);
-    s.push_str(&format!(
-        "HS_FLOAT(float32, float, {sf})\nHS_FLOAT(float64, double, {sd})\n"
-    ));
+    s.push_str(&format!("HS_FLOAT(float32, float, {sf})\n"));
+    // An OpenCL device without cl_khr_fp64 rejects any use of `double`.
+    if dialect.name == "opencl" {
+        s.push_str("#ifdef cl_khr_fp64\nHS_FLOAT(float64, double, )\n#endif\n");
+    } else {
+        s.push_str(&format!("HS_FLOAT(float64, double, {sd})\n"));
+    }
     s.push_str(PHILOX);
     s
 }

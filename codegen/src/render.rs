@@ -378,7 +378,14 @@ impl Renderer<'_> {
 
     /// Opens the parallel loop over `[begin, end)` in steps of `step`.
     fn open_par(&mut self, var: &str, step: &str) {
-        match self.d.index_range {
+        // A `Serial` plan is one call over its whole range (scatters apply their updates
+        // in order): one work-item walks it, whatever the dialect.
+        let range = if matches!(self.l.plan, crate::Plan::Serial { .. }) {
+            IndexRange::Loop
+        } else {
+            self.d.index_range
+        };
+        match range {
             IndexRange::Loop => {
                 let inc = if step == "1" {
                     format!("{var}++")

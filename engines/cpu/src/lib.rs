@@ -21,6 +21,7 @@ mod matmul;
 mod run;
 mod tiered;
 
+pub use compiler::LIBMVEC_DECLS;
 pub use config::{CpuConfig, SpecializePolicy};
 pub use engine::CpuEngine;
 pub use error::Error;

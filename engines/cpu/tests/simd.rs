@@ -1,0 +1,152 @@
+//! Vector math without fast-math: the generated code calls glibc's libmvec variants, and
+//! NaN, infinities and signed zeros still come out as NumPy's scalar functions give them.
+
+mod common;
+
+use common::*;
+use hassium_core::{Batch, DType, Instr, Opcode, Scalar, View};
+use hassium_engine_cpu::{CpuConfig, CpuEngine, SpecializePolicy};
+
+fn unary_batch(op: Opcode, t: DType, n: usize) -> Batch {
+    let mut b = Batch::default();
+    let (x, y) = (base(&mut b, t, n), base(&mut b, t, n));
+    b.instrs.push(Instr::new(
+        op,
+        View::contiguous(y, t, &[n]),
+        [View::contiguous(x, t, &[n]).into()],
+    ));
+    b
+}
+
+#[test]
+fn exp_and_log_loops_call_libmvec_vector_variants() {
+    if !std::path::Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists() {
+        eprintln!("no libmvec on this machine; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = CpuEngine::new(CpuConfig {
+        cache_dir: dir.path().into(),
+        ..CpuConfig::default()
+    })
+    .unwrap();
+    for (op, t, sym) in [
+        (Opcode::Exp, DType::Float64, "exp"),
+        (Opcode::Log, DType::Float32, "logf"),
+    ] {
+        let b = unary_batch(op, t, 4096);
+        let src = cpu.source_of(&b, &singletons(&b)[0]).unwrap();
+        let c = dir.path().join("k.c");
+        std::fs::write(&c, src).unwrap();
+        let out = std::process::Command::new("cc")
+            .args([
+                "-O3",
+                "-march=native",
+                "-fPIC",
+                "-std=gnu11",
+                "-fno-math-errno",
+                "-S",
+                "-o",
+                "-",
+            ])
+            .arg(&c)
+            .output()
+            .unwrap();
+        let asm = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            asm.lines()
+                .any(|l| l.contains("_ZGV") && l.contains(&format!("v_{sym}"))),
+            "no vector {sym} call in:\n{}",
+            asm.lines()
+                .filter(|l| l.contains("call"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+fn vectorised_math_keeps_nan_inf_and_signed_zero_semantics() {
+    let dir = tempfile::tempdir().unwrap();
+    // The engine's default optimisation flags, so the vector paths are the ones tested.
+    let mut cpu = CpuEngine::new(CpuConfig {
+        cache_dir: dir.path().into(),
+        threads: 2,
+        min_parallel_elems: 1,
+        specialize: SpecializePolicy::Fixed,
+        ..CpuConfig::default()
+    })
+    .unwrap();
+    let specials = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e300,
+        -1e300,
+        710.0,
+        -746.0,
+        1e-310,
+        -1.0,
+        2.5,
+    ];
+    let mut rng = Rng(99);
+    for t in [DType::Float64, DType::Float32] {
+        let mut b = Batch::default();
+        let n = 4096;
+        let x = base(&mut b, t, n);
+        let mut outs = Vec::new();
+        for op in [
+            Opcode::Exp,
+            Opcode::Log,
+            Opcode::Sin,
+            Opcode::Cos,
+            Opcode::Tan,
+            Opcode::Exp2,
+            Opcode::Expm1,
+            Opcode::Log2,
+            Opcode::Log10,
+            Opcode::Log1p,
+            Opcode::Arcsin,
+            Opcode::Arctan,
+            Opcode::Tanh,
+            Opcode::Arcsinh,
+            Opcode::Cbrt,
+            Opcode::Sqrt,
+        ] {
+            let y = base(&mut b, t, n);
+            outs.push(y);
+            b.instrs.push(Instr::new(
+                op,
+                View::contiguous(y, t, &[n]),
+                [View::contiguous(x, t, &[n]).into()],
+            ));
+        }
+        let mut a = Arrays::new(&b);
+        for i in 0..n {
+            let v = if i % 7 == 0 {
+                specials[(i / 7) % specials.len()]
+            } else {
+                (rng.f64() - 0.5) * 20.0
+            };
+            a.set(x, i, Scalar::Float64(v).cast(t));
+        }
+        let (want, got) = run_both(&b, &singletons(&b), &a, &mut cpu);
+        assert_eq!(diff(&want, &got, &outs), None, "{t:?}");
+        // Signed zeros: exp(-inf) = +0, expm1(-0) = -0.
+        for (k, id) in outs.iter().enumerate() {
+            for i in (0..n).step_by(7) {
+                let (w, g) = (want.get(*id, i).as_f64(), got.get(*id, i).as_f64());
+                if w == 0.0 {
+                    assert_eq!(
+                        w.is_sign_negative(),
+                        g.is_sign_negative(),
+                        "{:?} op {k} at {i}",
+                        t
+                    );
+                }
+            }
+        }
+    }
+}
