@@ -1798,6 +1798,9 @@ pub fn nonzero(py: Python<'_>, a: &Arr) -> PyResult<PyObject> {
 /// A NumPy array sharing `slf`'s memory after a sync (the buffer protocol does the work).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
+    if let Some(e) = ops::take_failed_sync(&slf.borrow().arr) {
+        return Err(e);
+    }
     let mv = pyo3::types::PyMemoryView::from(slf.as_any())?;
     py::numpy(py)?.call_method1("asarray", (mv,))
 }

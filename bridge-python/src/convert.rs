@@ -89,7 +89,9 @@ pub fn from_host(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr> 
     if let Some(d) = dtype {
         kwargs.set_item("dtype", py::dtype_obj(py, d)?)?;
     }
-    let a = np.call_method("ascontiguousarray", (obj,), Some(&kwargs))?;
+    // `asarray(order="C")`, not `ascontiguousarray`: the latter turns 0-d into 1-d.
+    kwargs.set_item("order", "C")?;
+    let a = np.call_method("asarray", (obj,), Some(&kwargs))?;
     let dt_obj = a.getattr(pyo3::intern!(py, "dtype"))?;
     let d = match py::to_dtype(&dt_obj) {
         Ok(d) => d,
@@ -115,7 +117,7 @@ pub fn from_host(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr> 
 pub fn host_int64(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<usize>)> {
     let py = obj.py();
     let np = py::numpy(py)?;
-    let a = np.call_method1("ascontiguousarray", (obj, "int64"))?;
+    let a = np.call_method1("asarray", (obj, "int64", "C"))?;
     let shape: Vec<usize> = a.getattr("shape")?.extract()?;
     let flat = a.call_method1("reshape", (-1,))?;
     let buf: PyBuffer<i64> = PyBuffer::get(&flat)?;

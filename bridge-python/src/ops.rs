@@ -652,16 +652,40 @@ pub fn from_bytes(bytes: &[u8], dtype: DType, shape: &[usize]) -> PyResult<Arr> 
     })
 }
 
+/// The error of the last failed sync, by base. NumPy's `asarray` swallows an error raised
+/// by the buffer protocol and retries through `__array__`; by then the failed batch is
+/// gone, so `__array__` re-raises the remembered error instead of exposing stale memory.
+static FAILED_SYNC: parking_lot::Mutex<Option<(BaseId, PyErr)>> = parking_lot::Mutex::new(None);
+
+/// Takes the remembered sync error of `a`'s base, if its last sync failed.
+pub fn take_failed_sync(a: &Arr) -> Option<PyErr> {
+    let mut g = FAILED_SYNC.lock();
+    match g.take() {
+        Some((id, e)) if id == a.view.base => Some(e),
+        other => {
+            *g = other;
+            None
+        }
+    }
+}
+
 /// Makes `a`'s base readable on the host and returns a pointer to its first element (of
 /// the view). The pointer stays valid while `a` is alive.
 pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
-    with_rt(|rt| {
+    let result = with_rt(|rt| {
         rt.sync(a.view.base).py()?;
         let p = rt.host_ptr(a.view.base).py()?;
         // The exported memory may be written through the buffer: tell device engines.
         rt.mark_host_written(a.view.base);
         Ok(p.wrapping_offset(a.view.offset * a.dtype().size() as isize))
-    })
+    });
+    match &result {
+        Ok(_) => *FAILED_SYNC.lock() = None,
+        Err(e) => {
+            Python::with_gil(|py| *FAILED_SYNC.lock() = Some((a.view.base, e.clone_ref(py))));
+        }
+    }
+    result
 }
 
 /// Reads the single element of a size-1 view.
@@ -755,7 +779,16 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
     }
     let res = with_rt(|rt| {
         let mut temps = Temps::default();
-        let mut cur = as_dtype(rt, &mut temps, &a.view, t)?;
+        // NumPy sums float16 along the innermost axis pairwise in float32, rounding once;
+        // along outer axes it adds in float16 step by step. Follow it.
+        let inner = axes.last() == Some(&(ndim.saturating_sub(1)));
+        let work = if t == DType::Float16 && combine == Some(Opcode::Add) && inner {
+            DType::Float32
+        } else {
+            t
+        };
+        let work_out = op.out_dtype(work).unwrap_or(out_t);
+        let mut cur = as_dtype(rt, &mut temps, &a.view, work)?;
         let result = if empty_axis
             && spec.initial.is_some()
             && op.info().identity == hassium_core::Identity::None
@@ -784,16 +817,23 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             for (k, &ax) in axes.iter().enumerate().rev() {
                 let mut shape = cur.shape.clone();
                 shape.remove(ax);
-                let step_out = if k == 0 {
+                let step_out = if k == 0 && work_out == out_t {
                     let r = Arr::new(rt, out_t, &shape);
                     let v = r.view.clone();
                     res = Some(r);
                     v
                 } else {
-                    temps.new_view(rt, out_t, &shape)
+                    temps.new_view(rt, work_out, &shape)
                 };
                 rt.record(Instr::new(op, step_out.clone(), [cur.into()]).with_axis(ax))
                     .py()?;
+                if k == 0 && work_out != out_t {
+                    let r = Arr::new(rt, out_t, &shape);
+                    if !r.view.is_empty() {
+                        record_copy(rt, &r.view, step_out.clone().into())?;
+                    }
+                    res = Some(r);
+                }
                 cur = step_out;
             }
             // `axes` is non-empty, so the loop ran and its last step (k == 0) set `res`.

@@ -286,3 +286,10 @@ def test_array_ufunc_is_forwarded_to_the_registered_dispatcher():
     assert isinstance(r, hs.ndarray) and seen == [("add", "__call__")]
     r = np.arange(2) + h([1, 2])
     assert isinstance(r, hs.ndarray)
+
+
+def test_zero_d_inputs_stay_zero_d():
+    for v in [3.5, 7, True, np.float32(2.0), np.array(4)]:
+        a = hs.asarray(v)
+        assert a.shape == () and a.item() == np.asarray(v).item()
+    assert hs.asarray(np.float32(2.0)).dtype == np.float32
