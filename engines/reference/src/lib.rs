@@ -26,5 +26,3 @@ mod reduce;
 
 pub use engine::{execute_instr, ReferenceEngine};
 pub use memory::Memory;
-
-hassium_engine_abi::export_engine!("reference", ReferenceEngine::create);

@@ -1,30 +1,28 @@
 //! The engine library loads through the ABI and runs a batch across it.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 use common::*;
 use hassium_core::{DType, Instr, Kernel, Opcode, Scalar};
 use hassium_engine_abi::{Buffers, Engine, HostBuffer, LoadedEngine};
 use std::path::PathBuf;
 
-/// The cdylib cargo built next to this test binary (`target/<profile>/`).
+/// The cdylib cargo built with this test: next to the test binary (`target/<profile>/deps`)
+/// or, after a `cargo build`, one level up.
 fn library() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target profile dir");
+    let deps = exe.parent().expect("test binary directory");
     let name = format!(
-        "{}hassium_engine_reference{}",
+        "{}hassium_engine_reference_so{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     );
-    let path = dir.join(&name);
-    assert!(
-        path.exists(),
-        "{} not built (cargo builds the cdylib with the tests)",
-        path.display()
-    );
-    path
+    let candidates = [deps.join(&name), deps.parent().unwrap_or(deps).join(&name)];
+    candidates
+        .iter()
+        .find(|p| p.exists())
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not built next to {}", deps.display()))
 }
 
 #[test]
