@@ -21,7 +21,8 @@ pub fn verify(batch: &Batch) -> Result<()> {
 /// Verifies one instruction against the bases `lookup` knows. The bridges call this at
 /// record time so errors surface at the call site, not at a later flush.
 pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> Result<()> {
-    let check_view = |what: &str, v: &View| -> Result<()> {
+    // `what` is formatted only on the error path: recording must stay cheap.
+    let check_view = |what: &dyn std::fmt::Display, v: &View| -> Result<()> {
         let base = lookup(v.base)
             .ok_or_else(|| Error::Invalid(format!("{what} names unknown base {}", v.base.0)))?;
         if v.dtype != base.dtype {
@@ -47,10 +48,10 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
         }
         Ok(())
     };
-    check_view("output", &instr.out)?;
+    check_view(&"output", &instr.out)?;
     for (k, op) in instr.ins.iter().enumerate() {
         if let Operand::View(v) = op {
-            check_view(&format!("input {k}"), v)?;
+            check_view(&format_args!("input {k}"), v)?;
         }
     }
     let info = instr.op.info();
