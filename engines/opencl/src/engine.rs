@@ -1,0 +1,616 @@
+//! The `Engine` implementation: lower each kernel, decide whether the device runs it or
+//! the child engine does, build what is new, then run in order, moving data lazily.
+
+use crate::config::{Fp64, OpenClConfig, SpecializePolicy};
+use crate::device::{choose, DeviceInfo, DISCOVERY};
+use crate::error::{Error, Result};
+use crate::memory::DeviceMemory;
+use crate::program::{entry_name, Built, Job, Origin, Programs};
+use hassium_codegen::{lower, prelude, render, render_unit, Lowered, Plan, Specialize, OPENCL};
+use hassium_core::{
+    kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, OpClass,
+    Opcode,
+};
+use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, HostBuffer};
+use hassium_engine_reference::ReferenceEngine;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT};
+use opencl3::memory::{Buffer, ClMem};
+use opencl3::types::{cl_mem, CL_BLOCKING};
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Work-group size when the config leaves it to the engine.
+const DEFAULT_LOCAL: usize = 256;
+
+/// The OpenCL engine. See the crate documentation.
+pub struct OpenClEngine {
+    cfg: OpenClConfig,
+    info: DeviceInfo,
+    mem: DeviceMemory,
+    programs: Programs,
+    child: Box<dyn Engine>,
+    /// Whether float64 kernels run on the device.
+    fp64: bool,
+    /// `both` policy: dynamic kernel key → fixed keys built for it.
+    fixed_variants: HashMap<u128, HashSet<u128>>,
+    /// Four int64 words the kernels report index errors in.
+    err: Buffer<u8>,
+    calls: u64,
+    stats: EngineStats,
+}
+
+// SAFETY: OpenCL handles may be used from any thread; the engine is used by one thread at
+// a time (`&mut self`), which is all `Engine: Send` asks.
+unsafe impl Send for OpenClEngine {}
+
+/// What to do with one kernel of a batch.
+enum Task {
+    Device { lowered: Box<Lowered>, key: u128 },
+    Child,
+}
+
+/// A kernel's argument values on the device (scalars and the `meta` array).
+struct ArgBufs {
+    scal: Buffer<u8>,
+    scal_len: usize,
+    meta: Buffer<u8>,
+    meta_len: usize,
+}
+
+impl OpenClEngine {
+    /// The engine library's constructor (`export_engine!`).
+    pub fn create(ctx: EngineContext) -> hassium_engine_abi::Result<Box<dyn Engine>> {
+        let cfg = OpenClConfig::from_table(&ctx.config)?;
+        Ok(Box::new(OpenClEngine::new(cfg, ctx.child)?))
+    }
+
+    /// An engine on the device `cfg` selects; what the device cannot do goes to `child`
+    /// (the in-process reference engine when none is given).
+    pub fn new(cfg: OpenClConfig, child: Option<Box<dyn Engine>>) -> Result<OpenClEngine> {
+        let (device, info) = choose(&cfg)?;
+        let context = {
+            let _guard = DISCOVERY.lock().unwrap_or_else(|p| p.into_inner());
+            Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e))?
+        };
+        // SAFETY: the device belongs to the context; default (in-order) properties.
+        let queue = unsafe { CommandQueue::create(&context, device.id(), 0) }
+            .map_err(|e| Error::cl("clCreateCommandQueue", e))?;
+        let limit = if cfg.memory_limit > 0 {
+            cfg.memory_limit
+        } else {
+            info.global_mem.max(1)
+        };
+        let mut mem = DeviceMemory::new(context, queue, limit, &info.name);
+        let err = mem.scratch(32, &HashSet::new())?;
+        let mut options = String::from("-cl-std=CL1.2");
+        // NumPy's float32 division and sqrt are correctly rounded; OpenCL allows 2.5 ulp
+        // unless asked.
+        if device.single_fp_config().unwrap_or(0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0 {
+            options.push_str(" -cl-fp32-correctly-rounded-divide-sqrt");
+        }
+        let local = if cfg.work_group_size > 0 {
+            cfg.work_group_size
+        } else {
+            DEFAULT_LOCAL
+        }
+        .min(info.max_work_group_size);
+        let programs = Programs::new(
+            Device::new(device.id()),
+            format!("{}|{}|{}", info.platform, info.name, info.driver),
+            options,
+            cfg.cache_dir.clone(),
+            local,
+        );
+        let fp64 = info.fp64 && cfg.fp64 == Fp64::Auto;
+        tracing::info!("OpenCL engine on {}", info.summary());
+        Ok(OpenClEngine {
+            cfg,
+            info,
+            mem,
+            programs,
+            child: child.unwrap_or_else(|| Box::new(ReferenceEngine::new())),
+            fp64,
+            fixed_variants: HashMap::new(),
+            err,
+            calls: 0,
+            stats: EngineStats::default(),
+        })
+    }
+
+    /// The device this engine runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The directory of the program-binary cache, if any.
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        self.programs.dir()
+    }
+
+    /// The OpenCL C source the engine would build for `kernel` (for dumps and tests).
+    pub fn source_of(&self, batch: &Batch, kernel: &Kernel) -> Result<String> {
+        let spec = match self.cfg.specialize {
+            SpecializePolicy::Dynamic => Specialize::Dynamic,
+            _ => Specialize::Fixed,
+        };
+        let l = lower(batch, kernel, spec).map_err(codegen_err)?;
+        render_unit(&OPENCL, "", &[(&l, "hs_kernel".to_string())]).map_err(codegen_err)
+    }
+
+    /// Whether the device can hold every dtype the kernel touches.
+    fn dtypes_ok(&self, batch: &Batch, kernel: &Kernel) -> bool {
+        let ok = |d: DType| match d {
+            DType::Float64 => self.fp64,
+            DType::Float16 => self.info.fp16,
+            DType::Complex64 | DType::Complex128 => false,
+            _ => true,
+        };
+        kernel.instrs.iter().all(|&k| {
+            let i = &batch.instrs[k];
+            ok(i.out.dtype) && i.ins.iter().all(|o| ok(o.dtype()))
+        })
+    }
+
+    fn key_of(batch: &Batch, kernel: &Kernel, mode: KeyMode, l: &Lowered) -> u128 {
+        let mut bytes = kernel_key(batch, kernel, mode).0.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&l.signature().to_le_bytes());
+        xxh3_128(&bytes)
+    }
+
+    /// Decides where a kernel runs and, on the device, which specialisation.
+    fn plan(&mut self, batch: &Batch, kernel: &Kernel) -> Result<Task> {
+        let extension = kernel
+            .instrs
+            .iter()
+            .any(|&k| batch.instrs[k].op == Opcode::Extension);
+        if extension || !self.dtypes_ok(batch, kernel) {
+            return Ok(Task::Child);
+        }
+        let lowered = |spec| match lower(batch, kernel, spec) {
+            Ok(l) => Ok(Some(l)),
+            Err(hassium_codegen::Error::Value(m)) => Err(Error::Bytecode(CoreError::Invalid(m))),
+            Err(e) => {
+                tracing::debug!("kernel goes to the child engine: {e}");
+                Ok(None)
+            }
+        };
+        let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
+        let task = |l: Option<Lowered>, mode| match l {
+            Some(l) if l.slots.len() <= max_bufs => {
+                let key = Self::key_of(batch, kernel, mode, &l);
+                Task::Device {
+                    lowered: Box::new(l),
+                    key,
+                }
+            }
+            _ => Task::Child,
+        };
+        Ok(match self.cfg.specialize {
+            SpecializePolicy::Dynamic => task(lowered(Specialize::Dynamic)?, KeyMode::Dynamic),
+            SpecializePolicy::Fixed => task(lowered(Specialize::Fixed)?, KeyMode::Fixed),
+            SpecializePolicy::Both => {
+                let Some(l) = lowered(Specialize::Fixed)? else {
+                    return Ok(Task::Child);
+                };
+                let key = Self::key_of(batch, kernel, KeyMode::Fixed, &l);
+                if !matches!(l.plan, Plan::Empty) {
+                    let dkey = kernel_key(batch, kernel, KeyMode::Dynamic).0;
+                    let known = self.programs.in_memory(key).is_some();
+                    let variants = self.fixed_variants.entry(dkey).or_default();
+                    if !known && !variants.contains(&key) && variants.len() >= 2 {
+                        return Ok(task(lowered(Specialize::Dynamic)?, KeyMode::Dynamic));
+                    }
+                    variants.insert(key);
+                }
+                task(Some(l), KeyMode::Fixed)
+            }
+        })
+    }
+
+    /// Builds the programs of the device tasks not built yet, as one program.
+    fn build(&mut self, tasks: &[Task]) -> Result<()> {
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut queued = HashSet::new();
+        for t in tasks {
+            let Task::Device { lowered, key } = t else {
+                continue;
+            };
+            if matches!(lowered.plan, Plan::Empty) || !queued.insert(*key) {
+                continue;
+            }
+            if self.programs.in_memory(*key).is_some() {
+                self.stats.cache_hits_memory += 1;
+                continue;
+            }
+            let source = render(&OPENCL, lowered, &entry_name(*key)).map_err(codegen_err)?;
+            jobs.push(Job {
+                key: *key,
+                has_fin: lowered.has_fin(),
+                source,
+            });
+        }
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        if self.cfg.strict_cache && self.calls > 0 {
+            return Err(Error::Config(format!(
+                "strict_cache: {} kernel(s) missed the program cache after the first batch",
+                jobs.len()
+            )));
+        }
+        let start = Instant::now();
+        let _span = tracing::info_span!("compile", kernels = jobs.len()).entered();
+        match self
+            .programs
+            .build(&self.mem.context, &prelude(&OPENCL), &jobs)?
+        {
+            Origin::Disk => self.stats.cache_hits_disk += jobs.len() as u64,
+            Origin::Source => self.stats.kernels_compiled += jobs.len() as u64,
+        }
+        self.stats.compile_seconds += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Runs one kernel on the child engine: its inputs (and partly written outputs) come
+    /// home from the device first; afterwards the device copies of its outputs are stale.
+    fn run_on_child(&mut self, batch: &Batch, kernel: &Kernel, buffers: &Buffers) -> Result<()> {
+        self.mem
+            .queue
+            .finish()
+            .map_err(|e| Error::cl("clFinish", e))?;
+        let touched: Vec<BaseId> = kernel.reads.iter().chain(&kernel.writes).copied().collect();
+        let mut lent = Buffers::default();
+        for &id in &touched {
+            self.mem.download(id, buffers.get(id))?;
+        }
+        for hb in buffers.iter() {
+            // The child may keep copies of its own: everything it is handed is news.
+            lent.insert(HostBuffer {
+                host_dirty: 1,
+                ..*hb
+            });
+        }
+        self.child
+            .execute(batch, std::slice::from_ref(kernel), &lent)?;
+        for &id in &kernel.writes {
+            if let Some(hb) = buffers.get(id) {
+                self.child.sync(id, hb)?;
+            }
+            self.mem.host_written(id);
+        }
+        self.stats.fallbacks += 1;
+        Ok(())
+    }
+
+    /// True when the kernel overwrites every element of `id` without reading it first, so
+    /// a stale device copy need not be uploaded.
+    fn overwrites(batch: &Batch, kernel: &Kernel, id: BaseId) -> bool {
+        if kernel.reads.contains(&id) {
+            return false;
+        }
+        let Some(base) = batch.base(id) else {
+            return false;
+        };
+        kernel.instrs.iter().any(|&k| {
+            let i = &batch.instrs[k];
+            !i.reads_output()
+                && i.out.base == id
+                && i.out.offset == 0
+                && i.out.nelem() == base.nelem
+                && i.out.is_contiguous()
+        })
+    }
+
+    fn args(&mut self, l: &Lowered, pinned: &HashSet<BaseId>) -> Result<ArgBufs> {
+        let scal: Vec<u8> = l.scalars.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let meta: Vec<u8> = l.meta.iter().flat_map(|m| m.to_le_bytes()).collect();
+        let mut upload = |bytes: &[u8]| -> Result<Buffer<u8>> {
+            let mut b = self.mem.scratch(bytes.len(), pinned)?;
+            if !bytes.is_empty() {
+                // SAFETY: the scratch buffer holds at least len bytes; the write blocks,
+                // as `bytes` is a temporary.
+                unsafe {
+                    self.mem
+                        .queue
+                        .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, bytes, &[])
+                }
+                .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+            }
+            Ok(b)
+        };
+        Ok(ArgBufs {
+            scal: upload(&scal)?,
+            scal_len: scal.len(),
+            meta: upload(&meta)?,
+            meta_len: meta.len(),
+        })
+    }
+
+    /// Runs one built kernel on the device according to its plan.
+    fn run_on_device(
+        &mut self,
+        batch: &Batch,
+        kernel: &Kernel,
+        l: &Lowered,
+        built: &Built,
+    ) -> Result<()> {
+        let pinned: HashSet<BaseId> = l.slots.iter().copied().collect();
+        for &id in &l.slots {
+            let need = !Self::overwrites(batch, kernel, id);
+            self.mem.prepare(id, need, &pinned)?;
+        }
+        let args = self.args(l, &pinned)?;
+        let checks = kernel
+            .instrs
+            .iter()
+            .any(|&k| batch.instrs[k].op.class() == OpClass::Index);
+        if checks {
+            // SAFETY: the error buffer holds 32 bytes; the write blocks.
+            unsafe {
+                self.mem
+                    .queue
+                    .enqueue_write_buffer(&mut self.err, CL_BLOCKING, 0, &[0u8; 32], &[])
+            }
+            .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+        }
+        let (part, part_len) = match l.plan {
+            Plan::Partials { chunks, slots, .. } => {
+                let n = chunks * slots.max(1) * 16;
+                (Some(self.mem.scratch(n, &pinned)?), n)
+            }
+            _ => (None, 0),
+        };
+        let bufs: Vec<cl_mem> = l
+            .slots
+            .iter()
+            .map(|id| self.mem.buffer(*id).map(|b| b.get()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::Config("a kernel buffer vanished".into()))?;
+        let part_mem = part.as_ref().map_or(self.err.get(), |p| p.get());
+        let set = |k: &opencl3::kernel::Kernel, begin: i64, end: i64| -> Result<()> {
+            let e = |e| Error::cl("clSetKernelArg", e);
+            // SAFETY: the arguments follow the rendered signature: begin, end, one buffer
+            // per slot, scal, meta, part, err; every buffer is live until the queue is
+            // finished.
+            unsafe {
+                k.set_arg(0, &begin).map_err(e)?;
+                k.set_arg(1, &end).map_err(e)?;
+                let mut a = 2;
+                for m in &bufs {
+                    k.set_arg(a, m).map_err(e)?;
+                    a += 1;
+                }
+                k.set_arg(a, &args.scal.get()).map_err(e)?;
+                k.set_arg(a + 1, &args.meta.get()).map_err(e)?;
+                k.set_arg(a + 2, &part_mem).map_err(e)?;
+                k.set_arg(a + 3, &self.err.get()).map_err(e)?;
+            }
+            Ok(())
+        };
+        let launch = |k: &opencl3::kernel::Kernel, items: usize, local: usize| -> Result<()> {
+            let local = local.max(1);
+            let global = items.div_ceil(local).max(1) * local;
+            // SAFETY: arguments were set above; sizes are consistent (global is a
+            // multiple of local).
+            unsafe {
+                self.mem.queue.enqueue_nd_range_kernel(
+                    k.get(),
+                    1,
+                    std::ptr::null(),
+                    [global].as_ptr(),
+                    [local].as_ptr(),
+                    &[],
+                )
+            }
+            .map(|_| ())
+            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))
+        };
+        match l.plan {
+            Plan::Empty => {}
+            // One work-item walks the whole range, in order (scatters' update order).
+            Plan::Serial { extent } => {
+                set(&built.main, 0, extent as i64)?;
+                launch(&built.main, 1, 1)?;
+            }
+            Plan::Parallel { extent, .. } => {
+                set(&built.main, 0, extent as i64)?;
+                launch(&built.main, extent.div_ceil(l.parallel_step()), built.local)?;
+            }
+            Plan::Partials { extent, chunks, .. } => {
+                set(&built.main, 0, extent as i64)?;
+                launch(&built.main, chunks, built.local)?;
+                let fin = built
+                    .fin
+                    .as_ref()
+                    .ok_or_else(|| Error::Config("partial reduction without a combiner".into()))?;
+                set(fin, 0, chunks as i64)?;
+                launch(fin, 1, 1)?;
+            }
+        }
+        if checks {
+            let mut words = [0u8; 32];
+            // SAFETY: 32 bytes into a 32-byte array; blocking.
+            unsafe {
+                self.mem
+                    .queue
+                    .enqueue_read_buffer(&self.err, CL_BLOCKING, 0, &mut words, &[])
+            }
+            .map_err(|e| Error::cl("clEnqueueReadBuffer", e))?;
+            let w =
+                |i: usize| i64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+            if w(2) != 0 {
+                let e = if w(2) == 1 {
+                    CoreError::OutOfBounds(format!(
+                        "index {} is out of bounds for axis 0 with size {}",
+                        w(0),
+                        w(1)
+                    ))
+                } else {
+                    CoreError::Invalid(format!("kernel failed with status {}", w(2)))
+                };
+                return Err(blame(batch, kernel, e));
+            }
+        }
+        self.mem.recycle(args.scal_len, args.scal);
+        self.mem.recycle(args.meta_len, args.meta);
+        if let Some(p) = part {
+            self.mem.recycle(part_len, p);
+        }
+        for &id in &kernel.writes {
+            self.mem.device_written(id);
+        }
+        self.stats.kernels_run += 1;
+        self.stats.bytes_moved += l.bytes;
+        Ok(())
+    }
+
+    fn execute_inner(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+    ) -> Result<()> {
+        hassium_core::verify(batch)?;
+        for hb in buffers.iter() {
+            let nbytes = batch.base(BaseId(hb.base)).map_or(
+                hb.nelem as usize * hb.dtype().map_or(1, |d| d.size()),
+                |b| b.nbytes(),
+            );
+            self.mem.note_host(hb, nbytes);
+        }
+        let tasks = kernels
+            .iter()
+            .map(|k| self.plan(batch, k))
+            .collect::<Result<Vec<_>>>()?;
+        self.build(&tasks)?;
+        self.calls += 1;
+        for (k, task) in kernels.iter().zip(&tasks) {
+            match task {
+                Task::Child => self.run_on_child(batch, k, buffers)?,
+                Task::Device { lowered, key } => {
+                    if matches!(lowered.plan, Plan::Empty) {
+                        continue;
+                    }
+                    let b = self
+                        .programs
+                        .in_memory(*key)
+                        .ok_or_else(|| Error::Config("a kernel was not built".into()))?;
+                    self.run_on_device(batch, k, lowered, &b)?;
+                }
+            }
+        }
+        self.mem
+            .queue
+            .finish()
+            .map_err(|e| Error::cl("clFinish", e))
+    }
+}
+
+fn codegen_err(e: hassium_codegen::Error) -> Error {
+    match e {
+        hassium_codegen::Error::Value(m) => Error::Bytecode(CoreError::Invalid(m)),
+        e => Error::Config(format!("codegen: {e}")),
+    }
+}
+
+/// The instruction a kernel's runtime error is attributed to (its indexing instruction,
+/// else its first), so messages match the reference engine's.
+fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> Error {
+    let index = kernel
+        .instrs
+        .iter()
+        .copied()
+        .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
+        .or(kernel.instrs.first().copied())
+        .unwrap_or(0);
+    let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
+    Error::Bytecode(CoreError::InInstr {
+        index,
+        op,
+        source: Box::new(e),
+    })
+}
+
+impl Engine for OpenClEngine {
+    fn name(&self) -> &str {
+        "opencl"
+    }
+
+    /// What the device and the child together run: every kernel the device cannot run
+    /// (fp64 without `cl_khr_fp64`, complex, matmul, …) goes to the child, so the fuser may
+    /// build anything the child accepts. Kernels are bounded by the device's argument
+    /// space (one pointer per buffer).
+    fn capabilities(&self) -> Capabilities {
+        let mut c = self.child.capabilities();
+        let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
+        c.max_kernel_operands = c.max_kernel_operands.min(max_bufs);
+        c
+    }
+
+    fn execute(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+    ) -> hassium_engine_abi::Result<()> {
+        let start = Instant::now();
+        let r = self.execute_inner(batch, kernels, buffers);
+        if r.is_err() {
+            // Leave the queue idle so the next call starts clean.
+            let _ = self.mem.queue.finish();
+        }
+        self.stats.execute_seconds += start.elapsed().as_secs_f64();
+        Ok(r?)
+    }
+
+    fn sync(&mut self, base: BaseId, host: &HostBuffer) -> hassium_engine_abi::Result<()> {
+        self.mem
+            .queue
+            .finish()
+            .map_err(|e| Error::cl("clFinish", e))?;
+        if host.host_dirty != 0 {
+            // The bridge wrote the host copy: it is the current one.
+            self.mem.host_written(base);
+            return Ok(());
+        }
+        Ok(self.mem.download(base, Some(host))?)
+    }
+
+    fn free(&mut self, base: BaseId) -> hassium_engine_abi::Result<()> {
+        self.mem.free(base);
+        self.child.free(base)
+    }
+
+    fn stats(&self) -> EngineStats {
+        let mut s = self.stats.clone();
+        let m = self.mem.stats;
+        if s.execute_seconds > 0.0 {
+            s.extra.insert(
+                "gb_per_s".into(),
+                s.bytes_moved as f64 / s.execute_seconds / 1e9,
+            );
+        }
+        s.extra
+            .insert("bytes_to_device".into(), m.bytes_to_device as f64);
+        s.extra
+            .insert("bytes_to_host".into(), m.bytes_to_host as f64);
+        s.extra.insert("evictions".into(), m.evictions as f64);
+        s.extra
+            .insert("device_pool_hits".into(), m.pool_hits as f64);
+        s.extra
+            .insert("device_allocations".into(), m.allocations as f64);
+        s.extra
+            .insert("device_bytes_held".into(), self.mem.held() as f64);
+        s.extra
+            .insert("device_buffers_pooled".into(), self.mem.pooled() as f64);
+        s.extra
+            .insert("fp64_on_device".into(), f64::from(u8::from(self.fp64)));
+        let child = self.child.stats();
+        s.extra
+            .insert("child_kernels_run".into(), child.kernels_run as f64);
+        s
+    }
+}

@@ -1,0 +1,235 @@
+//! Building OpenCL programs and caching them: in memory by kernel key, and on disk as
+//! program binaries keyed by device name + driver version + build options + kernel key.
+//!
+//! The new kernels of one batch are built together as one program (one driver call, as
+//! the CPU engine makes one compiler call per batch); its disk entry is keyed by the
+//! device tag, the build options and the keys of exactly those kernels, so a program that
+//! repeats its batches finds the entry on its next run.
+//!
+//! A disk entry is `MAGIC`, the xxh3-128 of the source it was built from, then the binary.
+//! The source hash guards against a stale entry (a codegen change that renders the same
+//! key differently) and a corrupt one: either is rebuilt from source and rewritten.
+//! Entries are written to a temporary file and renamed, so concurrent processes never
+//! read half an entry.
+
+use crate::error::{Error, Result};
+use opencl3::context::Context;
+use opencl3::device::Device;
+use opencl3::kernel::Kernel;
+use opencl3::program::Program;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_128;
+
+const MAGIC: &[u8; 8] = b"HSCLBIN1";
+
+/// The entry point of kernel `key` in a program (its combiner adds `_fin`).
+pub fn entry_name(key: u128) -> String {
+    format!("hs_{key:032x}")
+}
+
+/// One kernel of a built program.
+pub struct Built {
+    pub main: Kernel,
+    pub fin: Option<Kernel>,
+    /// Work-group size for `main` (the configured size, capped by the kernel's limit).
+    pub local: usize,
+    // Kept alive for the kernels' sake (a program is shared by the kernels of a batch).
+    _program: Arc<ProgramHandle>,
+}
+
+pub struct ProgramHandle(Program);
+
+// SAFETY: OpenCL objects are thread-safe except `clSetKernelArg` on one kernel from two
+// threads; the engine sets arguments only from the thread that holds `&mut` to it.
+unsafe impl Send for Built {}
+unsafe impl Sync for Built {}
+unsafe impl Send for ProgramHandle {}
+unsafe impl Sync for ProgramHandle {}
+
+/// Where a batch's new programs came from, for the statistics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Disk,
+    Source,
+}
+
+/// A kernel to build: its key, whether it has a combiner, and its source (no prelude).
+pub struct Job {
+    pub key: u128,
+    pub has_fin: bool,
+    pub source: String,
+}
+
+pub struct Programs {
+    device: Device,
+    /// Platform, device name and driver version: what makes a binary reusable.
+    tag: String,
+    options: String,
+    dir: Option<PathBuf>,
+    wanted_local: usize,
+    memory: HashMap<u128, Arc<Built>>,
+}
+
+impl Programs {
+    pub fn new(
+        device: Device,
+        tag: String,
+        options: String,
+        dir: Option<PathBuf>,
+        wanted_local: usize,
+    ) -> Programs {
+        let dir = dir.map(|d| d.join("opencl"));
+        Programs {
+            device,
+            tag,
+            options,
+            dir,
+            wanted_local,
+            memory: HashMap::new(),
+        }
+    }
+
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    pub fn in_memory(&self, key: u128) -> Option<Arc<Built>> {
+        self.memory.get(&key).cloned()
+    }
+
+    /// The disk entry of a program holding the kernels `keys`, in that order.
+    fn entry_path(&self, keys: &[u128]) -> Option<PathBuf> {
+        let mut text = format!(
+            "{}|{}|{}|",
+            self.tag,
+            self.options,
+            env!("CARGO_PKG_VERSION")
+        );
+        for k in keys {
+            text.push_str(&format!("{k:032x},"));
+        }
+        let id = xxh3_128(text.as_bytes());
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{id:032x}.clbin")))
+    }
+
+    /// Builds the kernels of `jobs` as one program (one driver call per batch, as the CPU
+    /// engine makes one compiler call), from the disk cache when an entry for exactly
+    /// these kernels exists, and remembers each kernel by key.
+    pub fn build(&mut self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<Origin> {
+        let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+        let mut source = String::from(prelude);
+        for j in jobs {
+            source.push('\n');
+            source.push_str(&j.source);
+        }
+        let hash = xxh3_128(source.as_bytes());
+        let path = self.entry_path(&keys);
+        if let Some(p) = &path {
+            if let Some(bin) = read_entry(p, hash) {
+                match Program::create_and_build_from_binary(ctx, &[&bin], &self.options) {
+                    Ok(program) => {
+                        self.register(program, jobs)?;
+                        return Ok(Origin::Disk);
+                    }
+                    Err(e) => tracing::debug!(
+                        "rebuilding {}: {}",
+                        p.display(),
+                        opencl3::error_codes::error_text(e.0)
+                    ),
+                }
+            }
+        }
+        let mut program = Program::create_from_source(ctx, &source)
+            .map_err(|e| Error::cl("clCreateProgramWithSource", e))?;
+        if let Err(e) = program.build(ctx.devices(), &self.options) {
+            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+            return Err(Error::Build {
+                device: self.tag.clone(),
+                log: format!("{} ({})\n{log}", opencl3::error_codes::error_text(e.0), e.0),
+            });
+        }
+        let binary = program
+            .get_binaries()
+            .ok()
+            .and_then(|mut b| (b.len() == 1 && !b[0].is_empty()).then(|| b.remove(0)));
+        if let (Some(p), Some(bin)) = (&path, binary) {
+            if let Err(e) = write_entry(p, hash, &bin) {
+                tracing::warn!("OpenCL program cache: {e}");
+            }
+        }
+        self.register(program, jobs)?;
+        Ok(Origin::Source)
+    }
+
+    fn register(&mut self, program: Program, jobs: &[Job]) -> Result<()> {
+        let handle = Arc::new(ProgramHandle(program));
+        for j in jobs {
+            let name = entry_name(j.key);
+            let create =
+                |n: &str| Kernel::create(&handle.0, n).map_err(|e| Error::cl("clCreateKernel", e));
+            let main = create(&name)?;
+            let fin = if j.has_fin {
+                Some(create(&format!("{name}_fin"))?)
+            } else {
+                None
+            };
+            let limit = main
+                .get_work_group_size(self.device.id())
+                .unwrap_or(1)
+                .max(1);
+            let local = self.wanted_local.min(limit).max(1);
+            // Round down to a power of two: global sizes are padded to a multiple of it.
+            let local = 1usize << (usize::BITS - 1 - local.leading_zeros());
+            self.memory.insert(
+                j.key,
+                Arc::new(Built {
+                    main,
+                    fin,
+                    local,
+                    _program: handle.clone(),
+                }),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn read_entry(path: &Path, hash: u128) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() <= 24 || &bytes[..8] != MAGIC || bytes[8..24] != hash.to_le_bytes() {
+        return None;
+    }
+    Some(bytes[24..].to_vec())
+}
+
+fn write_entry(path: &Path, hash: u128, bin: &[u8]) -> Result<()> {
+    let err = |e: std::io::Error| Error::Cache {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{:x}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let mut f = std::fs::File::create(&tmp).map_err(err)?;
+    f.write_all(MAGIC).map_err(err)?;
+    f.write_all(&hash.to_le_bytes()).map_err(err)?;
+    f.write_all(bin).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
+}
