@@ -12,11 +12,16 @@ failed=()
 echo "== cargo test (release profile, shares the build)"
 cargo test --release --workspace --exclude hassium-bridge-python || failed+=("cargo test")
 
-stacks=$(.venv/bin/python -m hassium --list-stacks 2>/dev/null || echo reference)
-for stack in ${HASSIUM_TEST_STACKS:-$stacks}; do
-  echo "== pytest, stack $stack"
-  HASSIUM_STACK=$stack .venv/bin/python -m pytest -q -x -p no:cacheprovider tests/python \
-    --ignore=tests/python/test_bench_smoke.py || failed+=("pytest ($stack)")
+echo "== Python differential suite, once per installed stack"
+tests/python/run_stacks.sh --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
+
+# The cpu engine must give the same results whatever its thread count and specialisation.
+for variant in "THREADS=1 SPECIALIZE=dynamic" "THREADS=2 SPECIALIZE=fixed"; do
+  set -- $variant
+  echo "== Python differential suite, stack cpu, ${1,,}, ${2,,}"
+  env HASSIUM_STACK=cpu HASSIUM_ENGINES_CPU_$1 HASSIUM_ENGINES_CPU_$2 \
+    .venv/bin/python -m pytest -q -p no:cacheprovider tests/python \
+    --ignore=tests/python/test_bench_smoke.py || failed+=("pytest (cpu $variant)")
 done
 
 echo "== benchmark smoke test"

@@ -32,6 +32,11 @@ pub struct CpuConfig {
     /// A kernel-cache miss after the first execute call is an error (tests prove a loop
     /// compiles once with it).
     pub strict_cache: bool,
+    /// With `tiered`, new kernels costing at most this many element-operations run
+    /// interpreted while they compile; bigger ones wait for the compiler, which is then
+    /// much cheaper than interpreting (about 0.3 s of compiling vs ~30 ns per
+    /// interpreted element-operation).
+    pub interpret_limit: usize,
 }
 
 const KEYS: &[&str] = &[
@@ -43,6 +48,7 @@ const KEYS: &[&str] = &[
     "cache_dir",
     "min_parallel_elems",
     "strict_cache",
+    "interpret_limit",
 ];
 /// Keys the runtime itself reads from an engine's table.
 const RUNTIME_KEYS: &[&str] = &["library", "child"];
@@ -60,6 +66,7 @@ impl Default for CpuConfig {
             cache_dir: expand_home("~/.cache/hassium"),
             min_parallel_elems: 32768,
             strict_cache: false,
+            interpret_limit: 4_000_000,
         }
     }
 }
@@ -106,6 +113,11 @@ impl CpuConfig {
                 "tiered" => c.tiered = v.as_bool().ok_or_else(|| bad("true or false"))?,
                 "cache_dir" => {
                     c.cache_dir = expand_home(v.as_str().ok_or_else(|| bad("a string"))?)
+                }
+                "interpret_limit" => {
+                    c.interpret_limit =
+                        usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
+                            .map_err(|_| bad("≥ 0"))?
                 }
                 "min_parallel_elems" => {
                     c.min_parallel_elems =

@@ -232,8 +232,9 @@ impl CpuEngine {
         Ok(())
     }
 
-    /// Compiles every kernel in `todo` with one compiler call.
-    fn compile(&mut self, todo: Vec<(u128, Lowered)>) -> Result<()> {
+    /// Compiles every kernel in `todo` with one compiler call: in the background (the
+    /// kernels run interpreted meanwhile) when tiered and `background`, else now.
+    fn compile(&mut self, todo: Vec<(u128, Lowered)>, background: bool) -> Result<()> {
         let (Some(compiler), Some(disk)) = (self.compiler.clone(), self.disk.clone()) else {
             return Ok(());
         };
@@ -254,7 +255,7 @@ impl CpuEngine {
                 has_fin: l.has_fin(),
             })
             .collect();
-        if let Some(t) = &self.tiered {
+        if let Some(t) = self.tiered.as_ref().filter(|_| background) {
             self.shared
                 .pending
                 .lock()
@@ -339,6 +340,9 @@ impl Engine for CpuEngine {
         let mut tasks = Vec::with_capacity(kernels.len());
         let mut todo: Vec<(u128, Lowered)> = Vec::new();
         let mut queued = HashSet::new();
+        // Element-operations the new kernels would cost interpreted: tiering pays off only
+        // when that is cheaper than waiting for the compiler.
+        let mut new_work = 0usize;
         for k in kernels {
             let task = self.plan(batch, k)?;
             if let Task::Native { lowered, key } = &task {
@@ -350,6 +354,7 @@ impl Engine for CpuEngine {
                         && !self.shared.failed.lock().contains(key)
                     {
                         queued.insert(*key);
+                        new_work = new_work.saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
                         todo.push((*key, (**lowered).clone()));
                     }
                 }
@@ -364,7 +369,8 @@ impl Engine for CpuEngine {
                     todo.len()
                 )));
             }
-            self.compile(todo)?;
+            let background = new_work <= self.cfg.interpret_limit;
+            self.compile(todo, background)?;
         }
         self.calls += 1;
         // 3. Run in order.
