@@ -496,6 +496,14 @@ fn info(py: Python<'_>) -> PyResult<PyObject> {
         match engine_found(&config, name, &dirs) {
             Ok(p) => {
                 e.set_item("found", true)?;
+                if p != "builtin" {
+                    if let Some(text) = hassium_engine_abi::describe(std::path::Path::new(&p)) {
+                        if name == "opencl" {
+                            d.set_item("opencl_devices", &text)?;
+                        }
+                        e.set_item("devices", text)?;
+                    }
+                }
                 e.set_item("path", p)?;
             }
             Err(msg) => {

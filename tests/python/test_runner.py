@@ -46,6 +46,22 @@ def test_examples_under_hassium_give_numpys_checksum(program, args):
     assert abs(got - expected) <= 1e-9 * abs(expected), (got, expected)
 
 
+def test_one_example_moves_between_cpu_and_opencl_by_environment_alone():
+    stacks = run("-m", "hassium", "--list-stacks")[0].split()
+    if not {"cpu", "opencl"} <= set(stacks):
+        pytest.fail(f"the cpu and opencl stacks must both be installed, found {stacks}")
+    path = str(EXAMPLES / "heat_equation.py")
+    results = {
+        stack: checksum(
+            run("-m", "hassium", path, "60", "8", env={"HASSIUM_STACK": stack})[0]
+        )
+        for stack in ("cpu", "opencl")
+    }
+    assert abs(results["cpu"] - results["opencl"]) <= 1e-9 * abs(results["cpu"]), (
+        results
+    )
+
+
 def test_compare_script_reports_times_and_agreement():
     out, _ = run(str(EXAMPLES / "compare.py"), "heat_equation.py", "40", "4")
     assert "numpy" in out and "hassium" in out and "speed-up" in out

@@ -28,5 +28,5 @@ pub mod export_glue {
         capabilities, create_error, create_with, destroy, execute, free, last_error, stats, sync,
     };
 }
-pub use loader::{engine_path, LoadedEngine};
+pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};

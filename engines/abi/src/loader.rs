@@ -60,6 +60,24 @@ fn c_message(p: *const c_char) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
+/// The optional symbol an engine library may export to describe the devices it can
+/// drive (`extern "C" fn() -> *const c_char`, a static NUL-terminated text), for
+/// `python -m hassium --info`.
+pub const DESCRIBE_SYMBOL: &str = "hassium_engine_describe";
+
+/// The device description an engine library offers through [`DESCRIBE_SYMBOL`], if any.
+pub fn describe(path: &Path) -> Option<String> {
+    // SAFETY: loading an engine library runs its initialisers; it is never unloaded.
+    let lib = unsafe { libloading::Library::new(path) }.ok()?;
+    let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+    // SAFETY: the symbol's type is fixed by the ABI.
+    let f: libloading::Symbol<unsafe extern "C" fn() -> *const c_char> =
+        unsafe { lib.get(DESCRIBE_SYMBOL.as_bytes()) }.ok()?;
+    // SAFETY: the engine returns a static NUL-terminated string or null.
+    let p = unsafe { f() };
+    (!p.is_null()).then(|| c_message(p))
+}
+
 impl LoadedEngine {
     /// Loads the library at `path` (never unloaded: dlclose of a Rust cdylib with
     /// thread-locals crashes at thread exit), checks its ABI version and creates an engine

@@ -25,3 +25,16 @@ pub use engine::OpenClEngine;
 pub use error::{Error, Result};
 
 hassium_engine_abi::export_engine!("opencl", OpenClEngine::create);
+
+/// Lists the OpenCL platforms and devices for `python -m hassium --info` (the ABI's
+/// optional `hassium_engine_describe` symbol).
+#[no_mangle]
+pub extern "C" fn hassium_engine_describe() -> *const std::ffi::c_char {
+    static TEXT: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let text = std::panic::catch_unwind(describe_devices)
+            .unwrap_or_else(|_| "OpenCL: listing devices failed".to_string());
+        std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default()
+    })
+    .as_ptr()
+}
