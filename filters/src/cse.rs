@@ -17,9 +17,17 @@ use std::collections::HashMap;
 
 pub struct Cse;
 
-/// A cheap key grouping instructions that might compute the same thing.
-fn key(i: &Instr) -> (Opcode, Option<usize>, usize, u8) {
-    (i.op, i.axis, i.ins.len(), i.out.dtype as u8)
+/// A cheap key grouping instructions that might compute the same thing: the opcode and
+/// the bases its inputs read (so a batch of thousands of multiplies does not compare
+/// each against all earlier ones).
+type Key = (Opcode, Option<usize>, u8, [Option<u64>; 3]);
+
+fn key(i: &Instr) -> Key {
+    let mut bases = [None; 3];
+    for (slot, op) in bases.iter_mut().zip(&i.ins) {
+        *slot = op.base().map(|b| b.0);
+    }
+    (i.op, i.axis, i.out.dtype as u8, bases)
 }
 
 fn same_computation(a: &Instr, b: &Instr) -> bool {
@@ -44,7 +52,7 @@ fn eligible(i: &Instr) -> bool {
 impl Filter for Cse {
     fn apply(&mut self, batch: &mut Batch) -> Result<()> {
         let temps = temporaries(batch);
-        let mut seen: HashMap<(Opcode, Option<usize>, usize, u8), Vec<usize>> = HashMap::new();
+        let mut seen: HashMap<Key, Vec<usize>> = HashMap::new();
         let mut removed = Vec::new();
         for j in 0..batch.instrs.len() {
             let ij = &batch.instrs[j];
