@@ -392,15 +392,15 @@ fn a_kernel_larger_than_the_memory_limit_is_a_clear_error() {
 #[test]
 fn the_cdylib_loads_through_the_engine_abi_and_runs_a_kernel() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target-ocl/debug/libhassium_engine_opencl.so");
-    let lib = std::env::var_os("CARGO_TARGET_DIR")
-        .map(|d| std::path::PathBuf::from(d).join("debug/libhassium_engine_opencl.so"))
-        .filter(|p| p.exists())
-        .unwrap_or(lib);
-    if !lib.exists() {
-        panic!("build the cdylib first: {} is missing", lib.display());
-    }
+    // Cargo builds this package's cdylib next to the test binary (target/<profile>/deps),
+    // and `cargo build` copies it one level up.
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    let name = "libhassium_engine_opencl.so";
+    let lib = [deps.join(name), deps.parent().unwrap().join(name)]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("{name} not built next to {}", deps.display()));
     let cfg: toml::Table = format!(
         "library = \"libhassium_engine_opencl.so\"\nchild = \"cpu\"\nspecialize = \"dynamic\"\ncache_dir = \"{}\"",
         dir.path().display()
