@@ -39,7 +39,7 @@ if USE_DOUBLE:
 if AGAINST_NUMPY:
     MODULE = np
 else:
-    import hassium as MODULE  # noqa: N812  (the module under test)
+    import hassium as MODULE
 
 #: The 14 dtypes of the runtime, in DType discriminant order.
 DTYPES = [

@@ -6,7 +6,19 @@ import pytest
 from conftest import DTYPES, assert_same, both, sample
 from test_ufuncs import F16_PRODUCT_RTOL, check
 
-REDUCTIONS = "sum prod min max amin amax mean var std any all".split()
+REDUCTIONS = [
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "amin",
+    "amax",
+    "mean",
+    "var",
+    "std",
+    "any",
+    "all",
+]
 AXES = [None, 0, 1, -1, (0, 2), ()]
 
 

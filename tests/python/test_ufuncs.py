@@ -7,16 +7,74 @@ import numpy as np
 import pytest
 from conftest import DTYPES, LAYOUTS, assert_same, both, sample
 
-UNARY = (
-    "negative positive absolute sign sqrt cbrt square reciprocal exp exp2 expm1 log log2 "
-    "log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh "
-    "floor ceil trunc rint isnan isinf isfinite logical_not invert conjugate"
-).split()
-BINARY = (
-    "add subtract multiply divide floor_divide remainder power maximum minimum fmax fmin "
-    "equal not_equal less less_equal greater greater_equal logical_and logical_or "
-    "logical_xor bitwise_and bitwise_or bitwise_xor left_shift right_shift arctan2 hypot"
-).split()
+UNARY = [
+    "negative",
+    "positive",
+    "absolute",
+    "sign",
+    "sqrt",
+    "cbrt",
+    "square",
+    "reciprocal",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
+    "invert",
+    "conjugate",
+]
+BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "power",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
+    "arctan2",
+    "hypot",
+]
 ALIASES = {
     "true_divide": "divide",
     "mod": "remainder",

@@ -43,7 +43,6 @@ import sys
 import sysconfig
 import types
 
-
 USAGE = __doc__.split("How NumPy")[0].strip()
 
 

@@ -354,7 +354,8 @@ impl Engine for CpuEngine {
                         && !self.shared.failed.lock().contains(key)
                     {
                         queued.insert(*key);
-                        new_work = new_work.saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
+                        new_work = new_work
+                            .saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
                         todo.push((*key, (**lowered).clone()));
                     }
                 }
