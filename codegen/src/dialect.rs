@@ -48,6 +48,11 @@ pub struct Dialect {
     pub barrier: &'static str,
     /// Name of the 64-bit signed integer type used for indices.
     pub index_type: &'static str,
+    /// The pragma that lets the compiler vectorise an innermost loop whose iterations are
+    /// independent (`#pragma omp simd` under `-fopenmp-simd`). With it, lane reductions
+    /// also buffer a block of values first so that the loop computing them vectorises.
+    /// `None` where each work-item is one element anyway (OpenCL).
+    pub simd: Option<&'static str>,
 }
 
 const C_TYPES: [&str; 14] = [
@@ -101,6 +106,7 @@ pub const C99: Dialect = Dialect {
     index_range: IndexRange::Loop,
     barrier: "",
     index_type: "int64_t",
+    simd: Some("#pragma omp simd"),
 };
 
 /// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
@@ -137,6 +143,7 @@ typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef u
     index_range: IndexRange::GlobalId,
     barrier: "barrier(CLK_LOCAL_MEM_FENCE);",
     index_type: "int64_t",
+    simd: None,
 };
 
 impl Dialect {

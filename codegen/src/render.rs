@@ -15,7 +15,15 @@ enum Acc<'a> {
     Indexed(&'a str),
     /// A scalar accumulator (scans, arg-reductions).
     Scalar,
+    /// No update: the value goes to `t<n>[index]`, a block buffer folded in afterwards.
+    Buffer(&'a str),
 }
+
+/// Values of a lane reduction computed per block before they are folded into the lanes
+/// (a multiple of `LANES`, and `CHUNK` a multiple of it, so the order of the fold is the
+/// unblocked one).
+const TILE: usize = 256;
+const _: () = assert!(TILE % LANES == 0 && CHUNK % TILE == 0);
 
 struct Out {
     text: String,
@@ -178,6 +186,9 @@ impl Renderer<'_> {
                     self.out.line(format!("ai{n} = i{ax};"));
                     self.out.close();
                 }
+                (_, Acc::Buffer(ix)) => {
+                    self.out.line(format!("t{n}[{ix}] = {v};"));
+                }
                 (_, Acc::Indexed(ix)) => {
                     let c = ops::elementwise(
                         d,
@@ -276,6 +287,74 @@ impl Renderer<'_> {
         self.out.line(format!("const {oct} r{n} = {expr};"));
         if let Some(out) = i.out {
             self.store(out, &format!("r{n}"));
+        }
+        Ok(())
+    }
+
+    /// Whether the innermost loop may carry the dialect's simd pragma: iterations are
+    /// independent (the fuser only puts identical or disjoint accesses in one kernel) and
+    /// the loop has no early exit (bounds-checked gathers and scatters return from it).
+    fn simd_ok(&self) -> bool {
+        self.d.simd.is_some()
+            && self.l.randoms.is_empty()
+            && !matches!(self.l.plan, crate::Plan::Serial { .. })
+    }
+
+    /// Emits the simd pragma before the loop opened next, where allowed.
+    fn simd(&mut self) {
+        if let (true, Some(p)) = (self.simd_ok(), self.d.simd) {
+            self.out.line(p);
+        }
+    }
+
+    /// The reduction loop of `var` over `[lo, hi)` into `LANES` accumulators, for
+    /// dialects with a simd pragma: a vectorisable loop computes a block of values into
+    /// `t<n>` buffers, then they are folded into the lanes in the order the unblocked loop
+    /// uses (groups of `LANES` from `lo`, the tail into lane 0).
+    fn lanes_blocked(&mut self, var: &str, lo: &str, hi: &str) -> Result<()> {
+        self.out
+            .open(format!("for (int64_t bb = {lo}; bb < {hi}; bb += {TILE})"));
+        self.out.line(format!(
+            "const int64_t be = bb + {TILE} < {hi} ? bb + {TILE} : {hi};"
+        ));
+        let reds = self.reductions();
+        for &n in &reds {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("{ct} t{n}[{TILE}];"));
+        }
+        self.simd();
+        self.out
+            .open(format!("for (int64_t {var} = bb; {var} < be; {var}++)"));
+        let ix = format!("{var} - bb");
+        self.body(Acc::Buffer(&ix))?;
+        self.out.close();
+        self.out.line("int64_t k = 0;");
+        self.out
+            .open(format!("for (; k + {LANES} <= be - bb; k += {LANES})"));
+        self.out.open(format!("for (int l = 0; l < {LANES}; l++)"));
+        self.fold(&reds, "l", "k + l")?;
+        self.out.close();
+        self.out.close();
+        self.out.open("for (; k < be - bb; k++)");
+        self.fold(&reds, "0", "k")?;
+        self.out.close();
+        self.out.close();
+        Ok(())
+    }
+
+    /// `acc<n>[lane] = combine(acc<n>[lane], t<n>[at])` for each reduction `n`.
+    fn fold(&mut self, reds: &[usize], lane: &str, at: &str) -> Result<()> {
+        for &n in reds {
+            let i = &self.l.instrs[n];
+            let t = i.in_dtype;
+            let c = ops::elementwise(
+                self.d,
+                i.op.info().combine.unwrap_or(i.op),
+                t,
+                t,
+                &[format!("acc{n}[{lane}]"), format!("t{n}[{at}]")],
+            )?;
+            self.out.line(format!("acc{n}[{lane}] = {c};"));
         }
         Ok(())
     }
@@ -483,6 +562,9 @@ impl Renderer<'_> {
                     self.out.open("if (begin < end)");
                 }
                 for d in 0..nloops {
+                    if d + 1 == nloops {
+                        self.simd();
+                    }
                     self.open_loop(d, d == 0);
                 }
                 self.body(Acc::Scalar)?;
@@ -502,7 +584,10 @@ impl Renderer<'_> {
                 let is_scan = matches!(self.l.structure, Structure::Scan { .. });
                 self.init_accs(lanes.then_some(LANES), is_scan)?;
                 let e = num(self.l.extents[axis]);
-                if lanes {
+                if lanes && self.d.simd.is_some() {
+                    self.lanes_blocked(&format!("i{axis}"), "0", &e)?;
+                    self.finish_accs(Some("lanes"))?;
+                } else if lanes {
                     self.out.line("int64_t ib = 0;");
                     self.out
                         .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
@@ -557,6 +642,7 @@ impl Renderer<'_> {
                 self.out.open(format!(
                     "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
                 ));
+                self.simd();
                 self.out
                     .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
                 let ix = format!("i{q} - qb");
@@ -579,17 +665,21 @@ impl Renderer<'_> {
                     "const int64_t c1 = c0 + {CHUNK} < end ? c0 + {CHUNK} : end;"
                 ));
                 self.init_accs(Some(LANES), false)?;
-                self.out.line("int64_t ib = c0;");
-                self.out
-                    .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
-                self.out.open(format!("for (int l = 0; l < {LANES}; l++)"));
-                self.out.line("const int64_t i0 = ib + l;");
-                self.body(Acc::Indexed("l"))?;
-                self.out.close();
-                self.out.close();
-                self.out.open("for (int64_t i0 = ib; i0 < c1; i0++)");
-                self.body(Acc::Indexed("0"))?;
-                self.out.close();
+                if self.d.simd.is_some() {
+                    self.lanes_blocked("i0", "c0", "c1")?;
+                } else {
+                    self.out.line("int64_t ib = c0;");
+                    self.out
+                        .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
+                    self.out.open(format!("for (int l = 0; l < {LANES}; l++)"));
+                    self.out.line("const int64_t i0 = ib + l;");
+                    self.body(Acc::Indexed("l"))?;
+                    self.out.close();
+                    self.out.close();
+                    self.out.open("for (int64_t i0 = ib; i0 < c1; i0++)");
+                    self.body(Acc::Indexed("0"))?;
+                    self.out.close();
+                }
                 let nred = self.l.nreductions;
                 for (r, n) in self.reductions().into_iter().enumerate() {
                     let i = &self.l.instrs[n];

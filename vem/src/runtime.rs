@@ -329,8 +329,14 @@ impl Runtime {
         }
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
         if let Some(dir) = &self.dump_dir {
-            // Number kernels like the `dump` filter numbered the batch they came from.
-            let n = hassium_fuser::dump::dump_index();
+            // Number kernels like the `dump` filter numbered the batch they came from;
+            // without that filter in the stack, claim a fresh number for each fused part.
+            let has_dump_filter = self.stack.filters.iter().any(|(name, _)| name == "dump");
+            let n = if has_dump_filter {
+                hassium_fuser::dump::dump_index()
+            } else {
+                hassium_fuser::dump::next_dump_index()
+            };
             if let Err(e) = hassium_fuser::dump_kernels(dir, n, batch, &kernels) {
                 tracing::warn!("HASSIUM_DUMP: {e}");
             }

@@ -6,17 +6,23 @@ HS_KERNEL int32_t hs_reduce(int64_t begin, int64_t end, char *const *bufs, const
   for (int64_t i0 = begin; i0 < end; i0++) {
     float acc0[8];
     for (int l = 0; l < 8; l++) acc0[l] = ((float)0);
-    int64_t ib = 0;
-    for (; ib + 8 <= 64; ib += 8) {
-      for (int l = 0; l < 8; l++) {
-        const int64_t i1 = ib + l;
+    for (int64_t bb = 0; bb < 64; bb += 256) {
+      const int64_t be = bb + 256 < 64 ? bb + 256 : 64;
+      float t0[256];
+      #pragma omp simd
+      for (int64_t i1 = bb; i1 < be; i1++) {
         const float v0 = b0[i0 * 64 + i1];
-        acc0[l] = (acc0[l] + v0);
+        t0[i1 - bb] = v0;
       }
-    }
-    for (int64_t i1 = ib; i1 < 64; i1++) {
-      const float v0 = b0[i0 * 64 + i1];
-      acc0[0] = (acc0[0] + v0);
+      int64_t k = 0;
+      for (; k + 8 <= be - bb; k += 8) {
+        for (int l = 0; l < 8; l++) {
+          acc0[l] = (acc0[l] + t0[k + l]);
+        }
+      }
+      for (; k < be - bb; k++) {
+        acc0[0] = (acc0[0] + t0[k]);
+      }
     }
     const float r0 = (((((((acc0[0] + acc0[1]) + acc0[2]) + acc0[3]) + acc0[4]) + acc0[5]) + acc0[6]) + acc0[7]);
     const float r1 = (r0 * s0);

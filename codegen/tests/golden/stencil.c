@@ -4,6 +4,7 @@ HS_KERNEL int32_t hs_stencil(int64_t begin, int64_t end, char *const *bufs, cons
   const double s0 = (double)*(const double *)(scal + 0);
   (void)scal; (void)meta; (void)part; (void)err;
   for (int64_t i0 = begin; i0 < end; i0++) {
+    #pragma omp simd
     for (int64_t i1 = 0; i1 < 8; i1++) {
       const double r0 = (b0[11 + i0 * 10 + i1] + b0[1 + i0 * 10 + i1]);
       const double r1 = (r0 + b0[21 + i0 * 10 + i1]);

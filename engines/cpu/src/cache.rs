@@ -220,6 +220,15 @@ impl DiskCache {
         let tmp_lib = tmp_name(&self.dir, "so");
         let result = compiler.compile(source, &c_path, &tmp_lib);
         let _ = std::fs::remove_file(&c_path);
+        // `HASSIUM_DUMP=dir` also keeps each translation unit, next to the kernels it
+        // came from, for reading and for compiling by hand.
+        if let Some(dir) = std::env::var_os("HASSIUM_DUMP") {
+            let dir = std::path::PathBuf::from(dir);
+            let name = format!("cpu-{:016x}.c", xxh3_64(source.as_bytes()));
+            if std::fs::create_dir_all(&dir).is_ok() {
+                let _ = std::fs::write(dir.join(name), source);
+            }
+        }
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp_lib);
             return Err(e);

@@ -55,8 +55,24 @@ pub struct Compiler {
 }
 
 /// Flags every compile gets beyond the configured ones: no errno from libm (lets the
-/// compiler vectorise math calls; NaN/inf semantics are unaffected).
-const EXTRA: &[&str] = &["-std=gnu11", "-fno-math-errno", "-fno-strict-aliasing"];
+/// compiler vectorise math calls; NaN/inf semantics are unaffected) and simd pragmas.
+const EXTRA: &[&str] = &[
+    "-std=gnu11",
+    "-fno-math-errno",
+    "-fno-strict-aliasing",
+    // Honours the `#pragma omp simd` codegen puts on independent inner loops (no OpenMP
+    // runtime is linked; threads come from the engine's own pool).
+    "-fopenmp-simd",
+];
+
+/// x86-64 only: let the vectoriser use 512-bit registers where the CPU has them (GCC and
+/// Clang default to 256 bits even under `-march=native`). Math-heavy fused kernels gain
+/// about a quarter, and libmvec has the matching 8-wide AVX-512 functions. Without
+/// AVX-512 the flag changes nothing.
+#[cfg(target_arch = "x86_64")]
+const ARCH_EXTRA: &[&str] = &["-mprefer-vector-width=512"];
+#[cfg(not(target_arch = "x86_64"))]
+const ARCH_EXTRA: &[&str] = &[];
 
 impl Compiler {
     /// Probes `program --version`; `None` when it cannot be run at all.
@@ -70,7 +86,12 @@ impl Compiler {
         let libmvec = Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/usr/lib64/libmvec.so").exists();
-        let id = format!("{first}|{}|{}|{libmvec}", flags.join(" "), EXTRA.join(" "));
+        let id = format!(
+            "{first}|{}|{}|{}|{libmvec}",
+            flags.join(" "),
+            EXTRA.join(" "),
+            ARCH_EXTRA.join(" ")
+        );
         Some(Compiler {
             program: program.to_string(),
             flags: flags.to_vec(),
@@ -97,6 +118,7 @@ impl Compiler {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.flags)
             .args(EXTRA)
+            .args(ARCH_EXTRA)
             .arg("-o")
             .arg(so_path)
             .arg(c_path);

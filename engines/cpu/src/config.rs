@@ -57,7 +57,7 @@ impl Default for CpuConfig {
     fn default() -> Self {
         CpuConfig {
             compiler: "cc".into(),
-            flags: ["-O3", "-march=native", "-fPIC", "-shared"]
+            flags: ["-O2", "-march=native", "-fPIC", "-shared"]
                 .map(String::from)
                 .to_vec(),
             threads: 0,

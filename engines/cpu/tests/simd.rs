@@ -40,11 +40,12 @@ fn exp_and_log_loops_call_libmvec_vector_variants() {
         std::fs::write(&c, src).unwrap();
         let out = std::process::Command::new("cc")
             .args([
-                "-O3",
+                "-O2",
                 "-march=native",
                 "-fPIC",
                 "-std=gnu11",
                 "-fno-math-errno",
+                "-fopenmp-simd",
                 "-S",
                 "-o",
                 "-",
