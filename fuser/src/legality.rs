@@ -35,7 +35,8 @@
 //! extension methods (matmul) and every instruction the engine's [`Capabilities`] do not
 //! support stay alone in singleton kernels (the runtime reroutes the unsupported ones).
 //! Kernels also respect `max_kernel_instrs` and `max_kernel_operands` (distinct bases a
-//! kernel reads or writes in memory; contracted bases are not operands).
+//! kernel reads or writes in memory; contracted bases are not operands), and never span
+//! two iterations of a long loop body (`period.rs`).
 
 use crate::bitset::BitSet;
 use hassium_core::{overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View};
@@ -219,6 +220,8 @@ pub(crate) struct Graph<'a> {
     /// Base id → index into `bases`.
     pub base_ix: HashMap<BaseId, u32>,
     pub view_bytes: Vec<u64>,
+    /// Node → loop-iteration segment ([`crate::period`]); kernels never span two.
+    pub segment: Option<Vec<u32>>,
 }
 
 struct Access {
@@ -380,6 +383,7 @@ impl<'a> Graph<'a> {
                 .unwrap_or(0)
                 .min(info.nbytes);
         }
+        let segment = crate::period::segments(batch, &nodes);
         Graph {
             batch,
             caps: caps.clone(),
@@ -391,6 +395,7 @@ impl<'a> Graph<'a> {
             bases,
             base_ix,
             view_bytes,
+            segment,
         }
     }
 
@@ -450,6 +455,11 @@ impl<'a> Graph<'a> {
         }
         if a.nodes.len() + b.nodes.len() > self.caps.max_kernel_instrs {
             return None;
+        }
+        if let Some(seg) = &self.segment {
+            if seg[a.first as usize] != seg[b.first as usize] {
+                return None;
+            }
         }
         let nest = Nest::combine(&a.nest, a.first, &b.nest, b.first)?;
         let (small, big) = if a.uses.len() <= b.uses.len() {

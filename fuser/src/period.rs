@@ -1,0 +1,267 @@
+//! Loop bodies in a batch: a batch recorded from a Python loop is the loop body repeated,
+//! and fusing all its iterations into one kernel makes that kernel as long as the loop.
+//! Its compile time then grows with the iteration count (Black-Scholes with 10 steps:
+//! one 2 200-instruction kernel, 2.5 s of `cc`), and no iteration's code is ever reused.
+//!
+//! [`segments`] finds a repeating tail of the batch and cuts it at iteration boundaries;
+//! fusers never merge across a cut (see `Graph::check`), so every iteration becomes the
+//! same kernels, compiled once and cached by key. Only long bodies are cut
+//! ([`MIN_PERIOD`]): for a short body, fusing iterations saves whole passes over memory,
+//! which is worth more than the compile time it costs.
+//!
+//! An instruction's *signature* is its structure without its identity: opcode, axis,
+//! method, the dtype, offset, shape and strides of every view, the dtype of every scalar
+//! (not its value, which changes between iterations), and for every view the distance
+//! back to the last instruction that touched the same base (so data flow between
+//! instructions is part of the shape of the loop, and base numbers are not). The period
+//! is the one whose repetition, counted back from the end of the batch, covers the most
+//! instructions. Among its rotations, the cut goes where the fewest bases are live across
+//! it, which puts it between iterations rather than inside an expression.
+
+use hassium_core::{Batch, Instr, Operand, View};
+use std::collections::HashMap;
+
+/// The shortest loop body (in non-system instructions) that is cut into its iterations.
+pub const MIN_PERIOD: usize = 48;
+/// How many earlier occurrences of the last instruction's signature are tried as periods.
+const MAX_CANDIDATES: usize = 64;
+
+/// The segment of each node (non-system instruction, program order); `None` when the
+/// batch has no long repeating tail (everything is one segment).
+pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
+    let n = nodes.len();
+    if n < 2 * MIN_PERIOD {
+        return None;
+    }
+    let sig = signatures(batch, nodes);
+    let (period, covered) = best_period(&sig)?;
+    // The periodic region is the last `covered + period` nodes.
+    let start = n - covered - period;
+    let phase = cut_phase(batch, nodes, period);
+    // Cuts are `n - period + phase - k * period`; one more before `start` catches the
+    // beginning of the first iteration, which differs from the rest only in what it reads
+    // from before the loop.
+    let mut cuts = Vec::new();
+    let mut x = (n - period + phase) as isize;
+    while x > 0 && x as usize + period > start {
+        if (x as usize) < n {
+            cuts.push(x as usize);
+        }
+        x -= period as isize;
+    }
+    cuts.reverse();
+    let mut seg = vec![0u32; n];
+    let mut s = 0u32;
+    let mut next = cuts.iter().peekable();
+    for (k, slot) in seg.iter_mut().enumerate() {
+        while next.peek().is_some_and(|&&c| c <= k) {
+            next.next();
+            s += 1;
+        }
+        *slot = s;
+    }
+    Some(seg)
+}
+
+/// One hash per node; see the module docs for what it covers.
+fn signatures(batch: &Batch, nodes: &[usize]) -> Vec<u64> {
+    let mut last_touch: HashMap<u64, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(nodes.len());
+    for (node, &k) in nodes.iter().enumerate() {
+        let i: &Instr = &batch.instrs[k];
+        let mut h = Mix::new();
+        h.add(i.op as u64);
+        h.add(i.axis.map_or(u64::MAX, |a| a as u64));
+        if let Some(m) = &i.method {
+            for b in m.bytes() {
+                h.add(b as u64);
+            }
+        }
+        let mut view = |h: &mut Mix, v: &View| {
+            h.add(v.dtype as u64);
+            h.add(v.offset as u64);
+            h.add(v.shape.len() as u64);
+            for (&d, &s) in v.shape.iter().zip(&v.strides) {
+                h.add(d as u64);
+                h.add(s as u64);
+            }
+            let prev = last_touch.insert(v.base.0, node);
+            h.add(prev.map_or(u64::MAX, |p| (node - p) as u64));
+        };
+        for o in &i.ins {
+            match o {
+                Operand::View(v) => view(&mut h, v),
+                Operand::Scalar(s) => h.add(0x5ca1a7 ^ ((s.dtype() as u64) << 32)),
+            }
+        }
+        view(&mut h, &i.out);
+        out.push(h.finish());
+    }
+    out
+}
+
+/// `(period, covered)`: the period whose repetition back from the end covers the most
+/// nodes (`covered` nodes equal the node `period` before them), at least one whole
+/// period; the shortest on ties. `None` unless it is at least [`MIN_PERIOD`] long.
+fn best_period(sig: &[u64]) -> Option<(usize, usize)> {
+    let n = sig.len();
+    let last = sig[n - 1];
+    let mut best: Option<(usize, usize)> = None;
+    let mut tried = 0;
+    for j in (0..n - 1).rev() {
+        let p = n - 1 - j;
+        if p > n / 2 || tried == MAX_CANDIDATES {
+            break;
+        }
+        if sig[j] != last {
+            continue;
+        }
+        tried += 1;
+        let covered = (0..n - p)
+            .take_while(|&t| sig[n - 1 - t] == sig[n - 1 - t - p])
+            .count();
+        if covered >= p && best.is_none_or(|(_, c)| covered > c) {
+            best = Some((p, covered));
+        }
+    }
+    // A short body repeated is also periodic with every multiple of its length; it wins
+    // on coverage, and is not cut.
+    best.filter(|&(p, _)| p >= MIN_PERIOD)
+}
+
+/// Where within a period to cut, as an offset from `n - period`: the position with the
+/// fewest bases accessed both before and after it (within the last two periods),
+/// preferring the rotation of the batch's end on ties.
+fn cut_phase(batch: &Batch, nodes: &[usize], period: usize) -> usize {
+    let n = nodes.len();
+    let lo = n - 2 * period;
+    // Per base: first and last node (relative to `lo`) touching it in the window.
+    let mut span: HashMap<u64, (usize, usize)> = HashMap::new();
+    for (r, &k) in nodes[lo..].iter().enumerate() {
+        let i = &batch.instrs[k];
+        for v in std::iter::once(&i.out).chain(i.input_views()) {
+            let e = span.entry(v.base.0).or_insert((r, r));
+            e.1 = r;
+        }
+    }
+    // live[x] = bases with first < x <= last, for a cut before relative node x.
+    let mut diff = vec![0i64; 2 * period + 1];
+    for &(first, last) in span.values() {
+        if last > first {
+            diff[first + 1] += 1;
+            diff[last + 1] -= 1;
+        }
+    }
+    let mut live = vec![0i64; 2 * period + 1];
+    let mut acc = 0;
+    for x in 0..=2 * period {
+        acc += diff[x];
+        live[x] = acc;
+    }
+    // Cuts are weighed in the middle of the window, at least half a period from either
+    // end, so that what lies beyond the batch's end does not look dead. The cut before
+    // relative node `period` is phase 0 (the rotation of the batch's end).
+    let mut best = (live[period], period);
+    for x in period / 2..period + period / 2 {
+        if live[x] < best.0 {
+            best = (live[x], x);
+        }
+    }
+    best.1 % period
+}
+
+/// A small, fast, deterministic hash (the multiply-xorshift of the fuse cache's id map).
+struct Mix(u64);
+
+impl Mix {
+    fn new() -> Mix {
+        Mix(0x9E37_79B9_7F4A_7C15)
+    }
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        self.0 ^= self.0 >> 31;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hassium_core::{Base, BaseId, DType, Opcode, Scalar};
+
+    fn v(b: u64, n: usize) -> View {
+        View::contiguous(BaseId(b), DType::Float64, &[n])
+    }
+
+    /// A prefix writing base 1, then `iters` iterations of a `body`-instruction chain
+    /// reading base 1 and a per-iteration scalar, each on fresh temporaries.
+    fn looped(body: usize, iters: usize) -> Batch {
+        let mut b = Batch::default();
+        let n = 100;
+        let mut next = 10;
+        add_base(&mut b, 1, n);
+        b.instrs.push(Instr::new(
+            Opcode::Identity,
+            v(1, n),
+            vec![Operand::Scalar(Scalar::Float64(1.0))],
+        ));
+        for it in 0..iters {
+            let mut prev = v(1, n);
+            for _ in 0..body {
+                next += 1;
+                add_base(&mut b, next, n);
+                let out = v(next, n);
+                b.instrs.push(Instr::new(
+                    Opcode::Add,
+                    out.clone(),
+                    vec![
+                        Operand::View(prev),
+                        Operand::Scalar(Scalar::Float64(it as f64)),
+                    ],
+                ));
+                prev = out;
+            }
+        }
+        b
+    }
+
+    fn add_base(b: &mut Batch, id: u64, nelem: usize) {
+        let base = Base {
+            id: BaseId(id),
+            dtype: DType::Float64,
+            nelem,
+        };
+        b.bases.insert(base.id, base);
+    }
+
+    fn nodes(b: &Batch) -> Vec<usize> {
+        (0..b.instrs.len()).collect()
+    }
+
+    #[test]
+    fn a_long_loop_body_is_cut_at_each_iteration() {
+        let b = looped(60, 5);
+        let seg = segments(&b, &nodes(&b)).expect("periodic");
+        // Node 0 is the prefix; iteration k is nodes 1 + 60k .. 61 + 60k.
+        for it in 0..5 {
+            let s = seg[1 + 60 * it];
+            assert!(
+                (1 + 60 * it..61 + 60 * it).all(|k| seg[k] == s),
+                "iteration {it}"
+            );
+            if it > 0 {
+                assert_eq!(s, seg[60 * it] + 1, "cut before iteration {it}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_bodies_and_non_repeating_batches_stay_whole() {
+        let b = looped(10, 30);
+        assert!(segments(&b, &nodes(&b)).is_none());
+        let b = looped(200, 1);
+        assert!(segments(&b, &nodes(&b)).is_none());
+    }
+}
