@@ -8,6 +8,7 @@
 //! | `x / 1`, `x ** 1`             | floats (`**`: integers) | copy of `x`    |
 //! | `x * 0`, `0 * x`              | bool, integers          | fill with 0    |
 //! | `-(-x)`, `~(~x)`              | all they take           | copy of `x`    |
+//! | `abs(-x)`                     | floats, signed integers | `abs(x)`       |
 //! | `identity` onto its own view  | all                     | removed        |
 //! | scalar-only `+ - * /`, `neg`  | integers (wrapping), f32, f64 | fill with the value |
 //!
@@ -125,6 +126,9 @@ fn rewrite(batch: &Batch, k: usize) -> Rewrite {
     if matches!(i.op, Opcode::Negative | Opcode::Invert) {
         return double_negation(batch, k);
     }
+    if i.op == Opcode::Absolute {
+        return abs_of_negation(batch, k);
+    }
     let Some((x, s, scalar_left)) = view_and_scalar(i) else {
         return Rewrite::Keep;
     };
@@ -148,30 +152,58 @@ fn rewrite(batch: &Batch, k: usize) -> Rewrite {
     Rewrite::Keep
 }
 
+/// For unary instruction `k` reading `t`: when the latest write of `t` was exactly
+/// `t = op(x)` (`x` disjoint from `t`), `x` has not changed since, and instruction `k`
+/// may write its output from `x` directly, that `x`.
+fn unary_source(batch: &Batch, k: usize, op: Opcode) -> Option<&View> {
+    let i = &batch.instrs[k];
+    let Some(Operand::View(t)) = i.ins.first() else {
+        return None;
+    };
+    let p = (0..k).rev().find(|&p| writes_into(&batch.instrs[p], t))?;
+    let prod = &batch.instrs[p];
+    let Some(Operand::View(x)) = prod.ins.first() else {
+        return None;
+    };
+    if prod.op != op || &prod.out != t || overlap(&prod.out, x) != Overlap::Disjoint {
+        return None;
+    }
+    if batch.instrs[p + 1..k].iter().any(|w| writes_into(w, x)) {
+        return None;
+    }
+    if overlap(&i.out, x) == Overlap::Partial {
+        return None;
+    }
+    Some(x)
+}
+
 /// `y = -t` where the latest write of `t` was `t = -x` and neither `t` nor `x` changed
 /// since: `y = x`. (Negation and bitwise inversion are involutions, wrapping included.)
 fn double_negation(batch: &Batch, k: usize) -> Rewrite {
+    match unary_source(batch, k, batch.instrs[k].op) {
+        Some(x) => copy_of(&batch.instrs[k].out, x),
+        None => Rewrite::Keep,
+    }
+}
+
+/// `y = abs(t)` where `t = -x` (as in [`double_negation`]): `y = abs(x)`, so that `cse`
+/// can share it with an `abs(x)` computed elsewhere (`cnd(-d)` next to `cnd(d)`). Exact
+/// for floats (only the sign bit differs) and signed integers (`-MIN` wraps to `MIN`,
+/// whose absolute value is `MIN` again); not for unsigned ones, whose negation wraps.
+fn abs_of_negation(batch: &Batch, k: usize) -> Rewrite {
     let i = &batch.instrs[k];
-    let Some(Operand::View(t)) = i.ins.first() else {
-        return Rewrite::Keep;
-    };
-    let Some(p) = (0..k).rev().find(|&p| writes_into(&batch.instrs[p], t)) else {
-        return Rewrite::Keep;
-    };
-    let prod = &batch.instrs[p];
-    let Some(Operand::View(x)) = prod.ins.first() else {
-        return Rewrite::Keep;
-    };
-    if prod.op != i.op || &prod.out != t || overlap(&prod.out, x) != Overlap::Disjoint {
+    let t = i.out.dtype;
+    if !(t.is_float() || t.is_signed_integer()) {
         return Rewrite::Keep;
     }
-    if batch.instrs[p + 1..k].iter().any(|w| writes_into(w, x)) {
-        return Rewrite::Keep;
+    match unary_source(batch, k, Opcode::Negative) {
+        Some(x) if x.dtype == t => Rewrite::Into(Box::new(Instr::new(
+            Opcode::Absolute,
+            i.out.clone(),
+            [Operand::View(x.clone())],
+        ))),
+        _ => Rewrite::Keep,
     }
-    if overlap(&i.out, x) == Overlap::Partial {
-        return Rewrite::Keep;
-    }
-    copy_of(&i.out, x)
 }
 
 impl Filter for Simplify {

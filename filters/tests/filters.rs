@@ -287,6 +287,49 @@ fn simplify_folds_double_negation_and_drops_self_copies() {
 }
 
 #[test]
+fn simplify_takes_abs_of_a_negation_from_its_source_so_cse_can_share_it() {
+    for dtype in [DType::Float64, DType::Float32, DType::Int8, DType::Int64] {
+        let mut r = Recorder::new();
+        let x = r.array(dtype, &[16]);
+        let a = r.unary(Opcode::Absolute, &x);
+        let t = r.unary(Opcode::Negative, &x);
+        let b = r.unary(Opcode::Absolute, &t);
+        r.free(&t);
+        r.sync(&a);
+        r.sync(&b);
+        let before = r.finish();
+        let after = apply("simplify", &before);
+        assert_eq!(
+            after.instrs[2],
+            Instr::new(Opcode::Absolute, b.clone(), [v(&x)]),
+            "{dtype:?}"
+        );
+        assert_same_results(&before, &after);
+        // With cse after it, the second absolute value becomes a copy of the first.
+        let shared = apply("cse", &after);
+        assert_eq!(count(&shared, Opcode::Absolute), 1, "{dtype:?}");
+        assert_same_results(&before, &shared);
+    }
+    // Unsigned negation wraps (abs(-1u8) is 255, abs(1u8) is 1): left alone.
+    let mut r = Recorder::new();
+    let x = r.array(DType::UInt8, &[16]);
+    let t = r.unary(Opcode::Negative, &x);
+    let b = r.unary(Opcode::Absolute, &t);
+    r.sync(&b);
+    let before = r.finish();
+    assert_eq!(apply("simplify", &before).instrs, before.instrs);
+    // Not when x changes between the negation and the absolute value.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[16]);
+    let t = r.unary(Opcode::Negative, &x);
+    r.assign(Opcode::Add, &x, [v(&x), sc(Scalar::Float64(1.0))]);
+    let b = r.unary(Opcode::Absolute, &t);
+    r.sync(&b);
+    let before = r.finish();
+    assert_eq!(apply("simplify", &before).instrs, before.instrs);
+}
+
+#[test]
 fn simplify_folds_scalar_arithmetic_with_numpy_wrapping() {
     let mut r = Recorder::new();
     let y = r.array(DType::Int8, &[4]);
