@@ -11,7 +11,17 @@ else, through NumPy), ``_dispatch`` (NumPy calls on Hassium arrays come back her
 ``random``, ``linalg``, and ``__main__`` (``python -m hassium prog.py``).
 """
 
-import numpy as _np
+import os as _os
+
+# Hassium's engines run the array work on their own threads. NumPy's OpenBLAS, loaded with
+# NumPy, busy-waits on every core for about 2^28 cycles after start-up and after each BLAS
+# call before its threads sleep; on a small machine that spin takes cores from the
+# engine. A short timeout keeps BLAS threads (used only by NumPy fallbacks) but lets them
+# sleep at once. Only a default: an explicit setting wins, and it only takes effect when
+# Hassium is imported before NumPy (as under `python -m hassium`).
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as _np  # noqa: E402
 
 try:
     from . import _hassium
