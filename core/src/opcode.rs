@@ -351,8 +351,16 @@ impl Opcode {
         Opcode::ALL.iter().copied().find(|o| o.info().name == name)
     }
 
-    /// The table row. This match is the one place that knows opcode properties.
+    /// The table row (a copy from a static table, so hot paths asking an opcode's class
+    /// pay one indexed load, not a match).
+    #[inline]
     pub fn info(self) -> OpInfo {
+        INFO[self as usize]
+    }
+
+    /// The table row. This match is the one place that knows opcode properties; it fills
+    /// [`INFO`] at compile time.
+    const fn row_of(self) -> OpInfo {
         use Identity as I;
         use OutRule::*;
         match self {
@@ -507,8 +515,9 @@ impl Opcode {
     pub fn name(self) -> &'static str {
         self.info().name
     }
+    #[inline]
     pub fn class(self) -> OpClass {
-        self.info().class
+        INFO[self as usize].class
     }
     pub fn nin(self) -> usize {
         self.info().nin as usize
@@ -554,6 +563,18 @@ impl Opcode {
         })
     }
 }
+
+/// Every opcode's row, indexed by discriminant (gaps hold `none`'s row).
+static INFO: [OpInfo; 256] = {
+    let mut t = [Opcode::None.row_of(); 256];
+    let mut k = 0;
+    while k < Opcode::ALL.len() {
+        let op = Opcode::ALL[k];
+        t[op as usize] = op.row_of();
+        k += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
