@@ -9,11 +9,15 @@
 //! view, and the earlier result stays valid and alive until those reads) the reads are
 //! renamed to the earlier result and the instruction disappears. Index ops and
 //! extensions are left alone.
+//!
+//! An earlier result freed before the later instruction (a loop recomputing an invariant,
+//! `-stiffness` in every step) is reused only through a rename: the later result's free
+//! becomes the earlier one's, so the value stays alive exactly as long as it is read.
 
 use crate::facts::{copy, same_operand, temporaries, touches, writes_into};
 use crate::{Filter, Result};
-use hassium_core::{overlap, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
-use std::collections::HashMap;
+use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
+use std::collections::{HashMap, HashSet};
 
 pub struct Cse;
 
@@ -49,95 +53,254 @@ fn eligible(i: &Instr) -> bool {
         .all(|v| overlap(&i.out, v) == Overlap::Disjoint)
 }
 
+/// Instruction indices touching each base (system instructions included), ascending.
+/// Built once per batch; renames only ever remove touches of the renamed base, so a
+/// stale entry is re-checked where it matters.
+fn touch_lists(batch: &Batch) -> HashMap<BaseId, Vec<usize>> {
+    let mut t: HashMap<BaseId, Vec<usize>> = HashMap::new();
+    for (k, i) in batch.instrs.iter().enumerate() {
+        t.entry(i.out.base).or_default().push(k);
+        for b in i.ins.iter().filter_map(|o| o.base()) {
+            if b != i.out.base {
+                let l = t.entry(b).or_default();
+                if l.last() != Some(&k) {
+                    l.push(k);
+                }
+            }
+        }
+    }
+    t
+}
+
+/// Where base `b`'s value dies after instruction `after`: `(k, pending)`, a pending free
+/// (moved by an earlier rename) inserted before instruction `k`, or the first actual
+/// free at `k`.
+fn free_of(
+    batch: &Batch,
+    touch: &HashMap<BaseId, Vec<usize>>,
+    pending: &HashMap<BaseId, usize>,
+    b: BaseId,
+    after: usize,
+) -> Option<(usize, bool)> {
+    if let Some(&k) = pending.get(&b) {
+        return Some((k, true));
+    }
+    touch
+        .get(&b)?
+        .iter()
+        .copied()
+        .find(|&k| k > after && batch.instrs[k].op == Opcode::Free && batch.instrs[k].out.base == b)
+        .map(|k| (k, false))
+}
+
+/// Whether a base whose free is `free` is still alive when instruction `k` runs (a
+/// pending free sits just before its position, an actual one at it: both end the value
+/// for every instruction from there on).
+fn alive_at(free: Option<(usize, bool)>, k: usize) -> bool {
+    free.is_none_or(|(f, _)| f > k)
+}
+
 impl Filter for Cse {
     fn apply(&mut self, batch: &mut Batch) -> Result<()> {
         let temps = temporaries(batch);
-        let mut seen: HashMap<Key, Vec<usize>> = HashMap::new();
+        let touch = touch_lists(batch);
+        // Candidates by key: (index, clean_to) where nothing in `index+1..clean_to` wrote
+        // the candidate's output or inputs (checked once, extended as `j` advances).
+        let mut seen: HashMap<Key, Vec<(usize, usize)>> = HashMap::new();
         let mut removed = Vec::new();
+        // Frees moved by renames: base → insert its free before this instruction.
+        let mut pending: HashMap<BaseId, usize> = HashMap::new();
         for j in 0..batch.instrs.len() {
             let ij = &batch.instrs[j];
             if !eligible(ij) {
                 continue;
             }
-            let found = seen.get(&key(ij)).and_then(|cands| {
-                cands.iter().rev().copied().find(|&i| {
+            let k = key(ij);
+            let mut found = None;
+            if let Some(cands) = seen.get_mut(&k) {
+                // Newest first; a candidate whose value was overwritten is dropped for good.
+                let mut c = cands.len();
+                while c > 0 {
+                    c -= 1;
+                    let (i, clean_to) = cands[c];
                     let ii = &batch.instrs[i];
-                    same_computation(ii, ij)
-                        && !batch.instrs[i + 1..j].iter().any(|w| {
-                            writes_into(w, &ii.out) || ii.input_views().any(|v| writes_into(w, v))
-                        })
-                })
-            });
+                    let clobbered = batch.instrs[clean_to.max(i + 1)..j].iter().any(|w| {
+                        writes_into(w, &ii.out) || ii.input_views().any(|v| writes_into(w, v))
+                    });
+                    if clobbered {
+                        cands.remove(c);
+                        continue;
+                    }
+                    cands[c].1 = j;
+                    if same_computation(ii, &batch.instrs[j]) {
+                        found = Some(i);
+                        break;
+                    }
+                }
+            }
+            let ij = &batch.instrs[j];
             let Some(i) = found else {
-                seen.entry(key(ij)).or_default().push(j);
+                seen.entry(k).or_default().push((j, j + 1));
                 continue;
             };
             let earlier = batch.instrs[i].out.clone();
             let later = ij.out.clone();
+            // The earlier result may have died since (a loop recomputing an invariant,
+            // each step freeing its copy): then only a rename can reuse it, by moving
+            // its free to where the later result's was.
+            let free = free_of(batch, &touch, &pending, earlier.base, i);
+            let alive = alive_at(free, j);
             match overlap(&earlier, &later) {
-                Overlap::Identical => {
+                Overlap::Identical if alive => {
                     removed.push(j);
                     batch.instrs[j].op = Opcode::None;
                     batch.instrs[j].ins.clear();
                 }
-                Overlap::Partial => {}
+                Overlap::Identical | Overlap::Partial => {}
                 Overlap::Disjoint => {
-                    if rename(batch, j, &earlier, &later, &temps) {
-                        removed.push(j);
-                    } else {
-                        batch.instrs[j] = copy(&later, earlier.into());
+                    let renamed = rename(batch, &touch, j, &earlier, &later, &temps);
+                    match renamed {
+                        Some(r) if alive_at(free, r.last_read) => {
+                            r.apply(batch, &earlier);
+                            removed.push(j);
+                        }
+                        Some(r) if r.free_of_later.is_some() => {
+                            let fl = r.free_of_later.unwrap_or_default();
+                            if let Some((f, false)) = free {
+                                batch.instrs[f].op = Opcode::None;
+                                removed.push(f);
+                            }
+                            pending.insert(earlier.base, fl);
+                            r.apply(batch, &earlier);
+                            removed.push(j);
+                        }
+                        _ if alive => batch.instrs[j] = copy(&later, earlier.into()),
+                        _ => seen
+                            .entry(key(&batch.instrs[j]))
+                            .or_default()
+                            .push((j, j + 1)),
                     }
                 }
             }
         }
+        let mut inserts: Vec<(usize, BaseId)> = pending.into_iter().map(|(b, k)| (k, b)).collect();
+        inserts.sort_unstable();
         crate::facts::remove_indices(batch, &removed);
+        if !inserts.is_empty() {
+            // Positions were taken before the removals: rebuild with both applied.
+            insert_frees(batch, &removed, &inserts);
+        }
         Ok(())
     }
 }
 
-/// Renames every later read of `later` (a temporary written only by instruction `j`) to
-/// `earlier`, when that is safe; returns whether it did.
+/// Inserts `Free(base)` before each original position of `inserts`, given the original
+/// indices `removed` that are already gone from `batch`.
+fn insert_frees(batch: &mut Batch, removed: &[usize], inserts: &[(usize, BaseId)]) {
+    let mut gone = removed.to_vec();
+    gone.sort_unstable();
+    let kept = std::mem::take(&mut batch.instrs);
+    let mut out = Vec::with_capacity(kept.len() + inserts.len());
+    let mut kept = kept.into_iter();
+    let (mut g, mut ins) = (0, 0);
+    let total = kept.len() + gone.len();
+    for k in 0..total {
+        while ins < inserts.len() && inserts[ins].0 == k {
+            if let Some(base) = batch.base(inserts[ins].1).copied() {
+                out.push(Instr::system(Opcode::Free, &base));
+            }
+            ins += 1;
+        }
+        if g < gone.len() && gone[g] == k {
+            g += 1;
+            continue;
+        }
+        if let Some(i) = kept.next() {
+            out.push(i);
+        }
+    }
+    batch.instrs = out;
+}
+
+/// A rename found safe: reads of the later result in `reads` become reads of the earlier.
+struct Rename {
+    j: usize,
+    reads: Vec<usize>,
+    last_read: usize,
+    /// Where the later result is freed, after `last_read`.
+    free_of_later: Option<usize>,
+    later: View,
+}
+
+impl Rename {
+    fn apply(self, batch: &mut Batch, earlier: &View) {
+        for k in self.reads {
+            for o in batch.instrs[k].ins.iter_mut() {
+                if matches!(o, Operand::View(v) if *v == self.later) {
+                    *o = Operand::View(earlier.clone());
+                }
+            }
+        }
+        batch.instrs[self.j].op = Opcode::None;
+        batch.instrs[self.j].ins.clear();
+    }
+}
+
+/// Whether every later read of `later` (a temporary written only by instruction `j`)
+/// can read `earlier` instead: `later` is read only through that view, and nothing
+/// writes `earlier` until the last read. Whether `earlier` is still alive is the
+/// caller's question.
 fn rename(
-    batch: &mut Batch,
+    batch: &Batch,
+    touch: &HashMap<BaseId, Vec<usize>>,
     j: usize,
     earlier: &View,
     later: &View,
-    temps: &std::collections::HashSet<hassium_core::BaseId>,
-) -> bool {
+    temps: &HashSet<BaseId>,
+) -> Option<Rename> {
     let b = later.base;
-    if !temps.contains(&b) || batch.instrs[..j].iter().any(|w| touches(w, b)) {
-        return false;
+    let uses = touch.get(&b)?;
+    if !temps.contains(&b) || uses.iter().any(|&k| k < j && touches(&batch.instrs[k], b)) {
+        return None;
     }
     let mut last_read = j;
-    for (k, w) in batch.instrs.iter().enumerate().skip(j + 1) {
+    let mut reads = Vec::new();
+    let mut free_of_later = None;
+    for &k in uses.iter().filter(|&&k| k > j) {
+        let w = &batch.instrs[k];
+        if w.op == Opcode::Free && w.out.base == b {
+            free_of_later.get_or_insert(k);
+            continue;
+        }
         if w.op.is_system() {
             continue;
         }
         if w.out.base == b {
-            return false;
+            return None;
         }
+        let mut reads_it = false;
         for v in w.input_views().filter(|v| v.base == b) {
             if v != later {
-                return false;
+                return None;
             }
+            reads_it = true;
+        }
+        if reads_it {
+            reads.push(k);
             last_read = k;
         }
     }
-    // The earlier result must stay intact and alive until the last renamed read.
-    let clobbered = batch.instrs[j + 1..=last_read]
+    if batch.instrs[j + 1..=last_read]
         .iter()
-        .any(|w| (w.op == Opcode::Free && w.out.base == earlier.base) || writes_into(w, earlier));
-    if clobbered {
-        return false;
+        .any(|w| writes_into(w, earlier))
+    {
+        return None;
     }
-    for w in &mut batch.instrs[j + 1..=last_read] {
-        for o in w.ins.iter_mut() {
-            if matches!(o, Operand::View(v) if v == later) {
-                *o = Operand::View(earlier.clone());
-            }
-        }
-    }
-    batch.instrs[j].op = Opcode::None;
-    batch.instrs[j].ins.clear();
-    true
+    Some(Rename {
+        j,
+        reads,
+        last_read,
+        free_of_later: free_of_later.filter(|&f| f > last_read),
+        later: later.clone(),
+    })
 }

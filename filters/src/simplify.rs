@@ -23,7 +23,8 @@
 
 use crate::facts::{copy, writes_into};
 use crate::{Filter, Result};
-use hassium_core::{overlap, Batch, DType, Instr, Opcode, Operand, Overlap, Scalar, View};
+use hassium_core::{overlap, BaseId, Batch, DType, Instr, Opcode, Operand, Overlap, Scalar, View};
+use std::collections::HashMap;
 
 pub struct Simplify;
 
@@ -96,7 +97,7 @@ fn fold(op: Opcode, ins: &[Scalar]) -> Option<Scalar> {
     }
 }
 
-fn rewrite(batch: &Batch, k: usize) -> Rewrite {
+fn rewrite(batch: &Batch, writers: &Writers, k: usize) -> Rewrite {
     let i = &batch.instrs[k];
     if !i.op.is_elementwise() {
         return Rewrite::Keep;
@@ -124,10 +125,10 @@ fn rewrite(batch: &Batch, k: usize) -> Rewrite {
         return Rewrite::Keep;
     }
     if matches!(i.op, Opcode::Negative | Opcode::Invert) {
-        return double_negation(batch, k);
+        return double_negation(batch, writers, k);
     }
     if i.op == Opcode::Absolute {
-        return abs_of_negation(batch, k);
+        return abs_of_negation(batch, writers, k);
     }
     let Some((x, s, scalar_left)) = view_and_scalar(i) else {
         return Rewrite::Keep;
@@ -152,15 +153,48 @@ fn rewrite(batch: &Batch, k: usize) -> Rewrite {
     Rewrite::Keep
 }
 
+/// Instruction indices writing each base (outputs of non-system instructions),
+/// ascending. Rewrites keep outputs, so the lists stay valid (a removed instruction no
+/// longer writes, which `writes_into` sees).
+type Writers = HashMap<BaseId, Vec<usize>>;
+
+fn writers(batch: &Batch) -> Writers {
+    let mut w: Writers = HashMap::new();
+    for (k, i) in batch.instrs.iter().enumerate() {
+        if !i.op.is_system() {
+            w.entry(i.out.base).or_default().push(k);
+        }
+    }
+    w
+}
+
+/// Writers of `v`'s base in `lo..hi`, newest first.
+fn writes_between<'a>(
+    batch: &'a Batch,
+    writers: &'a Writers,
+    v: &'a View,
+    lo: usize,
+    hi: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    let list = writers.get(&v.base).map_or(&[][..], |l| &l[..]);
+    let end = list.partition_point(|&k| k < hi);
+    list[..end]
+        .iter()
+        .rev()
+        .copied()
+        .take_while(move |&k| k >= lo)
+        .filter(move |&k| writes_into(&batch.instrs[k], v))
+}
+
 /// For unary instruction `k` reading `t`: when the latest write of `t` was exactly
 /// `t = op(x)` (`x` disjoint from `t`), `x` has not changed since, and instruction `k`
 /// may write its output from `x` directly, that `x`.
-fn unary_source(batch: &Batch, k: usize, op: Opcode) -> Option<&View> {
+fn unary_source<'a>(batch: &'a Batch, writers: &Writers, k: usize, op: Opcode) -> Option<&'a View> {
     let i = &batch.instrs[k];
     let Some(Operand::View(t)) = i.ins.first() else {
         return None;
     };
-    let p = (0..k).rev().find(|&p| writes_into(&batch.instrs[p], t))?;
+    let p = writes_between(batch, writers, t, 0, k).next()?;
     let prod = &batch.instrs[p];
     let Some(Operand::View(x)) = prod.ins.first() else {
         return None;
@@ -168,7 +202,7 @@ fn unary_source(batch: &Batch, k: usize, op: Opcode) -> Option<&View> {
     if prod.op != op || &prod.out != t || overlap(&prod.out, x) != Overlap::Disjoint {
         return None;
     }
-    if batch.instrs[p + 1..k].iter().any(|w| writes_into(w, x)) {
+    if writes_between(batch, writers, x, p + 1, k).next().is_some() {
         return None;
     }
     if overlap(&i.out, x) == Overlap::Partial {
@@ -179,8 +213,8 @@ fn unary_source(batch: &Batch, k: usize, op: Opcode) -> Option<&View> {
 
 /// `y = -t` where the latest write of `t` was `t = -x` and neither `t` nor `x` changed
 /// since: `y = x`. (Negation and bitwise inversion are involutions, wrapping included.)
-fn double_negation(batch: &Batch, k: usize) -> Rewrite {
-    match unary_source(batch, k, batch.instrs[k].op) {
+fn double_negation(batch: &Batch, writers: &Writers, k: usize) -> Rewrite {
+    match unary_source(batch, writers, k, batch.instrs[k].op) {
         Some(x) => copy_of(&batch.instrs[k].out, x),
         None => Rewrite::Keep,
     }
@@ -190,13 +224,13 @@ fn double_negation(batch: &Batch, k: usize) -> Rewrite {
 /// can share it with an `abs(x)` computed elsewhere (`cnd(-d)` next to `cnd(d)`). Exact
 /// for floats (only the sign bit differs) and signed integers (`-MIN` wraps to `MIN`,
 /// whose absolute value is `MIN` again); not for unsigned ones, whose negation wraps.
-fn abs_of_negation(batch: &Batch, k: usize) -> Rewrite {
+fn abs_of_negation(batch: &Batch, writers: &Writers, k: usize) -> Rewrite {
     let i = &batch.instrs[k];
     let t = i.out.dtype;
     if !(t.is_float() || t.is_signed_integer()) {
         return Rewrite::Keep;
     }
-    match unary_source(batch, k, Opcode::Negative) {
+    match unary_source(batch, writers, k, Opcode::Negative) {
         Some(x) if x.dtype == t => Rewrite::Into(Box::new(Instr::new(
             Opcode::Absolute,
             i.out.clone(),
@@ -209,8 +243,9 @@ fn abs_of_negation(batch: &Batch, k: usize) -> Rewrite {
 impl Filter for Simplify {
     fn apply(&mut self, batch: &mut Batch) -> Result<()> {
         let mut removed = Vec::new();
+        let writers = writers(batch);
         for k in 0..batch.instrs.len() {
-            match rewrite(batch, k) {
+            match rewrite(batch, &writers, k) {
                 Rewrite::Keep => {}
                 Rewrite::Remove => {
                     removed.push(k);

@@ -377,6 +377,43 @@ fn cse_computes_a_repeated_expression_once() {
 }
 
 #[test]
+fn cse_keeps_a_freed_loop_invariant_alive_instead_of_recomputing_it() {
+    // x = x + (-s) * x, three times, with each step's -s freed after use.
+    let mut r = Recorder::new();
+    let s_arr = r.array(DType::Float64, &[32]);
+    let mut x = r.array(DType::Float64, &[32]);
+    for _ in 0..3 {
+        let t = r.unary(Opcode::Negative, &s_arr);
+        let u = r.binary(Opcode::Multiply, v(&t), v(&x));
+        r.free(&t);
+        let x2 = r.binary(Opcode::Add, v(&x), v(&u));
+        r.free(&u);
+        x = x2;
+    }
+    r.sync(&x);
+    let before = r.finish();
+    let after = apply("cse", &before);
+    assert_eq!(count(&after, Opcode::Negative), 1, "computed once");
+    // The surviving -s is freed exactly once, after its last read.
+    let neg = after
+        .instrs
+        .iter()
+        .find(|i| i.op == Opcode::Negative)
+        .unwrap();
+    let b = neg.out.base;
+    let frees: Vec<usize> = (0..after.instrs.len())
+        .filter(|&k| after.instrs[k].op == Opcode::Free && after.instrs[k].out.base == b)
+        .collect();
+    let last_read = (0..after.instrs.len())
+        .filter(|&k| after.instrs[k].input_views().any(|w| w.base == b))
+        .max()
+        .unwrap();
+    assert_eq!(frees.len(), 1);
+    assert!(frees[0] > last_read, "freed after its last read");
+    assert_same_results(&before, &after);
+}
+
+#[test]
 fn cse_leaves_alone_when_an_input_or_the_result_changed() {
     let mut r = Recorder::new();
     let a = r.array(DType::Float64, &[16]);
