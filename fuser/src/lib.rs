@@ -29,7 +29,7 @@ pub use fuser::{create, Fuser, FuserOptions, REGISTRY};
 pub use greedy::Greedy;
 pub use kernel_info::finish_kernel;
 pub use optimal::{Optimal, DEFAULT_OPTIMAL_BUDGET};
-pub use period::MIN_PERIOD;
+pub use period::SEGMENT_NODES;
 pub use serial::Serial;
 pub use singleton::Singleton;
 pub use stats::FuseStats;

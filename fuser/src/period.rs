@@ -1,13 +1,15 @@
 //! Loop bodies in a batch: a batch recorded from a Python loop is the loop body repeated,
 //! and fusing all its iterations into one kernel makes that kernel as long as the loop.
 //! Its compile time then grows with the iteration count (Black-Scholes with 10 steps:
-//! one 2 200-instruction kernel, 2.5 s of `cc`), and no iteration's code is ever reused.
+//! one 2 200-instruction kernel, 2.5 s of `cc`; 100-element oscillators: a 1 800-node
+//! kernel per batch, never compiled before the program ended), and no iteration's code
+//! is ever reused.
 //!
-//! [`segments`] finds a repeating tail of the batch and cuts it at iteration boundaries;
-//! fusers never merge across a cut (see `Graph::check`), so every iteration becomes the
-//! same kernels, compiled once and cached by key. Only long bodies are cut
-//! ([`MIN_PERIOD`]): for a short body, fusing iterations saves whole passes over memory,
-//! which is worth more than the compile time it costs.
+//! [`segments`] finds a repeating tail of the batch and cuts it at iteration boundaries,
+//! a whole number of iterations per segment, as many as fit in [`SEGMENT_NODES`]; fusers
+//! never merge across a cut (see `Graph::check`), so the segments become the same
+//! kernels, compiled once and cached by key. A short body still fuses several iterations
+//! (saving passes over memory); a repeating tail that fits in one segment is not cut.
 //!
 //! An instruction's *signature* is its structure without its identity: opcode, axis,
 //! method, the dtype, offset, shape and strides of every view, the dtype of every scalar
@@ -21,24 +23,27 @@
 use hassium_core::{Batch, Instr, Operand, View};
 use std::collections::HashMap;
 
-/// The shortest loop body (in non-system instructions) that is cut into its iterations.
-pub const MIN_PERIOD: usize = 48;
-/// How many earlier occurrences of the last instruction's signature are tried as periods.
-const MAX_CANDIDATES: usize = 64;
+/// The most nodes (non-system instructions) a segment of whole iterations spans, unless
+/// one iteration is longer.
+pub const SEGMENT_NODES: usize = 192;
 
 /// The segment of each node (non-system instruction, program order); `None` when the
 /// batch has no long repeating tail (everything is one segment).
 pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
     let n = nodes.len();
-    if n < 2 * MIN_PERIOD {
+    if n <= SEGMENT_NODES {
         return None;
     }
     let sig = signatures(batch, nodes);
     let (period, covered) = best_period(&sig)?;
-    // The periodic region is the last `covered + period` nodes.
-    let start = n - covered - period;
+    let region = covered + period;
+    if region <= SEGMENT_NODES {
+        return None;
+    }
+    let start = n - region;
+    let len = period * (SEGMENT_NODES / period).max(1);
     let phase = cut_phase(batch, nodes, period);
-    // Cuts are `n - period + phase - k * period`; one more before `start` catches the
+    // Cuts are `n - period + phase - k * len`; one more before `start` catches the
     // beginning of the first iteration, which differs from the rest only in what it reads
     // from before the loop.
     let mut cuts = Vec::new();
@@ -47,7 +52,7 @@ pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
         if (x as usize) < n {
             cuts.push(x as usize);
         }
-        x -= period as isize;
+        x -= len as isize;
     }
     cuts.reverse();
     let mut seg = vec![0u32; n];
@@ -102,21 +107,20 @@ fn signatures(batch: &Batch, nodes: &[usize]) -> Vec<u64> {
 
 /// `(period, covered)`: the period whose repetition back from the end covers the most
 /// nodes (`covered` nodes equal the node `period` before them), at least one whole
-/// period; the shortest on ties. `None` unless it is at least [`MIN_PERIOD`] long.
+/// period; the shortest on ties (a body repeated is also periodic with every multiple of
+/// its length, which covers less).
 fn best_period(sig: &[u64]) -> Option<(usize, usize)> {
     let n = sig.len();
     let last = sig[n - 1];
     let mut best: Option<(usize, usize)> = None;
-    let mut tried = 0;
-    for j in (0..n - 1).rev() {
-        let p = n - 1 - j;
-        if p > n / 2 || tried == MAX_CANDIDATES {
+    for p in 1..=n / 2 {
+        // Period p covers at most n - p nodes: nothing longer can beat the best.
+        if best.is_some_and(|(_, c)| n - p <= c) {
             break;
         }
-        if sig[j] != last {
+        if sig[n - 1 - p] != last {
             continue;
         }
-        tried += 1;
         let covered = (0..n - p)
             .take_while(|&t| sig[n - 1 - t] == sig[n - 1 - t - p])
             .count();
@@ -124,9 +128,7 @@ fn best_period(sig: &[u64]) -> Option<(usize, usize)> {
             best = Some((p, covered));
         }
     }
-    // A short body repeated is also periodic with every multiple of its length; it wins
-    // on coverage, and is not cut.
-    best.filter(|&(p, _)| p >= MIN_PERIOD)
+    best
 }
 
 /// Where within a period to cut, as an offset from `n - period`: the position with the
@@ -236,32 +238,75 @@ mod tests {
         b.bases.insert(base.id, base);
     }
 
+    /// Instruction k adds the results of instructions k-1 and k/2: no two alike.
+    fn chain_without_repeats(len: usize) -> Batch {
+        let mut b = Batch::default();
+        let n = 8;
+        add_base(&mut b, 1, n);
+        b.instrs.push(Instr::new(
+            Opcode::Identity,
+            v(1, n),
+            vec![Operand::Scalar(Scalar::Float64(1.0))],
+        ));
+        for k in 1..len {
+            add_base(&mut b, 1 + k as u64, n);
+            b.instrs.push(Instr::new(
+                Opcode::Add,
+                v(1 + k as u64, n),
+                vec![
+                    Operand::View(v(k as u64, n)),
+                    Operand::View(v(1 + (k / 2) as u64, n)),
+                ],
+            ));
+        }
+        b
+    }
+
     fn nodes(b: &Batch) -> Vec<usize> {
         (0..b.instrs.len()).collect()
     }
 
     #[test]
     fn a_long_loop_body_is_cut_at_each_iteration() {
-        let b = looped(60, 5);
+        let b = looped(120, 5);
         let seg = segments(&b, &nodes(&b)).expect("periodic");
-        // Node 0 is the prefix; iteration k is nodes 1 + 60k .. 61 + 60k.
+        // Node 0 is the prefix; iteration k is nodes 1 + 120k .. 121 + 120k.
         for it in 0..5 {
-            let s = seg[1 + 60 * it];
+            let s = seg[1 + 120 * it];
             assert!(
-                (1 + 60 * it..61 + 60 * it).all(|k| seg[k] == s),
+                (1 + 120 * it..121 + 120 * it).all(|k| seg[k] == s),
                 "iteration {it}"
             );
             if it > 0 {
-                assert_eq!(s, seg[60 * it] + 1, "cut before iteration {it}");
+                assert_eq!(s, seg[120 * it] + 1, "cut before iteration {it}");
             }
         }
     }
 
     #[test]
-    fn short_bodies_and_non_repeating_batches_stay_whole() {
-        let b = looped(10, 30);
+    fn a_short_body_keeps_whole_iterations_together_up_to_the_segment_size() {
+        let b = looped(10, 100);
+        let seg = segments(&b, &nodes(&b)).expect("periodic");
+        let per = SEGMENT_NODES / 10;
+        // Every cut falls between iterations, and full segments hold `per` of them.
+        let mut sizes = std::collections::BTreeMap::new();
+        for k in 1..b.instrs.len() {
+            if seg[k] != seg[k - 1] {
+                assert_eq!((k - 1) % 10, 0, "cut inside an iteration at node {k}");
+            }
+            *sizes.entry(seg[k]).or_insert(0usize) += 1;
+        }
+        let full = sizes.values().filter(|&&c| c == per * 10).count();
+        assert!(full >= 100 / per - 1, "{sizes:?}");
+        assert!(sizes.values().all(|&c| c <= per * 10 + 1), "{sizes:?}");
+    }
+
+    #[test]
+    fn batches_that_fit_one_segment_or_do_not_repeat_stay_whole() {
+        let b = looped(10, 15);
         assert!(segments(&b, &nodes(&b)).is_none());
-        let b = looped(200, 1);
-        assert!(segments(&b, &nodes(&b)).is_none());
+        // One long chain whose steps differ (each reads a different earlier result).
+        let r = chain_without_repeats(300);
+        assert!(segments(&r, &nodes(&r)).is_none());
     }
 }
