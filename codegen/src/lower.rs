@@ -158,18 +158,21 @@ pub struct Lowered {
 impl Lowered {
     /// A hash of everything the source depends on: equal signatures render equal code.
     pub fn signature(&self) -> u128 {
-        let text = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-            self.spec,
-            self.structure,
-            self.extents,
-            self.views,
-            self.randoms,
-            self.instrs,
-            self.slot_dtypes,
-            self.scalars.iter().map(|s| s.dtype()).collect::<Vec<_>>()
-        );
-        xxh3_128(text.as_bytes())
+        use std::hash::Hash;
+        // Hashed field by field (this runs for every kernel of every batch; formatting the
+        // structure as text first cost more than the rest of planning).
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        self.spec.hash(&mut h);
+        self.structure.hash(&mut h);
+        self.extents.hash(&mut h);
+        self.views.hash(&mut h);
+        self.randoms.hash(&mut h);
+        self.instrs.hash(&mut h);
+        self.slot_dtypes.hash(&mut h);
+        for sc in &self.scalars {
+            sc.dtype().hash(&mut h);
+        }
+        h.digest128()
     }
 
     /// True when the plan needs the `_fin` function.
