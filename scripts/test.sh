@@ -22,7 +22,7 @@ HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
 echo "== Python suite subset, stack opencl"
 HASSIUM_STACK=opencl .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/python/test_runner.py tests/python/test_runtime.py tests/python/test_random.py \
-  tests/python/test_creation.py || failed+=("pytest (opencl subset)")
+  tests/python/test_creation.py tests/python/test_loops.py || failed+=("pytest (opencl subset)")
 
 # The cpu engine must give the same results whatever its thread count and specialisation.
 for variant in "THREADS=1 SPECIALIZE=dynamic" "THREADS=2 SPECIALIZE=fixed"; do
