@@ -356,7 +356,73 @@ impl Runtime {
         })
     }
 
+    /// Executes `kernels` in order. Where bases freed by this batch die after a kernel
+    /// and together hold at least [`RECYCLE_BYTES`], the run is cut there and their memory
+    /// goes back to the pool (and the engine's buffers are released), so that a loop body
+    /// recorded many times into one batch reuses one set of buffers instead of touching
+    /// fresh pages every iteration.
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
+        let parts = if on_fallback {
+            vec![(kernels.len(), Vec::new())]
+        } else {
+            self.recycle_points(batch, kernels)
+        };
+        let mut start = 0;
+        for (end, dying) in parts {
+            self.execute_part(batch, &kernels[start..end], on_fallback)?;
+            for id in dying {
+                if let Some(mut s) = self.bases.remove(&id) {
+                    let _ = self.stack.engine.free(id);
+                    if let Some(b) = s.block.take() {
+                        self.memory.release(b);
+                    }
+                }
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Where to cut a run of kernels: `(end, bases that die in kernels[..end])`, the last
+    /// entry ending at `kernels.len()`. Only bases freed in this batch and not synced by it
+    /// die early; their last use is the last kernel that reads or writes them.
+    fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Vec<(usize, Vec<BaseId>)> {
+        let freed: HashSet<BaseId> = batch
+            .freed()
+            .filter(|id| !batch.sync.contains(id))
+            .collect();
+        let mut parts = Vec::new();
+        if !freed.is_empty() && kernels.len() > 1 {
+            let mut last_use: HashMap<BaseId, usize> = HashMap::new();
+            for (k, kernel) in kernels.iter().enumerate() {
+                for &id in kernel.reads.iter().chain(&kernel.writes) {
+                    if freed.contains(&id) {
+                        last_use.insert(id, k);
+                    }
+                }
+            }
+            let mut dying: Vec<Vec<BaseId>> = vec![Vec::new(); kernels.len()];
+            for (id, k) in last_use {
+                dying[k].push(id);
+            }
+            let mut pending = Vec::new();
+            let mut bytes = 0;
+            for (k, ids) in dying.into_iter().enumerate() {
+                for id in ids {
+                    bytes += self.bases.get(&id).map_or(0, |s| s.base.nbytes());
+                    pending.push(id);
+                }
+                if bytes >= RECYCLE_BYTES && k + 1 < kernels.len() {
+                    parts.push((k + 1, std::mem::take(&mut pending)));
+                    bytes = 0;
+                }
+            }
+        }
+        parts.push((kernels.len(), Vec::new()));
+        parts
+    }
+
+    fn execute_part(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
         let _s = debug_span!("execute", kernels = kernels.len()).entered();
         let mut touched = BTreeSet::new();
         for k in kernels {
@@ -396,7 +462,10 @@ impl Runtime {
     }
 }
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+/// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.
+const RECYCLE_BYTES: usize = 1 << 20;
 
 impl Drop for Runtime {
     fn drop(&mut self) {
