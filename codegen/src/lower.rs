@@ -10,7 +10,6 @@
 use crate::{Error, Result};
 use hassium_core::{BaseId, Batch, DType, Kernel, OpClass, Opcode, Operand, Scalar, View};
 use std::collections::HashMap;
-use xxhash_rust::xxh3::xxh3_128;
 
 /// Elements of the reduction axis one partial covers. Fixed, so partials — and the order
 /// they are combined in — do not depend on the number of threads.

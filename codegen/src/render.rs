@@ -23,7 +23,7 @@ enum Acc<'a> {
 /// (a multiple of `LANES`, and `CHUNK` a multiple of it, so the order of the fold is the
 /// unblocked one).
 const TILE: usize = 256;
-const _: () = assert!(TILE % LANES == 0 && CHUNK % TILE == 0);
+const _: () = assert!(TILE.is_multiple_of(LANES) && CHUNK.is_multiple_of(TILE));
 
 struct Out {
     text: String,

@@ -35,8 +35,89 @@ pub enum KeyMode {
 /// fuse-cache hit is mostly this hashing.
 struct Canon {
     h: Buf,
-    ids: HashMap<BaseId, u32, BuildIdHasher>,
+    ids: Ids,
     mode: KeyMode,
+}
+
+/// Canonical numbers of bases by first appearance. A loop body names consecutive fresh
+/// ids, so a direct-mapped table indexed by the id's low bits answers almost every lookup
+/// with one load and compare; a collision goes to a hash map. Slots carry the number of
+/// the key that filled them, so starting a new key clears nothing.
+struct Ids {
+    next: u32,
+    stamp: u32,
+    slots: Vec<IdSlot>,
+    overflow: HashMap<BaseId, u32, BuildIdHasher>,
+}
+
+const ID_SLOTS: usize = 1024;
+
+#[derive(Clone, Copy, Default)]
+struct IdSlot {
+    id: u64,
+    idx: u32,
+    stamp: u32,
+}
+
+impl Ids {
+    fn new() -> Ids {
+        Ids {
+            next: 0,
+            stamp: 1,
+            slots: vec![IdSlot::default(); ID_SLOTS],
+            overflow: HashMap::with_hasher(BuildIdHasher),
+        }
+    }
+
+    /// Forgets every number (for the next key).
+    fn reset(&mut self) {
+        self.next = 0;
+        self.overflow.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Wrapped: old stamps could look current, so clear them once.
+            self.slots.fill(IdSlot::default());
+            self.stamp = 1;
+        }
+    }
+
+    /// The canonical number of `id`, and whether this is its first appearance.
+    #[inline]
+    fn number(&mut self, id: BaseId) -> (u32, bool) {
+        let next = self.next;
+        let slot = &mut self.slots[id.0 as usize % ID_SLOTS];
+        if slot.stamp != self.stamp {
+            *slot = IdSlot {
+                id: id.0,
+                idx: next,
+                stamp: self.stamp,
+            };
+            self.next += 1;
+            return (next, true);
+        }
+        if slot.id == id.0 {
+            return (slot.idx, false);
+        }
+        let mut fresh = false;
+        let idx = *self.overflow.entry(id).or_insert_with(|| {
+            fresh = true;
+            next
+        });
+        if fresh {
+            self.next += 1;
+        }
+        (idx, fresh)
+    }
+
+    /// The number of a base seen already.
+    fn get(&self, id: BaseId) -> Option<u32> {
+        let slot = self.slots[id.0 as usize % ID_SLOTS];
+        if slot.stamp == self.stamp && slot.id == id.0 {
+            Some(slot.idx)
+        } else {
+            self.overflow.get(&id).copied()
+        }
+    }
 }
 
 struct Buf(Vec<u8>);
@@ -79,22 +160,20 @@ impl Buf {
 
 impl Canon {
     fn new(mode: KeyMode) -> Canon {
-        let mut h = Buf(Vec::with_capacity(4096));
+        // Reuse this thread's buffers from the previous key: a loop hashes a batch per
+        // iteration, and allocating (and growing) them each time is a good part of a hit.
+        let (mut bytes, mut ids) = SCRATCH
+            .with(|s| s.take())
+            .unwrap_or_else(|| (Vec::with_capacity(4096), Ids::new()));
+        bytes.clear();
+        ids.reset();
+        let mut h = Buf(bytes);
         h.update(&[mode as u8, 1]); // mode, canonical-form version
-        Canon {
-            h,
-            ids: HashMap::with_capacity_and_hasher(64, BuildIdHasher),
-            mode,
-        }
+        Canon { h, ids, mode }
     }
 
     fn base(&mut self, id: BaseId, batch: &Batch) {
-        let next = self.ids.len() as u32;
-        let mut fresh = false;
-        let idx = *self.ids.entry(id).or_insert_with(|| {
-            fresh = true;
-            next
-        });
+        let (idx, fresh) = self.ids.number(id);
         self.h.update(&idx.to_le_bytes());
         if fresh && self.mode == KeyMode::Fixed {
             let n = batch.base(id).map_or(0, |b| b.nelem) as u64;
@@ -121,6 +200,12 @@ impl Canon {
 
     fn instr(&mut self, i: &Instr, batch: &Batch) {
         self.h.update(&(i.op as u16).to_le_bytes());
+        if i.op == crate::Opcode::Free {
+            // A free names a whole base; its view adds nothing. Loop bodies are about
+            // half frees, so this is a good part of a fuse-cache hit.
+            self.base(i.out.base, batch);
+            return;
+        }
         self.h
             .update(&[i.axis.map_or(255, |a| a as u8), i.ins.len() as u8]);
         if let Some(m) = &i.method {
@@ -140,8 +225,16 @@ impl Canon {
     }
 
     fn finish(self) -> KernelKey {
-        KernelKey(xxh3_128(&self.h.0))
+        let key = KernelKey(xxh3_128(&self.h.0));
+        SCRATCH.with(|s| s.set(Some((self.h.0, self.ids))));
+        key
     }
+}
+
+type Scratch = (Vec<u8>, Ids);
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
 }
 
 /// The key of a whole batch (fixed mode): the fuse cache's key.
@@ -168,7 +261,7 @@ pub fn kernel_key(batch: &Batch, kernel: &Kernel, mode: KeyMode) -> KernelKey {
     let mut contracted: Vec<u32> = kernel
         .contracted
         .iter()
-        .filter_map(|b| c.ids.get(b).copied())
+        .filter_map(|&b| c.ids.get(b))
         .collect();
     contracted.sort_unstable();
     for x in contracted {
@@ -270,5 +363,57 @@ mod tests {
             kernel_key(&a, &k, KeyMode::Fixed),
             kernel_key(&b, &k, KeyMode::Fixed)
         );
+    }
+
+    /// `x = a + b; y = x * a; free(x)` on the given four bases, all of 8 float64 values.
+    fn three_bases(ids: [u64; 4]) -> Batch {
+        let mut b = Batch::default();
+        for &id in &ids {
+            b.bases.insert(
+                BaseId(id),
+                Base {
+                    id: BaseId(id),
+                    dtype: DType::Float64,
+                    nelem: 8,
+                },
+            );
+        }
+        let v = |k: usize| View::contiguous(BaseId(ids[k]), DType::Float64, &[8]);
+        b.instrs
+            .push(Instr::new(Opcode::Add, v(2), [v(0).into(), v(1).into()]));
+        b.instrs.push(Instr::new(
+            Opcode::Multiply,
+            v(3),
+            [v(2).into(), v(0).into()],
+        ));
+        b.instrs.push(Instr::system(
+            Opcode::Free,
+            &b.bases[&BaseId(ids[2])].clone(),
+        ));
+        b
+    }
+
+    #[test]
+    fn renumbering_is_exact_when_ids_share_a_table_slot() {
+        // 1, 1025, 2049 and 3073 fall into the same slot of the direct-mapped id table.
+        let spread = three_bases([1, 1025, 2049, 3073]);
+        assert_eq!(batch_key(&spread), batch_key(&three_bases([7, 8, 9, 10])));
+        // Aliasing must still count: reading a base twice is another batch.
+        assert_ne!(
+            batch_key(&spread),
+            batch_key(&three_bases([1, 1025, 2049, 1025]))
+        );
+        assert_ne!(
+            batch_key(&spread),
+            batch_key(&three_bases([1, 1, 2049, 3073]))
+        );
+    }
+
+    #[test]
+    fn which_base_a_free_releases_is_part_of_the_key() {
+        let a = three_bases([1, 2, 3, 4]);
+        let mut b = a.clone();
+        b.instrs[2] = Instr::system(Opcode::Free, &b.bases[&BaseId(4)].clone());
+        assert_ne!(batch_key(&a), batch_key(&b));
     }
 }

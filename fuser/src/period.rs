@@ -164,9 +164,14 @@ fn cut_phase(batch: &Batch, nodes: &[usize], period: usize) -> usize {
     // end, so that what lies beyond the batch's end does not look dead. The cut before
     // relative node `period` is phase 0 (the rotation of the batch's end).
     let mut best = (live[period], period);
-    for x in period / 2..period + period / 2 {
-        if live[x] < best.0 {
-            best = (live[x], x);
+    for (x, &l) in live
+        .iter()
+        .enumerate()
+        .take(period + period / 2)
+        .skip(period / 2)
+    {
+        if l < best.0 {
+            best = (l, x);
         }
     }
     best.1 % period
