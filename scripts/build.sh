@@ -15,7 +15,10 @@ VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
 # Engines live next to the extension, where the runtime looks first.
 pkg_dir=$(.venv/bin/python -c "import hassium, os; print(os.path.dirname(hassium.__file__))")
 for lib in "$CARGO_TARGET_DIR"/release/libhassium_engine_*.so; do
-  [ -e "$lib" ] && cp -f "$lib" "$pkg_dir/"
+  # Copy then rename: a process that has the old library mapped keeps its (unlinked)
+  # copy instead of crashing when the file under it is rewritten.
+  [ -e "$lib" ] && cp -f "$lib" "$pkg_dir/.$(basename "$lib").tmp" &&
+    mv -f "$pkg_dir/.$(basename "$lib").tmp" "$pkg_dir/$(basename "$lib")"
 done
 
 if [ -x scripts/gen-pkgconfig.sh ]; then

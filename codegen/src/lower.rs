@@ -174,6 +174,17 @@ impl Lowered {
         h.digest128()
     }
 
+    /// True when a device dialect (`GlobalId` index range) renders this `Partials` kernel
+    /// for work-groups of `LANES` work-items per chunk: item `l` accumulates lane `l`, the
+    /// lanes meet in local memory and item 0 folds them in lane order, so the result is
+    /// bit-for-bit the one-item-per-chunk (and CPU) result with `LANES` times the
+    /// parallelism. A device engine then launches `chunks * LANES` items in groups of
+    /// `LANES`. Kernels with checked gathers keep one item per chunk: an item that stops
+    /// at an index error must not leave its group waiting at the barrier.
+    pub fn group_partials(&self) -> bool {
+        matches!(self.plan, Plan::Partials { .. }) && self.randoms.is_empty()
+    }
+
     /// True when the plan needs the `_fin` function.
     pub fn has_fin(&self) -> bool {
         matches!(self.plan, Plan::Partials { .. })

@@ -659,6 +659,11 @@ impl Renderer<'_> {
                     self.out.close();
                 }
             }
+            Structure::Partials
+                if self.d.index_range == IndexRange::GlobalId && self.l.group_partials() =>
+            {
+                self.group_partials()?;
+            }
             Structure::Partials => {
                 self.open_par("c0", &CHUNK.to_string());
                 self.out.line(format!(
@@ -708,6 +713,69 @@ impl Renderer<'_> {
         if self.l.structure == Structure::Partials {
             self.fin(name)?;
         }
+        Ok(())
+    }
+
+    /// A `Partials` kernel for a device: one work-group of `LANES` items per chunk (see
+    /// [`Lowered::group_partials`]). Item `lane` walks elements `c0 + l`, `c0 + l + LANES`, …
+    /// of the chunk's whole blocks, item 0 also the tail, exactly the lane assignment of
+    /// the one-item form; the lanes are then folded in order through local memory.
+    fn group_partials(&mut self) -> Result<()> {
+        let reductions = self.reductions();
+        // OpenCL C 1.2 allows local variables only at kernel function scope.
+        for &n in &reductions {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} lacc{n}[{LANES}];"));
+        }
+        self.out.open("");
+        self.out.line(format!(
+            "const int64_t c0 = begin + (int64_t)get_group_id(0) * {CHUNK};"
+        ));
+        // The whole group shares c0, so it returns (or not) together.
+        self.out.line("if (c0 >= end) return;");
+        self.out.line(format!(
+            "const int64_t c1 = c0 + {CHUNK} < end ? c0 + {CHUNK} : end;"
+        ));
+        self.out.line("const int lane = (int)get_local_id(0);");
+        self.init_accs(Some(1), false)?;
+        self.out.line("int64_t ib = c0;");
+        self.out
+            .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
+        self.out.line("const int64_t i0 = ib + lane;");
+        self.body(Acc::Indexed("0"))?;
+        self.out.close();
+        self.out.open("if (lane == 0)");
+        self.out.open("for (int64_t i0 = ib; i0 < c1; i0++)");
+        self.body(Acc::Indexed("0"))?;
+        self.out.close();
+        self.out.close();
+        for &n in &reductions {
+            self.out.line(format!("lacc{n}[lane] = acc{n}[0];"));
+        }
+        self.out.line(self.d.barrier);
+        self.out.open("if (lane == 0)");
+        let nred = self.l.nreductions;
+        for (r, &n) in reductions.iter().enumerate() {
+            let i = &self.l.instrs[n];
+            let t = i.in_dtype;
+            let ct = self.d.compute(t);
+            let mut e = format!("lacc{n}[0]");
+            for l in 1..LANES {
+                e = ops::elementwise(
+                    self.d,
+                    i.op.info().combine.unwrap_or(i.op),
+                    t,
+                    t,
+                    &[e, format!("lacc{n}[{l}]")],
+                )?;
+            }
+            let g = self.d.global;
+            self.out.line(format!(
+                "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
+            ));
+        }
+        self.out.close();
+        self.out.close();
         Ok(())
     }
 

@@ -257,3 +257,47 @@ fn complex_kernels_are_reported_unsupported_not_failed() {
         Err(hassium_codegen::Error::Unsupported(_))
     ));
 }
+
+/// `s = sum(x * 2)` over 20000 float64 elements: a `Partials` plan (whole-array reduction).
+fn full_sum() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (x, t, s) = (
+        base(&mut b, 1, DType::Float64, 20000),
+        base(&mut b, 2, DType::Float64, 20000),
+        base(&mut b, 3, DType::Float64, 1),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[20000]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t),
+        [v(x).into(), Operand::Scalar(Scalar::Float64(2.0))],
+    ));
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float64, &[]),
+            [v(t).into()],
+        )
+        .with_axis(0),
+    );
+    free(&mut b, t);
+    let k = kernel(&b, vec![0, 1]);
+    (b, k)
+}
+
+#[test]
+fn whole_array_sum_renders_for_work_groups_in_opencl() {
+    let (b, k) = full_sum();
+    let l = lower(&b, &k, Specialize::Fixed).unwrap();
+    assert!(
+        l.group_partials(),
+        "a gather-free whole-array sum runs in work-groups"
+    );
+    let text = render(&OPENCL, &l, "hs_sum").unwrap();
+    assert!(
+        text.contains("__local double lacc"),
+        "lanes meet in local memory"
+    );
+    assert!(text.contains("barrier(CLK_LOCAL_MEM_FENCE);"));
+    check("sum_partials.cl", &text);
+}

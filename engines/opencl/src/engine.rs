@@ -6,7 +6,9 @@ use crate::device::{choose, DeviceInfo, DISCOVERY};
 use crate::error::{Error, Result};
 use crate::memory::DeviceMemory;
 use crate::program::{entry_name, Built, Job, Origin, Programs};
-use hassium_codegen::{lower, prelude, render, render_unit, Lowered, Plan, Specialize, OPENCL};
+use hassium_codegen::{
+    lower, prelude, render, render_unit, Lowered, Plan, Specialize, LANES, OPENCL,
+};
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, OpClass,
     Opcode,
@@ -421,7 +423,18 @@ impl OpenClEngine {
             }
             Plan::Partials { extent, chunks, .. } => {
                 set(&built.main, 0, extent as i64)?;
-                launch(&built.main, chunks, built.local)?;
+                if l.group_partials() {
+                    if built.limit < LANES {
+                        return Err(Error::Config(format!(
+                            "the device runs this reduction in work-groups of at most {} \
+                             items; it needs {LANES}",
+                            built.limit
+                        )));
+                    }
+                    launch(&built.main, chunks * LANES, LANES)?;
+                } else {
+                    launch(&built.main, chunks, built.local)?;
+                }
                 let fin = built
                     .fin
                     .as_ref()

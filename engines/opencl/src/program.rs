@@ -36,6 +36,8 @@ pub struct Built {
     pub fin: Option<Kernel>,
     /// Work-group size for `main` (the configured size, capped by the kernel's limit).
     pub local: usize,
+    /// The largest work-group `main` can run in on this device.
+    pub limit: usize,
     // Kept alive for the kernels' sake (a program is shared by the kernels of a batch).
     _program: Arc<ProgramHandle>,
 }
@@ -191,6 +193,7 @@ impl Programs {
                     main,
                     fin,
                     local,
+                    limit,
                     _program: handle.clone(),
                 }),
             );
