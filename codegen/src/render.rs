@@ -685,26 +685,7 @@ impl Renderer<'_> {
                     self.body(Acc::Indexed("0"))?;
                     self.out.close();
                 }
-                let nred = self.l.nreductions;
-                for (r, n) in self.reductions().into_iter().enumerate() {
-                    let i = &self.l.instrs[n];
-                    let t = i.in_dtype;
-                    let ct = self.d.compute(t);
-                    let mut e = format!("acc{n}[0]");
-                    for l in 1..LANES {
-                        e = ops::elementwise(
-                            self.d,
-                            i.op.info().combine.unwrap_or(i.op),
-                            t,
-                            t,
-                            &[e, format!("acc{n}[{l}]")],
-                        )?;
-                    }
-                    let g = self.d.global;
-                    self.out.line(format!(
-                        "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
-                    ));
-                }
+                self.store_chunk_partials("acc")?;
                 self.out.close();
             }
         }
@@ -754,19 +735,28 @@ impl Renderer<'_> {
         }
         self.out.line(self.d.barrier);
         self.out.open("if (lane == 0)");
+        self.store_chunk_partials("lacc")?;
+        self.out.close();
+        self.out.close();
+        Ok(())
+    }
+
+    /// Folds each reduction's `LANES` lane accumulators (`{array}{n}[0..LANES]`) in lane
+    /// order and stores the result as chunk `c0 / CHUNK`'s partial.
+    fn store_chunk_partials(&mut self, array: &str) -> Result<()> {
         let nred = self.l.nreductions;
-        for (r, &n) in reductions.iter().enumerate() {
+        for (r, n) in self.reductions().into_iter().enumerate() {
             let i = &self.l.instrs[n];
             let t = i.in_dtype;
             let ct = self.d.compute(t);
-            let mut e = format!("lacc{n}[0]");
+            let mut e = format!("{array}{n}[0]");
             for l in 1..LANES {
                 e = ops::elementwise(
                     self.d,
                     i.op.info().combine.unwrap_or(i.op),
                     t,
                     t,
-                    &[e, format!("lacc{n}[{l}]")],
+                    &[e, format!("{array}{n}[{l}]")],
                 )?;
             }
             let g = self.d.global;
@@ -774,8 +764,6 @@ impl Renderer<'_> {
                 "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
             ));
         }
-        self.out.close();
-        self.out.close();
         Ok(())
     }
 
