@@ -1,10 +1,10 @@
 //! Building OpenCL programs and caching them: in memory by kernel key, and on disk as
 //! program binaries keyed by device name + driver version + build options + kernel key.
 //!
-//! The new kernels of one batch are built together as one program (one driver call, as
-//! the CPU engine makes one compiler call per batch); its disk entry is keyed by the
-//! device tag, the build options and the keys of exactly those kernels, so a program that
-//! repeats its batches finds the entry on its next run.
+//! The new kernels of one batch are built as one program per core, the programs at the
+//! same time on scoped threads; each program's disk entry is keyed by the device tag, the
+//! build options and the keys of exactly its kernels (the split is deterministic), so a
+//! program that repeats its batches finds its entries on its next run.
 //!
 //! A disk entry is `MAGIC`, the xxh3-128 of the source it was built from, then the binary.
 //! The source hash guards against a stale entry (a codegen change that renders the same
@@ -44,12 +44,18 @@ pub struct Built {
 
 pub struct ProgramHandle(Program);
 
+/// A program handed from the build thread that made it back to the engine's thread.
+struct Sendable((Program, Origin));
+
 // SAFETY: OpenCL objects are thread-safe except `clSetKernelArg` on one kernel from two
 // threads; the engine sets arguments only from the thread that holds `&mut` to it.
 unsafe impl Send for Built {}
 unsafe impl Sync for Built {}
 unsafe impl Send for ProgramHandle {}
 unsafe impl Sync for ProgramHandle {}
+// SAFETY: OpenCL program objects may be used from any thread (see above); the build
+// thread gives its program up when it finishes.
+unsafe impl Send for Sendable {}
 
 /// Where a batch's new programs came from, for the statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,10 +125,55 @@ impl Programs {
             .map(|d| d.join(format!("{id:032x}.clbin")))
     }
 
-    /// Builds the kernels of `jobs` as one program (one driver call per batch, as the CPU
-    /// engine makes one compiler call), from the disk cache when an entry for exactly
-    /// these kernels exists, and remembers each kernel by key.
+    /// Builds the kernels of `jobs` and remembers each by key. They are split into as
+    /// many programs as there are cores (one group when the jobs are few), built at the
+    /// same time on scoped threads: a driver compiles one program on one thread, so a
+    /// batch of new kernels would otherwise wait for them one after another. Each
+    /// program comes from its disk entry when one exists for exactly its kernels.
+    /// `Source` if any of them had to be compiled.
     pub fn build(&mut self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<Origin> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let groups = jobs.len().min(cores).max(1);
+        let per = jobs.len().div_ceil(groups).max(1);
+        let parts: Vec<&[Job]> = jobs.chunks(per).collect();
+        let built: Vec<Result<(Program, Origin)>> = if parts.len() <= 1 {
+            parts
+                .iter()
+                .map(|g| self.program(ctx, prelude, g))
+                .collect()
+        } else {
+            let this = &*self;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = parts
+                    .iter()
+                    .map(|g| scope.spawn(move || this.program(ctx, prelude, g).map(Sendable)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| {
+                                Err(Error::Config("an OpenCL build thread panicked".into()))
+                            })
+                            .map(|Sendable(p)| p)
+                    })
+                    .collect()
+            })
+        };
+        let mut origin = Origin::Disk;
+        for (group, result) in parts.iter().zip(built) {
+            let (program, o) = result?;
+            if o == Origin::Source {
+                origin = Origin::Source;
+            }
+            self.register(program, group)?;
+        }
+        Ok(origin)
+    }
+
+    /// One program holding the kernels of `jobs`: from its disk entry, or compiled from
+    /// source (and then written to the disk cache).
+    fn program(&self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<(Program, Origin)> {
         let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
         let mut source = String::from(prelude);
         for j in jobs {
@@ -134,10 +185,7 @@ impl Programs {
         if let Some(p) = &path {
             if let Some(bin) = read_entry(p, hash) {
                 match Program::create_and_build_from_binary(ctx, &[&bin], &self.options) {
-                    Ok(program) => {
-                        self.register(program, jobs)?;
-                        return Ok(Origin::Disk);
-                    }
+                    Ok(program) => return Ok((program, Origin::Disk)),
                     Err(e) => tracing::debug!(
                         "rebuilding {}: {}",
                         p.display(),
@@ -164,8 +212,7 @@ impl Programs {
                 tracing::warn!("OpenCL program cache: {e}");
             }
         }
-        self.register(program, jobs)?;
-        Ok(Origin::Source)
+        Ok((program, Origin::Source))
     }
 
     fn register(&mut self, program: Program, jobs: &[Job]) -> Result<()> {
