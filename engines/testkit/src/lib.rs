@@ -2,8 +2,11 @@
 //! batches built by hand, and host arrays to run them on. Every engine's tests compare it
 //! against the reference engine through these same helpers.
 
+pub mod suite;
+
 use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Scalar};
-use hassium_engine_abi::{Buffers, HostBuffer};
+use hassium_engine_abi::{Buffers, Engine, HostBuffer};
+use hassium_engine_reference::ReferenceEngine;
 use std::collections::BTreeMap;
 
 /// Deterministic xorshift generator.
@@ -145,4 +148,94 @@ pub fn singletons(b: &Batch) -> Vec<Kernel> {
         .filter(|(_, i)| !i.op.is_system())
         .map(|(k, _)| hassium_fuser::finish_kernel(b, vec![k], |_| true))
         .collect()
+}
+
+/// Greedy-fused kernels of a batch, as the runtime would hand them down.
+pub fn fused(b: &Batch) -> Vec<Kernel> {
+    let mut f = hassium_fuser::create("greedy", &Default::default()).expect("greedy fuser");
+    f.fuse(b, &hassium_core::Capabilities::all())
+        .expect("fusion")
+}
+
+/// Makes every base's engine values visible in `arrays` (device engines keep their own
+/// copies until synced; for a host engine this changes nothing).
+pub fn sync_all(engine: &mut dyn Engine, arrays: &mut Arrays, skip: &[BaseId]) {
+    let bufs = arrays.buffers(skip);
+    for hb in bufs.iter() {
+        engine.sync(BaseId(hb.base), hb).expect("sync");
+    }
+}
+
+/// Runs `kernels` on the reference engine and on `engine` from the same inputs, and
+/// syncs every result back from `engine`.
+pub fn run_both(
+    batch: &Batch,
+    kernels: &[Kernel],
+    inputs: &Arrays,
+    engine: &mut dyn Engine,
+) -> (Arrays, Arrays) {
+    let contracted: Vec<BaseId> = kernels
+        .iter()
+        .flat_map(|k| k.contracted.iter().copied())
+        .collect();
+    let mut want = inputs.clone();
+    ReferenceEngine::new()
+        .execute(batch, kernels, &want.buffers(&contracted))
+        .expect("reference engine");
+    let mut got = inputs.clone();
+    let name = engine.name().to_string();
+    engine
+        .execute(batch, kernels, &got.buffers(&contracted))
+        .unwrap_or_else(|e| panic!("{name} engine: {e}"));
+    sync_all(engine, &mut got, &contracted);
+    (want, got)
+}
+
+/// The differential suite's relative tolerance: the CPU engine's contract with NumPy
+/// (float64 1e-12, float32 1e-5).
+fn tol(d: DType) -> f64 {
+    match d {
+        DType::Float64 | DType::Complex128 => 1e-12,
+        DType::Float32 | DType::Complex64 => 1e-5,
+        _ => 2e-3,
+    }
+}
+
+fn close(d: DType, a: f64, b: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    if a.is_infinite() || b.is_infinite() {
+        return a == b;
+    }
+    (a - b).abs()
+        <= tol(d)
+            * a.abs()
+                .max(b.abs())
+                .max(if d == DType::Float16 { 1e-3 } else { 1e-300 })
+}
+
+/// Compares every element of `bases`; returns a description of the first difference.
+pub fn diff(want: &Arrays, got: &Arrays, bases: &[BaseId]) -> Option<String> {
+    for &id in bases {
+        let (d, n, _) = want.0[&id];
+        for i in 0..n {
+            let (w, g) = (want.get(id, i), got.get(id, i));
+            let ok = match (w.as_i128(), g.as_i128()) {
+                (Some(a), Some(b)) => a == b,
+                _ => {
+                    let ((wr, wi), (gr, gi)) = (w.as_c128(), g.as_c128());
+                    close(d, wr, gr) && close(d, wi, gi)
+                }
+            };
+            if !ok {
+                return Some(format!(
+                    "base {} ({}) element {i}: reference {w:?}, engine under test {g:?}",
+                    id.0,
+                    d.name()
+                ));
+            }
+        }
+    }
+    None
 }

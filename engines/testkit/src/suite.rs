@@ -1,0 +1,709 @@
+//! The differential suite every engine runs: the engine under test against the reference
+//! interpreter on every elementwise opcode × dtype over several view layouts, reductions
+//! along each axis, scans, fused chains with contracted temporaries, indexing, generators,
+//! complex numbers and matmul, over thread counts and specialisation modes. An engine's
+//! `tests/differential.rs` describes it as a [`Subject`] and instantiates the tests with
+//! [`differential_suite!`](crate::differential_suite).
+
+use crate::*;
+use hassium_core::{BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
+use hassium_engine_abi::{Engine, EngineStats};
+use std::path::Path;
+
+/// Specialisation mode, as each engine's own policy enum spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spec {
+    Fixed,
+    Dynamic,
+    Both,
+}
+
+/// An engine under test.
+pub trait Subject {
+    /// A fresh engine with its caches in `cache`. `threads` is for engines with a thread
+    /// pool; others ignore it.
+    fn engine(&self, threads: usize, spec: Spec, cache: &Path) -> Box<dyn Engine>;
+    /// How many kernels the statistics say ran off the native path (interpreted, or
+    /// handed to a child engine).
+    fn not_native(&self, stats: &EngineStats) -> u64;
+    /// How many of `kernels` the engine is expected to run off its native path.
+    fn expected_not_native(&self, batch: &Batch, kernels: &[Kernel]) -> u64;
+}
+
+/// The kernels of `batch` that touch a value of a dtype `pred` picks.
+pub fn kernels_touching(batch: &Batch, kernels: &[Kernel], pred: impl Fn(DType) -> bool) -> u64 {
+    kernels
+        .iter()
+        .filter(|k| {
+            k.instrs.iter().any(|&i| {
+                let i = &batch.instrs[i];
+                pred(i.out.dtype) || i.ins.iter().any(|o| pred(o.dtype()))
+            })
+        })
+        .count() as u64
+}
+
+/// Instantiates every test of the suite for a [`Subject`] expression.
+#[macro_export]
+macro_rules! differential_suite {
+    ($subject:expr) => {
+        $crate::differential_suite!(@tests $subject;
+            every_elementwise_op_and_dtype_matches_on_contiguous_views,
+            every_elementwise_op_and_dtype_matches_on_strided_views,
+            every_elementwise_op_and_dtype_matches_on_negative_stride_views,
+            every_elementwise_op_and_dtype_matches_on_broadcast_views,
+            every_elementwise_op_and_dtype_matches_on_zero_d_views,
+            every_elementwise_op_and_dtype_matches_with_scalar_operands,
+            reductions_along_each_axis_of_a_3d_array_match,
+            long_reductions_split_into_partials_match,
+            nan_propagates_through_min_max_and_argmin_argmax_reductions,
+            partial_sums_are_identical_for_any_thread_count_and_specialisation,
+            scans_along_each_axis_match,
+            fused_reduction_with_prologue_and_epilogue_matches,
+            fused_stencil_with_contracted_temporaries_matches,
+            gather_scatter_and_scatter_add_match_including_negative_indices,
+            out_of_bounds_gather_reports_numpys_message,
+            range_and_random_match_the_reference_bit_for_bit,
+            complex_kernels_leave_the_native_path_and_are_counted,
+            matmul_matches_for_float_and_int_dtypes
+        );
+    };
+    (@tests $subject:expr; $($name:ident),*) => {
+        $(
+            #[test]
+            fn $name() {
+                $crate::suite::$name(&$subject)
+            }
+        )*
+    };
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Contiguous,
+    Strided,
+    Negative,
+    Broadcast,
+    ZeroD,
+    ScalarOperand,
+}
+
+const SHAPE: [usize; 2] = [5, 13];
+
+/// An input view of `dtype` in `layout` (a fresh base), the base filled later.
+fn input(b: &mut Batch, dtype: DType, layout: Layout, k: usize) -> View {
+    match layout {
+        Layout::Contiguous | Layout::ScalarOperand => {
+            View::contiguous(base(b, dtype, 65), dtype, &SHAPE)
+        }
+        Layout::Strided => {
+            let v = View::contiguous(base(b, dtype, 130), dtype, &[5, 26]);
+            v.slice(1, 1, 26, 2).unwrap()
+        }
+        Layout::Negative => {
+            let v = View::contiguous(base(b, dtype, 65), dtype, &SHAPE);
+            v.slice(0, 4, -1, -1).unwrap().slice(1, 12, -1, -1).unwrap()
+        }
+        Layout::Broadcast if k == 0 => View::contiguous(base(b, dtype, 13), dtype, &[13])
+            .broadcast_to(&SHAPE)
+            .unwrap(),
+        Layout::Broadcast => {
+            let v = View::contiguous(base(b, dtype, 5), dtype, &[5, 1]);
+            v.broadcast_to(&SHAPE).unwrap()
+        }
+        Layout::ZeroD => View::contiguous(base(b, dtype, 1), dtype, &[]),
+    }
+}
+
+fn out_shape(layout: Layout) -> Vec<usize> {
+    match layout {
+        Layout::ZeroD => vec![],
+        _ => SHAPE.to_vec(),
+    }
+}
+
+/// Whether input `k` of `op` should hold small non-negative integers.
+fn small(op: Opcode, k: usize) -> bool {
+    k == 1 && matches!(op, Opcode::LeftShift | Opcode::RightShift | Opcode::Power)
+}
+
+fn elementwise_batch(layout: Layout, rng: &mut Rng) -> (Batch, Arrays, Vec<BaseId>) {
+    let mut b = Batch::default();
+    let mut fills = Vec::new();
+    let mut outs = Vec::new();
+    for &op in Opcode::ALL {
+        if !op.is_elementwise() || matches!(op, Opcode::Identity | Opcode::Where) {
+            continue;
+        }
+        for t in op.info().types.iter() {
+            if t.is_complex() {
+                continue;
+            }
+            let od = op.out_dtype(t).unwrap();
+            let mut ins: Vec<Operand> = Vec::new();
+            for k in 0..op.nin() {
+                if matches!(layout, Layout::ScalarOperand) && k == 1 {
+                    ins.push(Operand::Scalar(value(t, rng, small(op, k))));
+                    continue;
+                }
+                let v = input(&mut b, t, layout, k);
+                fills.push((v.base, small(op, k)));
+                ins.push(v.into());
+            }
+            let shape = out_shape(layout);
+            let o = base(&mut b, od, shape.iter().product());
+            outs.push(o);
+            b.instrs
+                .push(Instr::new(op, View::contiguous(o, od, &shape), ins));
+        }
+    }
+    // Casts between every pair of real dtypes, and `where` for every dtype.
+    for from in DType::ALL.into_iter().filter(|d| !d.is_complex()) {
+        for to in DType::ALL.into_iter().filter(|d| !d.is_complex()) {
+            let v = input(&mut b, from, layout, 0);
+            fills.push((v.base, true));
+            let shape = out_shape(layout);
+            let o = base(&mut b, to, shape.iter().product());
+            outs.push(o);
+            b.instrs.push(Instr::new(
+                Opcode::Identity,
+                View::contiguous(o, to, &shape),
+                [v.into()],
+            ));
+        }
+        let m = input(&mut b, DType::Bool, layout, 0);
+        let x = input(&mut b, from, layout, 1);
+        let y = input(&mut b, from, layout, 0);
+        fills.extend([(m.base, false), (x.base, false), (y.base, false)]);
+        let shape = out_shape(layout);
+        let o = base(&mut b, from, shape.iter().product());
+        outs.push(o);
+        b.instrs.push(Instr::new(
+            Opcode::Where,
+            View::contiguous(o, from, &shape),
+            [m.into(), x.into(), y.into()],
+        ));
+    }
+    let mut arrays = Arrays::new(&b);
+    for (id, s) in fills {
+        arrays.fill(id, rng, s);
+    }
+    (b, arrays, outs)
+}
+
+fn check_elementwise(sub: &dyn Subject, layout: Layout, threads: usize, spec: Spec) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(threads, spec, dir.path());
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ layout as u64);
+    let (b, arrays, outs) = elementwise_batch(layout, &mut rng);
+    let kernels = singletons(&b);
+    let (want, got) = run_both(&b, &kernels, &arrays, e.as_mut());
+    if let Some(d) = diff(&want, &got, &outs) {
+        let k = outs
+            .iter()
+            .position(|o| d.starts_with(&format!("base {} ", o.0)))
+            .unwrap_or(0);
+        panic!(
+            "{layout:?}: {} ({:?}): {d}",
+            b.instrs[k].op.name(),
+            b.instrs[k].ins[0].dtype()
+        );
+    }
+    let s = e.stats();
+    assert!(
+        s.kernels_compiled > 0 && sub.not_native(&s) == sub.expected_not_native(&b, &kernels),
+        "{s:?}"
+    );
+}
+
+pub fn every_elementwise_op_and_dtype_matches_on_contiguous_views(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::Contiguous, 1, Spec::Fixed);
+}
+
+pub fn every_elementwise_op_and_dtype_matches_on_strided_views(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::Strided, 2, Spec::Dynamic);
+}
+
+pub fn every_elementwise_op_and_dtype_matches_on_negative_stride_views(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::Negative, 2, Spec::Fixed);
+}
+
+pub fn every_elementwise_op_and_dtype_matches_on_broadcast_views(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::Broadcast, 1, Spec::Dynamic);
+}
+
+pub fn every_elementwise_op_and_dtype_matches_on_zero_d_views(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::ZeroD, 1, Spec::Both);
+}
+
+pub fn every_elementwise_op_and_dtype_matches_with_scalar_operands(sub: &dyn Subject) {
+    check_elementwise(sub, Layout::ScalarOperand, 2, Spec::Both);
+}
+
+/// Positive values (no cancellation, so reordered sums stay within tolerance), with NaN
+/// sprinkled in when asked.
+fn fill_positive(a: &mut Arrays, id: BaseId, rng: &mut Rng, nans: bool) {
+    let (d, n, _) = a.0[&id].clone();
+    for i in 0..n {
+        let s = if d.is_float() {
+            if nans && rng.below(500) == 0 {
+                Scalar::Float64(f64::NAN)
+            } else {
+                Scalar::Float64(rng.f64() + 0.5)
+            }
+        } else if d == DType::Bool {
+            Scalar::Bool(rng.below(8) != 0)
+        } else {
+            Scalar::Int64(rng.below(200) as i64 - 50)
+        };
+        a.set(id, i, s.cast(d));
+    }
+}
+
+const REDUCTIONS: &[Opcode] = &[
+    Opcode::AddReduce,
+    Opcode::MultiplyReduce,
+    Opcode::MinimumReduce,
+    Opcode::MaximumReduce,
+    Opcode::LogicalAndReduce,
+    Opcode::LogicalOrReduce,
+    Opcode::LogicalXorReduce,
+    Opcode::BitwiseAndReduce,
+    Opcode::BitwiseOrReduce,
+    Opcode::BitwiseXorReduce,
+    Opcode::ArgminReduce,
+    Opcode::ArgmaxReduce,
+];
+
+fn check_reductions(
+    sub: &dyn Subject,
+    shape: &[usize],
+    dtypes: &[DType],
+    threads: usize,
+    spec: Spec,
+    nans: bool,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(threads, spec, dir.path());
+    let mut rng = Rng(42);
+    let mut b = Batch::default();
+    let mut outs = Vec::new();
+    let mut ins = Vec::new();
+    let n: usize = shape.iter().product();
+    for &op in REDUCTIONS {
+        for &t in dtypes {
+            if !op.info().types.contains(t)
+                || (op == Opcode::MultiplyReduce && t.is_float() && n > 1000)
+            {
+                continue;
+            }
+            for axis in 0..shape.len() {
+                let x = base(&mut b, t, n);
+                ins.push(x);
+                let oshape: Vec<usize> = shape
+                    .iter()
+                    .enumerate()
+                    .filter(|&(d, _)| d != axis)
+                    .map(|(_, &s)| s)
+                    .collect();
+                let od = op.out_dtype(t).unwrap();
+                let o = base(&mut b, od, oshape.iter().product());
+                outs.push(o);
+                b.instrs.push(
+                    Instr::new(
+                        op,
+                        View::contiguous(o, od, &oshape),
+                        [View::contiguous(x, t, shape).into()],
+                    )
+                    .with_axis(axis),
+                );
+            }
+        }
+    }
+    let mut arrays = Arrays::new(&b);
+    for id in ins {
+        fill_positive(&mut arrays, id, &mut rng, nans);
+    }
+    let kernels = singletons(&b);
+    let (want, got) = run_both(&b, &kernels, &arrays, e.as_mut());
+    if let Some(d) = diff(&want, &got, &outs) {
+        let k = outs
+            .iter()
+            .position(|o| d.starts_with(&format!("base {} ", o.0)))
+            .unwrap_or(0);
+        panic!("{} axis {:?}: {d}", b.instrs[k].op.name(), b.instrs[k].axis);
+    }
+}
+
+pub fn reductions_along_each_axis_of_a_3d_array_match(sub: &dyn Subject) {
+    let dtypes = [
+        DType::Float64,
+        DType::Float32,
+        DType::Int32,
+        DType::UInt8,
+        DType::Int64,
+        DType::Bool,
+    ];
+    check_reductions(sub, &[6, 7, 40], &dtypes, 1, Spec::Fixed, false);
+    check_reductions(sub, &[6, 7, 40], &dtypes, 2, Spec::Dynamic, false);
+}
+
+pub fn long_reductions_split_into_partials_match(sub: &dyn Subject) {
+    let dtypes = [DType::Float64, DType::Float32, DType::Int64];
+    check_reductions(sub, &[100_003], &dtypes, 1, Spec::Fixed, false);
+    check_reductions(sub, &[100_003], &dtypes, 2, Spec::Both, false);
+    check_reductions(sub, &[300, 301], &dtypes, 2, Spec::Dynamic, false);
+}
+
+pub fn nan_propagates_through_min_max_and_argmin_argmax_reductions(sub: &dyn Subject) {
+    check_reductions(
+        sub,
+        &[50, 64],
+        &[DType::Float64, DType::Float32],
+        2,
+        Spec::Fixed,
+        true,
+    );
+    check_reductions(sub, &[20_000], &[DType::Float64], 2, Spec::Fixed, true);
+}
+
+pub fn partial_sums_are_identical_for_any_thread_count_and_specialisation(sub: &dyn Subject) {
+    let mut b = Batch::default();
+    let x = base(&mut b, DType::Float64, 200_000);
+    let o = base(&mut b, DType::Float64, 1);
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(o, DType::Float64, &[]),
+            [View::contiguous(x, DType::Float64, &[200_000]).into()],
+        )
+        .with_axis(0),
+    );
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(7);
+    for i in 0..200_000 {
+        a.set(x, i, Scalar::Float64((rng.f64() - 0.5) * 1e6));
+    }
+    let kernels = singletons(&b);
+    let mut results = Vec::new();
+    for (threads, spec) in [(1, Spec::Fixed), (2, Spec::Dynamic), (3, Spec::Both)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = sub.engine(threads, spec, dir.path());
+        let mut got = a.clone();
+        e.execute(&b, &kernels, &got.buffers(&[])).unwrap();
+        sync_all(e.as_mut(), &mut got, &[]);
+        results.push(got.get(o, 0).as_f64().to_bits());
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+}
+
+pub fn scans_along_each_axis_match(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    for (threads, spec) in [(1, Spec::Fixed), (2, Spec::Dynamic)] {
+        let mut e = sub.engine(threads, spec, dir.path());
+        let mut rng = Rng(3);
+        let mut b = Batch::default();
+        let shape = [4, 5, 30];
+        let mut outs = Vec::new();
+        let mut ins = Vec::new();
+        for op in [Opcode::AddAccumulate, Opcode::MultiplyAccumulate] {
+            for t in [DType::Float64, DType::Float32, DType::Int32, DType::UInt16] {
+                for axis in 0..3 {
+                    let x = base(&mut b, t, 600);
+                    let o = base(&mut b, t, 600);
+                    ins.push(x);
+                    outs.push(o);
+                    b.instrs.push(
+                        Instr::new(
+                            op,
+                            View::contiguous(o, t, &shape),
+                            [View::contiguous(x, t, &shape).into()],
+                        )
+                        .with_axis(axis),
+                    );
+                }
+            }
+        }
+        let mut a = Arrays::new(&b);
+        for id in ins {
+            fill_positive(&mut a, id, &mut rng, false);
+        }
+        let (want, got) = run_both(&b, &singletons(&b), &a, e.as_mut());
+        assert_eq!(diff(&want, &got, &outs), None);
+    }
+}
+
+/// `y = sum((a * b) + 1, axis) * 2` as one kernel: elementwise prologue, reduction,
+/// epilogue, temporaries contracted.
+pub fn fused_reduction_with_prologue_and_epilogue_matches(sub: &dyn Subject) {
+    for axis in 0..2 {
+        for (threads, spec) in [(1, Spec::Fixed), (2, Spec::Dynamic)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut e = sub.engine(threads, spec, dir.path());
+            let shape = [64, 300];
+            let t = DType::Float64;
+            let mut b = Batch::default();
+            let (x, y) = (base(&mut b, t, 64 * 300), base(&mut b, t, 64 * 300));
+            let (t1, t2) = (base(&mut b, t, 64 * 300), base(&mut b, t, 64 * 300));
+            let osz = shape[1 - axis];
+            let (s, o) = (base(&mut b, t, osz), base(&mut b, t, osz));
+            let v = |id| View::contiguous(id, t, &shape);
+            let r = |id| View::contiguous(id, t, &[osz]);
+            b.instrs.push(Instr::new(
+                Opcode::Multiply,
+                v(t1),
+                [v(x).into(), v(y).into()],
+            ));
+            b.instrs.push(Instr::new(
+                Opcode::Add,
+                v(t2),
+                [v(t1).into(), Operand::Scalar(Scalar::Float64(1.0))],
+            ));
+            b.instrs
+                .push(Instr::new(Opcode::AddReduce, r(s), [v(t2).into()]).with_axis(axis));
+            b.instrs.push(Instr::new(
+                Opcode::Multiply,
+                r(o),
+                [r(s).into(), Operand::Scalar(Scalar::Float64(2.0))],
+            ));
+            for id in [t1, t2, s] {
+                free(&mut b, id);
+            }
+            let k = hassium_fuser::finish_kernel(&b, vec![0, 1, 2, 3], |_| false);
+            assert_eq!(k.contracted.len(), 3);
+            let mut a = Arrays::new(&b);
+            let mut rng = Rng(11);
+            fill_positive(&mut a, x, &mut rng, false);
+            fill_positive(&mut a, y, &mut rng, false);
+            let (want, got) = run_both(&b, std::slice::from_ref(&k), &a, e.as_mut());
+            assert_eq!(diff(&want, &got, &[o]), None, "axis {axis}");
+            assert_eq!(sub.not_native(&e.stats()), 0);
+        }
+    }
+}
+
+/// Heat-equation style stencil: shifted views of one grid, contracted temporaries.
+pub fn fused_stencil_with_contracted_temporaries_matches(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    for spec in [Spec::Fixed, Spec::Dynamic] {
+        let mut e = sub.engine(2, spec, dir.path());
+        let n = 130;
+        let t = DType::Float32;
+        let mut b = Batch::default();
+        let g = base(&mut b, t, n * n);
+        let o = base(&mut b, t, n * n);
+        let full = View::contiguous(g, t, &[n, n]);
+        let sh = |di: isize, dj: isize| {
+            full.slice(0, 1 + di, n as isize - 1 + di, 1)
+                .unwrap()
+                .slice(1, 1 + dj, n as isize - 1 + dj, 1)
+                .unwrap()
+        };
+        let m = n - 2;
+        let ts: Vec<BaseId> = (0..4).map(|_| base(&mut b, t, m * m)).collect();
+        let tv = |id| View::contiguous(id, t, &[m, m]);
+        let out = View::contiguous(o, t, &[n, n])
+            .slice(0, 1, n as isize - 1, 1)
+            .unwrap()
+            .slice(1, 1, n as isize - 1, 1)
+            .unwrap();
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            tv(ts[0]),
+            [sh(0, 0).into(), sh(-1, 0).into()],
+        ));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            tv(ts[1]),
+            [tv(ts[0]).into(), sh(1, 0).into()],
+        ));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            tv(ts[2]),
+            [tv(ts[1]).into(), sh(0, -1).into()],
+        ));
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            tv(ts[3]),
+            [tv(ts[2]).into(), sh(0, 1).into()],
+        ));
+        b.instrs.push(Instr::new(
+            Opcode::Multiply,
+            out,
+            [tv(ts[3]).into(), Operand::Scalar(Scalar::Float32(0.2))],
+        ));
+        for id in ts {
+            free(&mut b, id);
+        }
+        let k = hassium_fuser::finish_kernel(&b, vec![0, 1, 2, 3, 4], |_| false);
+        let mut a = Arrays::new(&b);
+        a.fill(g, &mut Rng(5), false);
+        let (want, got) = run_both(&b, &[k], &a, e.as_mut());
+        assert_eq!(diff(&want, &got, &[o]), None);
+    }
+}
+
+pub fn gather_scatter_and_scatter_add_match_including_negative_indices(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(2, Spec::Fixed, dir.path());
+    let t = DType::Float64;
+    let mut b = Batch::default();
+    let src = base(&mut b, t, 50);
+    let idx = base(&mut b, DType::Int64, 40);
+    let out = base(&mut b, t, 40);
+    let val = base(&mut b, t, 40);
+    let mask = base(&mut b, DType::Bool, 40);
+    let (dst1, dst2, dst3) = (
+        base(&mut b, t, 50),
+        base(&mut b, t, 50),
+        base(&mut b, t, 50),
+    );
+    let src_v = View::contiguous(src, t, &[50])
+        .slice(0, 49, -1, -1)
+        .unwrap();
+    let idx_v = View::contiguous(idx, DType::Int64, &[4, 10]);
+    let v40 = |id, d| View::contiguous(id, d, &[4, 10]);
+    b.instrs.push(Instr::new(
+        Opcode::Gather,
+        v40(out, t),
+        [src_v.into(), idx_v.clone().into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Scatter,
+        View::contiguous(dst1, t, &[50]),
+        [idx_v.clone().into(), v40(val, t).into()],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::CondScatter,
+        View::contiguous(dst2, t, &[50]),
+        [
+            idx_v.clone().into(),
+            v40(val, t).into(),
+            v40(mask, DType::Bool).into(),
+        ],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::ScatterAdd,
+        View::contiguous(dst3, t, &[50]),
+        [idx_v.into(), v40(val, t).into()],
+    ));
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(9);
+    a.fill(src, &mut rng, false);
+    a.fill(val, &mut rng, false);
+    a.fill(mask, &mut rng, false);
+    for i in 0..40 {
+        a.set(idx, i, Scalar::Int64(rng.below(100) as i64 - 50));
+    }
+    let (want, got) = run_both(&b, &singletons(&b), &a, e.as_mut());
+    assert_eq!(diff(&want, &got, &[out, dst1, dst2, dst3]), None);
+}
+
+pub fn out_of_bounds_gather_reports_numpys_message(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(1, Spec::Fixed, dir.path());
+    let mut b = Batch::default();
+    let src = base(&mut b, DType::Float32, 5);
+    let idx = base(&mut b, DType::Int64, 3);
+    let out = base(&mut b, DType::Float32, 3);
+    b.instrs.push(Instr::new(
+        Opcode::Gather,
+        View::contiguous(out, DType::Float32, &[3]),
+        [
+            View::contiguous(src, DType::Float32, &[5]).into(),
+            View::contiguous(idx, DType::Int64, &[3]).into(),
+        ],
+    ));
+    let mut a = Arrays::new(&b);
+    a.set(idx, 1, Scalar::Int64(7));
+    let err = e.execute(&b, &singletons(&b), &a.buffers(&[])).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("index 7 is out of bounds for axis 0 with size 5"),
+        "{err}"
+    );
+    assert_eq!(sub.not_native(&e.stats()), 0);
+}
+
+pub fn range_and_random_match_the_reference_bit_for_bit(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(2, Spec::Dynamic, dir.path());
+    let mut b = Batch::default();
+    let r = base(&mut b, DType::Float32, 60);
+    let q = base(&mut b, DType::UInt64, 60);
+    let strided = View::contiguous(q, DType::UInt64, &[6, 10])
+        .slice(1, 9, -1, -1)
+        .unwrap();
+    b.instrs.push(Instr::new(
+        Opcode::Range,
+        View::contiguous(r, DType::Float32, &[6, 10]),
+        [],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Random,
+        strided,
+        [
+            Operand::Scalar(Scalar::UInt64(1234)),
+            Operand::Scalar(Scalar::UInt64(1 << 40)),
+        ],
+    ));
+    let a = Arrays::new(&b);
+    let (want, got) = run_both(&b, &singletons(&b), &a, e.as_mut());
+    assert_eq!(diff(&want, &got, &[r, q]), None);
+}
+
+pub fn complex_kernels_leave_the_native_path_and_are_counted(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(1, Spec::Fixed, dir.path());
+    let mut b = Batch::default();
+    let t = DType::Complex128;
+    let (x, y) = (base(&mut b, t, 8), base(&mut b, t, 8));
+    b.instrs.push(Instr::new(
+        Opcode::Exp,
+        View::contiguous(y, t, &[8]),
+        [View::contiguous(x, t, &[8]).into()],
+    ));
+    let mut a = Arrays::new(&b);
+    a.fill(x, &mut Rng(1), false);
+    let kernels = singletons(&b);
+    let (want, got) = run_both(&b, &kernels, &a, e.as_mut());
+    assert_eq!(diff(&want, &got, &[y]), None);
+    assert_eq!(sub.expected_not_native(&b, &kernels), 1);
+    assert_eq!(sub.not_native(&e.stats()), 1);
+}
+
+pub fn matmul_matches_for_float_and_int_dtypes(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(2, Spec::Fixed, dir.path());
+    let mut b = Batch::default();
+    let mut outs = Vec::new();
+    let mut ins = Vec::new();
+    for t in [DType::Float64, DType::Float32, DType::Int64, DType::Int32] {
+        let (m, k, n) = (70, 90, 50);
+        let (x, y, o) = (
+            base(&mut b, t, m * k),
+            base(&mut b, t, k * n),
+            base(&mut b, t, m * n),
+        );
+        ins.extend([x, y]);
+        outs.push(o);
+        let yt = View::contiguous(y, t, &[n, k]).reversed_axes();
+        b.instrs.push(Instr::extension(
+            "matmul",
+            View::contiguous(o, t, &[m, n]),
+            [View::contiguous(x, t, &[m, k]).into(), yt.into()],
+        ));
+    }
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(77);
+    for id in ins {
+        fill_positive(&mut a, id, &mut rng, false);
+    }
+    let kernels = singletons(&b);
+    let (want, got) = run_both(&b, &kernels, &a, e.as_mut());
+    assert_eq!(diff(&want, &got, &outs), None);
+    assert_eq!(
+        sub.not_native(&e.stats()),
+        sub.expected_not_native(&b, &kernels)
+    );
+}
