@@ -63,6 +63,9 @@ pub struct OpenClConfig {
     /// A program-cache miss after the first execute call is an error (tests use it to
     /// prove that a loop builds once).
     pub strict_cache: bool,
+    /// New programs build on a background thread while their kernels run on the child
+    /// engine (with the data moved there and back); later calls find them built.
+    pub tiered: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -75,6 +78,7 @@ const KEYS: &[&str] = &[
     "fp64",
     "memory_limit",
     "strict_cache",
+    "tiered",
 ];
 /// Keys the runtime itself reads from an engine's table.
 const RUNTIME_KEYS: &[&str] = &["library", "child"];
@@ -91,6 +95,7 @@ impl Default for OpenClConfig {
             fp64: Fp64::Auto,
             memory_limit: 0,
             strict_cache: false,
+            tiered: false,
         }
     }
 }
@@ -180,6 +185,7 @@ impl OpenClConfig {
                 }
                 "memory_limit" => c.memory_limit = count(v).ok_or_else(|| bad("an integer ≥ 0"))?,
                 "strict_cache" => c.strict_cache = flag(v).ok_or_else(|| bad("true or false"))?,
+                "tiered" => c.tiered = flag(v).ok_or_else(|| bad("true or false"))?,
                 k if RUNTIME_KEYS.contains(&k) => {}
                 k => {
                     return Err(Error::Config(format!(

@@ -85,7 +85,7 @@ impl OpenClEngine {
         } else {
             info.global_mem.max(1)
         };
-        let mut mem = DeviceMemory::new(context, queue, limit, &info.name);
+        let mut mem = DeviceMemory::new(std::sync::Arc::new(context), queue, limit, &info.name);
         let err = mem.scratch(32, &HashSet::new())?;
         let mut options = String::from("-cl-std=CL1.2");
         // NumPy's float32 division and sqrt are correctly rounded; OpenCL allows 2.5 ulp
@@ -213,7 +213,11 @@ impl OpenClEngine {
     }
 
     /// Builds the programs of the device tasks not built yet, as one program.
-    fn build(&mut self, tasks: &[Task]) -> Result<()> {
+    /// Builds the programs of `tasks` that are not built yet. With `tiered`, they build in
+    /// the background instead, and the keys returned (those still building) run on the
+    /// child engine this time.
+    fn build(&mut self, tasks: &[Task]) -> Result<HashSet<u128>> {
+        let mut waiting = HashSet::new();
         let mut jobs: Vec<Job> = Vec::new();
         let mut queued = HashSet::new();
         for t in tasks {
@@ -227,6 +231,10 @@ impl OpenClEngine {
                 self.stats.cache_hits_memory += 1;
                 continue;
             }
+            if self.programs.is_pending(*key) {
+                waiting.insert(*key);
+                continue;
+            }
             let source = render(&OPENCL, lowered, &entry_name(*key)).map_err(codegen_err)?;
             jobs.push(Job {
                 key: *key,
@@ -235,13 +243,27 @@ impl OpenClEngine {
             });
         }
         if jobs.is_empty() {
-            return Ok(());
+            return Ok(waiting);
         }
         if self.cfg.strict_cache && self.calls > 0 {
             return Err(Error::Config(format!(
                 "strict_cache: {} kernel(s) missed the program cache after the first batch",
                 jobs.len()
             )));
+        }
+        if self.cfg.tiered {
+            let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+            let ctx = self.mem.context.clone();
+            if self
+                .programs
+                .build_in_background(ctx, &prelude(&OPENCL), jobs)
+            {
+                waiting.extend(keys);
+                return Ok(waiting);
+            }
+            return Err(Error::Config(
+                "tiered: cannot start a background build thread".into(),
+            ));
         }
         let start = Instant::now();
         let _span = tracing::info_span!("compile", kernels = jobs.len()).entered();
@@ -253,7 +275,7 @@ impl OpenClEngine {
             Origin::Source => self.stats.kernels_compiled += jobs.len() as u64,
         }
         self.stats.compile_seconds += start.elapsed().as_secs_f64();
-        Ok(())
+        Ok(waiting)
     }
 
     /// Runs one kernel on the child engine: its inputs (and partly written outputs) come
@@ -283,7 +305,6 @@ impl OpenClEngine {
             }
             self.mem.host_written(id);
         }
-        self.stats.fallbacks += 1;
         Ok(())
     }
 
@@ -494,15 +515,27 @@ impl OpenClEngine {
             );
             self.mem.note_host(hb, nbytes);
         }
+        let (from_source, from_disk, _failed) = self.programs.collect()?;
+        self.stats.kernels_compiled += from_source;
+        self.stats.cache_hits_disk += from_disk;
         let tasks = kernels
             .iter()
             .map(|k| self.plan(batch, k))
             .collect::<Result<Vec<_>>>()?;
-        self.build(&tasks)?;
+        let waiting = self.build(&tasks)?;
         self.calls += 1;
         for (k, task) in kernels.iter().zip(&tasks) {
             match task {
-                Task::Child => self.run_on_child(batch, k, buffers)?,
+                Task::Child => {
+                    self.run_on_child(batch, k, buffers)?;
+                    self.stats.fallbacks += 1;
+                }
+                Task::Device { key, .. } if waiting.contains(key) => {
+                    // Its program is building in the background: the child runs it now,
+                    // counted as interpreted (as the CPU engine counts its tiered runs).
+                    self.run_on_child(batch, k, buffers)?;
+                    self.stats.interpreted += 1;
+                }
                 Task::Device { lowered, key } => {
                     if matches!(lowered.plan, Plan::Empty) {
                         continue;

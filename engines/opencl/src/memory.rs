@@ -50,7 +50,7 @@ pub struct MemoryStats {
 }
 
 pub struct DeviceMemory {
-    pub context: Context,
+    pub context: std::sync::Arc<Context>,
     pub queue: CommandQueue,
     bases: HashMap<BaseId, Mirror>,
     pool: BTreeMap<usize, Vec<Buffer<u8>>>,
@@ -71,7 +71,12 @@ fn alloc_size(nbytes: usize) -> usize {
 }
 
 impl DeviceMemory {
-    pub fn new(context: Context, queue: CommandQueue, limit: u64, device: &str) -> DeviceMemory {
+    pub fn new(
+        context: std::sync::Arc<Context>,
+        queue: CommandQueue,
+        limit: u64,
+        device: &str,
+    ) -> DeviceMemory {
         DeviceMemory {
             context,
             queue,

@@ -13,11 +13,12 @@
 //! read half an entry.
 
 use crate::error::{Error, Result};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,18 +45,12 @@ pub struct Built {
 
 pub struct ProgramHandle(Program);
 
-/// A program handed from the build thread that made it back to the engine's thread.
-struct Sendable((Program, Origin));
-
 // SAFETY: OpenCL objects are thread-safe except `clSetKernelArg` on one kernel from two
 // threads; the engine sets arguments only from the thread that holds `&mut` to it.
 unsafe impl Send for Built {}
 unsafe impl Sync for Built {}
 unsafe impl Send for ProgramHandle {}
 unsafe impl Sync for ProgramHandle {}
-// SAFETY: OpenCL program objects may be used from any thread (see above); the build
-// thread gives its program up when it finishes.
-unsafe impl Send for Sendable {}
 
 /// Where a batch's new programs came from, for the statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,14 +66,29 @@ pub struct Job {
     pub source: String,
 }
 
-pub struct Programs {
+/// What building a program needs, apart from the context: cheap to clone into a
+/// background build thread.
+#[derive(Clone)]
+struct Builder {
     device: Device,
     /// Platform, device name and driver version: what makes a binary reusable.
     tag: String,
     options: String,
     dir: Option<PathBuf>,
+}
+
+/// A background build's outcome: the jobs' keys (and whether each has a combiner) and
+/// the program, or the error.
+type Finished = (Vec<(u128, bool)>, Result<(Program, Origin)>);
+
+pub struct Programs {
+    builder: Builder,
     wanted_local: usize,
     memory: HashMap<u128, Arc<Built>>,
+    /// Keys being built in the background.
+    pending: HashSet<u128>,
+    done_tx: Sender<Finished>,
+    done_rx: Receiver<Finished>,
 }
 
 impl Programs {
@@ -90,24 +100,180 @@ impl Programs {
         wanted_local: usize,
     ) -> Programs {
         let dir = dir.map(|d| d.join("opencl"));
+        let (done_tx, done_rx) = unbounded();
         Programs {
-            device,
-            tag,
-            options,
-            dir,
+            builder: Builder {
+                device,
+                tag,
+                options,
+                dir,
+            },
             wanted_local,
             memory: HashMap::new(),
+            pending: HashSet::new(),
+            done_tx,
+            done_rx,
         }
     }
 
     pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
+        self.builder.dir.as_deref()
+    }
+
+    /// Whether `key` is being built in the background.
+    pub fn is_pending(&self, key: u128) -> bool {
+        self.pending.contains(&key)
+    }
+
+    /// Starts building `jobs` on a background thread; [`Programs::collect`] registers
+    /// them once built. Returns false (nothing started) when no thread can be spawned.
+    pub fn build_in_background(
+        &mut self,
+        ctx: Arc<Context>,
+        prelude: &str,
+        jobs: Vec<Job>,
+    ) -> bool {
+        let builder = self.builder.clone();
+        let tx = self.done_tx.clone();
+        let prelude = prelude.to_string();
+        let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+        let spawned = std::thread::Builder::new()
+            .name("hassium-opencl-build".into())
+            .spawn(move || {
+                let result = builder.program(&ctx, &prelude, &jobs);
+                let keys = jobs.iter().map(|j| (j.key, j.has_fin)).collect();
+                // The engine may be gone; then nobody wants the program.
+                let _ = tx.send((keys, result));
+            });
+        match spawned {
+            Ok(_) => {
+                self.pending.extend(keys);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("cannot start a background OpenCL build: {e}");
+                false
+            }
+        }
+    }
+
+    /// Registers what background builds finished: (programs built from source, from
+    /// disk, failed). A failed build is logged; its kernels are no longer pending, so the
+    /// next call builds them in the foreground and reports the error there.
+    pub fn collect(&mut self) -> Result<(u64, u64, u64)> {
+        let mut counts = (0, 0, 0);
+        while let Ok((keys, result)) = self.done_rx.try_recv() {
+            for (k, _) in &keys {
+                self.pending.remove(k);
+            }
+            let jobs: Vec<Job> = keys
+                .into_iter()
+                .map(|(key, has_fin)| Job {
+                    key,
+                    has_fin,
+                    source: String::new(),
+                })
+                .collect();
+            match result {
+                Ok((program, origin)) => {
+                    self.register(program, &jobs)?;
+                    match origin {
+                        Origin::Source => counts.0 += jobs.len() as u64,
+                        Origin::Disk => counts.1 += jobs.len() as u64,
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("background OpenCL build failed: {e}");
+                    counts.2 += jobs.len() as u64;
+                }
+            }
+        }
+        Ok(counts)
     }
 
     pub fn in_memory(&self, key: u128) -> Option<Arc<Built>> {
         self.memory.get(&key).cloned()
     }
 
+    /// Builds the kernels of `jobs` and remembers each by key. They are split into as
+    /// many programs as there are cores (one group when the jobs are few), built at the
+    /// same time on scoped threads: a driver compiles one program on one thread, so a
+    /// batch of new kernels would otherwise wait for them one after another. Each
+    /// program comes from its disk entry when one exists for exactly its kernels.
+    /// `Source` if any of them had to be compiled.
+    pub fn build(&mut self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<Origin> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let groups = jobs.len().min(cores).max(1);
+        let per = jobs.len().div_ceil(groups).max(1);
+        let parts: Vec<&[Job]> = jobs.chunks(per).collect();
+        let builder = &self.builder;
+        let built: Vec<Result<(Program, Origin)>> = if parts.len() <= 1 {
+            parts
+                .iter()
+                .map(|g| builder.program(ctx, prelude, g))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = parts
+                    .iter()
+                    .map(|g| scope.spawn(move || builder.program(ctx, prelude, g)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Config("an OpenCL build thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut origin = Origin::Disk;
+        for (group, result) in parts.iter().zip(built) {
+            let (program, o) = result?;
+            if o == Origin::Source {
+                origin = Origin::Source;
+            }
+            self.register(program, group)?;
+        }
+        Ok(origin)
+    }
+
+    fn register(&mut self, program: Program, jobs: &[Job]) -> Result<()> {
+        let handle = Arc::new(ProgramHandle(program));
+        for j in jobs {
+            let name = entry_name(j.key);
+            let create =
+                |n: &str| Kernel::create(&handle.0, n).map_err(|e| Error::cl("clCreateKernel", e));
+            let main = create(&name)?;
+            let fin = if j.has_fin {
+                Some(create(&format!("{name}_fin"))?)
+            } else {
+                None
+            };
+            let limit = main
+                .get_work_group_size(self.builder.device.id())
+                .unwrap_or(1)
+                .max(1);
+            let local = self.wanted_local.min(limit).max(1);
+            // Round down to a power of two: global sizes are padded to a multiple of it.
+            let local = 1usize << (usize::BITS - 1 - local.leading_zeros());
+            self.memory.insert(
+                j.key,
+                Arc::new(Built {
+                    main,
+                    fin,
+                    local,
+                    limit,
+                    _program: handle.clone(),
+                }),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Builder {
     /// The disk entry of a program holding the kernels `keys`, in that order.
     fn entry_path(&self, keys: &[u128]) -> Option<PathBuf> {
         let mut text = format!(
@@ -123,52 +289,6 @@ impl Programs {
         self.dir
             .as_ref()
             .map(|d| d.join(format!("{id:032x}.clbin")))
-    }
-
-    /// Builds the kernels of `jobs` and remembers each by key. They are split into as
-    /// many programs as there are cores (one group when the jobs are few), built at the
-    /// same time on scoped threads: a driver compiles one program on one thread, so a
-    /// batch of new kernels would otherwise wait for them one after another. Each
-    /// program comes from its disk entry when one exists for exactly its kernels.
-    /// `Source` if any of them had to be compiled.
-    pub fn build(&mut self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<Origin> {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let groups = jobs.len().min(cores).max(1);
-        let per = jobs.len().div_ceil(groups).max(1);
-        let parts: Vec<&[Job]> = jobs.chunks(per).collect();
-        let built: Vec<Result<(Program, Origin)>> = if parts.len() <= 1 {
-            parts
-                .iter()
-                .map(|g| self.program(ctx, prelude, g))
-                .collect()
-        } else {
-            let this = &*self;
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = parts
-                    .iter()
-                    .map(|g| scope.spawn(move || this.program(ctx, prelude, g).map(Sendable)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| {
-                                Err(Error::Config("an OpenCL build thread panicked".into()))
-                            })
-                            .map(|Sendable(p)| p)
-                    })
-                    .collect()
-            })
-        };
-        let mut origin = Origin::Disk;
-        for (group, result) in parts.iter().zip(built) {
-            let (program, o) = result?;
-            if o == Origin::Source {
-                origin = Origin::Source;
-            }
-            self.register(program, group)?;
-        }
-        Ok(origin)
     }
 
     /// One program holding the kernels of `jobs`: from its disk entry, or compiled from
@@ -213,39 +333,6 @@ impl Programs {
             }
         }
         Ok((program, Origin::Source))
-    }
-
-    fn register(&mut self, program: Program, jobs: &[Job]) -> Result<()> {
-        let handle = Arc::new(ProgramHandle(program));
-        for j in jobs {
-            let name = entry_name(j.key);
-            let create =
-                |n: &str| Kernel::create(&handle.0, n).map_err(|e| Error::cl("clCreateKernel", e));
-            let main = create(&name)?;
-            let fin = if j.has_fin {
-                Some(create(&format!("{name}_fin"))?)
-            } else {
-                None
-            };
-            let limit = main
-                .get_work_group_size(self.device.id())
-                .unwrap_or(1)
-                .max(1);
-            let local = self.wanted_local.min(limit).max(1);
-            // Round down to a power of two: global sizes are padded to a multiple of it.
-            let local = 1usize << (usize::BITS - 1 - local.leading_zeros());
-            self.memory.insert(
-                j.key,
-                Arc::new(Built {
-                    main,
-                    fin,
-                    local,
-                    limit,
-                    _program: handle.clone(),
-                }),
-            );
-        }
-        Ok(())
     }
 }
 

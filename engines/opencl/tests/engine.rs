@@ -435,3 +435,38 @@ fn the_cdylib_loads_through_the_engine_abi_and_runs_a_kernel() {
         .to_string();
     assert!(err.contains("unknown key `devise`"), "{err}");
 }
+
+#[test]
+fn tiered_builds_run_new_kernels_on_the_child_until_their_program_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = OpenClConfig {
+        tiered: true,
+        ..config(SpecializePolicy::Fixed, dir.path())
+    };
+    let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+    let (b, x, y, o) = chain(DType::Float32, 1000);
+    let kernels = fused(&b);
+    let a = filled(&b, &[x, y]);
+    // The first call does not wait for the build: the child runs the kernel.
+    let (want, got) = run_both(&b, &kernels, &a, &mut ocl);
+    assert_eq!(diff(&want, &got, &[o]), None);
+    let s = ocl.stats();
+    assert_eq!(
+        (s.interpreted, s.kernels_run, s.fallbacks),
+        (1, 0, 0),
+        "{s:?}"
+    );
+    // A later call finds the program, once the background build is done.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while ocl.stats().kernels_run == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background build never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (want, got) = run_both(&b, &kernels, &a, &mut ocl);
+        assert_eq!(diff(&want, &got, &[o]), None);
+    }
+    let s = ocl.stats();
+    assert_eq!((s.kernels_compiled, s.fallbacks), (1, 0), "{s:?}");
+}
