@@ -167,7 +167,7 @@ fn dtypes_an_opcode_does_not_take_are_refused() {
     assert!(hs_subtract(hs_arr(b), hs_arr(b)).is_null());
     expect_error(
         hs_status::HS_ERR_DTYPE,
-        "hs_subtract: numpy boolean subtract is not supported",
+        "hs_subtract: numpy boolean subtract, the `-` operator, is not supported",
     );
     let n = [2usize];
     // SAFETY: n holds 1 extent.

@@ -1,165 +1,12 @@
-//! Type resolution as NumPy's ufuncs do it: which loop (input dtype) an opcode runs for a
-//! given promoted input type, casting rules, and the range check of Python integers.
+//! Type resolution as NumPy's ufuncs do it. The rules themselves (loops, casting, sum
+//! accumulators, integer ranges) live in `hassium_core::resolve`, shared with the C API;
+//! this module adds what only Python needs: ufunc names and their aliases.
 //!
 //! Pure logic, no Python: tested here and, exhaustively against NumPy's own
 //! `ufunc.resolve_dtypes`, from `tests/test_extension.py`.
 
-use hassium_core::{promote, DType, Kind, OpClass, Opcode};
-
-/// The order in which NumPy's ufunc loops are listed (`np.add.types`): a loop is chosen as
-/// the first whose input type every input casts to safely.
-const LOOP_ORDER: [DType; 14] = [
-    DType::Bool,
-    DType::Int8,
-    DType::UInt8,
-    DType::Int16,
-    DType::UInt16,
-    DType::Int32,
-    DType::UInt32,
-    DType::Int64,
-    DType::UInt64,
-    DType::Float16,
-    DType::Float32,
-    DType::Float64,
-    DType::Complex64,
-    DType::Complex128,
-];
-
-/// Why no loop exists for an opcode and input type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NoLoop {
-    /// NumPy has a dedicated message (boolean `-`, unary `-`).
-    Message(String),
-    /// NumPy has no loop either: `UFuncNoLoopError`.
-    NoNumpyLoop,
-    /// NumPy has a loop but the opcode set does not (complex `maximum`, …): the package
-    /// falls back to NumPy.
-    Unsupported,
-}
-
-/// NumPy's safe casting: every value of `from` is representable in `to`.
-pub fn can_cast_safe(from: DType, to: DType) -> bool {
-    promote(from, to) == to
-}
-
-fn kind_rank(d: DType) -> u8 {
-    match d.kind() {
-        Kind::Bool => 0,
-        Kind::UInt => 1,
-        Kind::Int => 2,
-        Kind::Float => 3,
-        Kind::Complex => 4,
-    }
-}
-
-/// NumPy's casting rules by name ("no", "equiv", "safe", "same_kind", "unsafe").
-pub fn can_cast(from: DType, to: DType, casting: &str) -> Option<bool> {
-    Some(match casting {
-        "no" | "equiv" => from == to,
-        "safe" => can_cast_safe(from, to),
-        // Within a kind any size goes; unsigned → signed is the same kind, signed →
-        // unsigned is not (NumPy's `np.can_cast('i1', 'u1', 'same_kind')` is False).
-        "same_kind" => can_cast_safe(from, to) || kind_rank(from) <= kind_rank(to),
-        "unsafe" => true,
-        _ => return None,
-    })
-}
-
-/// The types NumPy has loops for where they differ from the opcode's own set (NumPy has
-/// complex comparisons and min/max; the opcode set does not).
-fn numpy_has_loop(op: Opcode, t: DType) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Maximum | Minimum | Fmax | Fmin | Less | LessEqual | Greater | GreaterEqual
-    ) && t.is_complex()
-}
-
-/// The loop dtype NumPy picks for `op` when all inputs have (promoted) type `t`.
-pub fn resolve_loop(op: Opcode, t: DType) -> Result<DType, NoLoop> {
-    use Opcode::*;
-    if t == DType::Bool {
-        match op {
-            Subtract => {
-                return Err(NoLoop::Message(
-                    "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead.".into(),
-                ))
-            }
-            Negative => {
-                return Err(NoLoop::Message(
-                    "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.".into(),
-                ))
-            }
-            Positive | Sign => return Err(NoLoop::NoNumpyLoop),
-            // NumPy's conjugate has no bool loop; bool goes to int8.
-            Conj => return Ok(DType::Int8),
-            _ => {}
-        }
-    }
-    // True division of integers runs in float64 (NumPy's 'dd->d' for every integer type).
-    if op == Divide && !t.is_inexact() {
-        return Ok(DType::Float64);
-    }
-    let types = op.info().types;
-    if let Some(l) = LOOP_ORDER
-        .iter()
-        .copied()
-        .find(|&l| types.contains(l) && can_cast_safe(t, l))
-    {
-        return Ok(l);
-    }
-    if numpy_has_loop(op, t) {
-        Err(NoLoop::Unsupported)
-    } else {
-        Err(NoLoop::NoNumpyLoop)
-    }
-}
-
-/// NumPy's default accumulator type for `sum`/`prod`/`cumsum`/`cumprod`: bool and
-/// integers narrower than the platform integer widen to int64 (unsigned to uint64).
-pub fn default_sum_dtype(t: DType) -> DType {
-    match t.kind() {
-        Kind::Bool => DType::Int64,
-        Kind::Int => DType::Int64,
-        Kind::UInt => DType::UInt64,
-        _ => t,
-    }
-}
-
-/// The inclusive range of an integer dtype.
-pub fn int_range(d: DType) -> Option<(i128, i128)> {
-    use DType::*;
-    Some(match d {
-        Bool => (0, 1),
-        Int8 => (i8::MIN as i128, i8::MAX as i128),
-        Int16 => (i16::MIN as i128, i16::MAX as i128),
-        Int32 => (i32::MIN as i128, i32::MAX as i128),
-        Int64 => (i64::MIN as i128, i64::MAX as i128),
-        UInt8 => (0, u8::MAX as i128),
-        UInt16 => (0, u16::MAX as i128),
-        UInt32 => (0, u32::MAX as i128),
-        UInt64 => (0, u64::MAX as i128),
-        _ => return None,
-    })
-}
-
-/// True when a Python integer fits an integer dtype (floats and complex hold any).
-pub fn int_fits(v: i128, d: DType) -> bool {
-    match int_range(d) {
-        Some((lo, hi)) => lo <= v && v <= hi,
-        None => true,
-    }
-}
-
-/// True for the comparison opcodes, which NumPy 2 evaluates exactly even for Python
-/// integers outside the array's range.
-pub fn is_comparison(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual
-    )
-}
+pub use hassium_core::resolve::*;
+use hassium_core::{OpClass, Opcode};
 
 /// The opcode of a ufunc name as NumPy spells it (with NumPy's aliases).
 pub fn ufunc_opcode(name: &str) -> Option<Opcode> {
@@ -212,69 +59,6 @@ pub fn accumulate_opcode(name: &str) -> Option<Opcode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use DType::*;
-
-    #[test]
-    fn integer_true_division_runs_in_float64() {
-        assert_eq!(resolve_loop(Opcode::Divide, Int8), Ok(Float64));
-        assert_eq!(resolve_loop(Opcode::Divide, Bool), Ok(Float64));
-        assert_eq!(resolve_loop(Opcode::Divide, Float32), Ok(Float32));
-    }
-
-    #[test]
-    fn unary_math_on_small_ints_uses_the_smallest_safe_float() {
-        assert_eq!(resolve_loop(Opcode::Sqrt, Int8), Ok(Float16));
-        assert_eq!(resolve_loop(Opcode::Sqrt, UInt16), Ok(Float32));
-        assert_eq!(resolve_loop(Opcode::Sqrt, Int64), Ok(Float64));
-        assert_eq!(resolve_loop(Opcode::Sqrt, UInt64), Ok(Float64));
-    }
-
-    #[test]
-    fn bool_arithmetic_follows_numpy() {
-        assert_eq!(resolve_loop(Opcode::Add, Bool), Ok(Bool));
-        assert_eq!(resolve_loop(Opcode::Power, Bool), Ok(Int8));
-        assert_eq!(resolve_loop(Opcode::FloorDivide, Bool), Ok(Int8));
-        assert!(matches!(
-            resolve_loop(Opcode::Subtract, Bool),
-            Err(NoLoop::Message(_))
-        ));
-        assert!(matches!(
-            resolve_loop(Opcode::Negative, Bool),
-            Err(NoLoop::Message(_))
-        ));
-        assert_eq!(resolve_loop(Opcode::Sign, Bool), Err(NoLoop::NoNumpyLoop));
-        assert_eq!(resolve_loop(Opcode::Conj, Bool), Ok(Int8));
-    }
-
-    #[test]
-    fn complex_ordering_is_unsupported_not_an_error() {
-        assert_eq!(
-            resolve_loop(Opcode::Maximum, Complex64),
-            Err(NoLoop::Unsupported)
-        );
-        assert_eq!(
-            resolve_loop(Opcode::BitwiseAnd, Float64),
-            Err(NoLoop::NoNumpyLoop)
-        );
-    }
-
-    #[test]
-    fn same_kind_casting_matches_numpy() {
-        assert_eq!(can_cast(Int8, UInt8, "same_kind"), Some(false));
-        assert_eq!(can_cast(UInt8, Int8, "same_kind"), Some(true));
-        assert_eq!(can_cast(Float64, Int8, "same_kind"), Some(false));
-        assert_eq!(can_cast(Float64, Float16, "same_kind"), Some(true));
-        assert_eq!(can_cast(Int64, Float64, "safe"), Some(true));
-        assert_eq!(can_cast(Int64, Float64, "bogus"), None);
-    }
-
-    #[test]
-    fn python_integers_are_range_checked() {
-        assert!(!int_fits(300, UInt8));
-        assert!(!int_fits(-1, UInt64));
-        assert!(int_fits(-128, Int8));
-        assert!(int_fits(1 << 70, Float32));
-    }
 
     #[test]
     fn ufunc_names_and_aliases_map_to_opcodes() {
@@ -288,7 +72,5 @@ mod tests {
             accumulate_opcode("multiply"),
             Some(Opcode::MultiplyAccumulate)
         );
-        assert_eq!(default_sum_dtype(UInt8), UInt64);
-        assert_eq!(default_sum_dtype(Bool), Int64);
     }
 }

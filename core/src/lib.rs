@@ -15,6 +15,7 @@ mod kernel;
 mod opcode;
 mod overlap;
 pub mod philox;
+pub mod resolve;
 mod scalar;
 mod verify;
 mod view;
