@@ -947,6 +947,26 @@ impl PyNdArray {
     fn __index__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         Ok(to_numpy(slf)?.call_method0("__index__")?.unbind())
     }
+    /// `round(x, n)` on a 0-d array: what NumPy gives for the scalar NumPy would have
+    /// returned in its place (reductions and scalar indexing give 0-d arrays here), so
+    /// `round(np.mean(x), 2)` works unmodified. Like NumPy's ndarray, other ranks have no
+    /// `round()`.
+    #[pyo3(signature = (ndigits=None))]
+    fn __round__(slf: &Bound<'_, Self>, ndigits: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+        let py = slf.py();
+        if slf.borrow().arr.view.ndim() != 0 {
+            return Err(PyTypeError::new_err(
+                "type hassium.ndarray doesn't define __round__ method",
+            ));
+        }
+        let scalar = to_numpy(slf)?.get_item(pyo3::types::PyTuple::empty(py))?;
+        let round = py.import("builtins")?.getattr("round")?;
+        Ok(match ndigits {
+            Some(n) => round.call1((scalar, n))?,
+            None => round.call1((scalar,))?,
+        }
+        .unbind())
+    }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         to_numpy(slf)?.repr()?.extract()
     }

@@ -163,3 +163,25 @@ def test_count_nonzero_matches_numpy(hs):
                 "count_nonzero",
                 axis=axis,
             )
+
+
+@pytest.mark.parametrize("ndigits", [None, 0, 2, -1])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8"])
+def test_round_of_a_reduction_result_is_numpys_round_of_its_scalar(hs, dtype, ndigits):
+    # NumPy returns scalars from reductions, and `round(np.mean(x), 2)` is common in
+    # scripts; Hassium's 0-d result must round the same way, to the same type.
+    values = np.array([1.2345, 2.5, 7.75, 3.125]).astype(dtype)
+    for name in ["mean", "sum", "max"]:
+        want = getattr(np, name)(values)
+        got = getattr(hs, name)(hs.asarray(values))
+        w = round(want) if ndigits is None else round(want, ndigits)
+        g = round(got) if ndigits is None else round(got, ndigits)
+        assert type(g) is type(w), (name, type(g), type(w))
+        assert g == w, (name, g, w)
+
+
+def test_round_of_an_array_with_dimensions_is_a_type_error_like_numpy(hs):
+    with pytest.raises(TypeError, match="__round__"):
+        round(np.ones(3))
+    with pytest.raises(TypeError, match="__round__"):
+        round(hs.ones(3))
