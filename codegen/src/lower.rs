@@ -185,6 +185,16 @@ impl Lowered {
         matches!(self.plan, Plan::Partials { .. }) && self.randoms.is_empty()
     }
 
+    /// True when a device dialect renders this row reduction (`ReduceInner` with lanes)
+    /// for work-groups of `LANES` items per row, with the same lane assignment and fold
+    /// order as one item per row (see [`Lowered::group_partials`]). A device engine then
+    /// launches `extent * LANES` items in groups of `LANES`.
+    pub fn group_rows(&self) -> bool {
+        matches!(self.structure, Structure::ReduceInner { lanes: true, .. })
+            && matches!(self.plan, Plan::Parallel { .. })
+            && self.randoms.is_empty()
+    }
+
     /// True when the plan needs the `_fin` function.
     pub fn has_fin(&self) -> bool {
         matches!(self.plan, Plan::Partials { .. })

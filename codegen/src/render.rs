@@ -572,6 +572,11 @@ impl Renderer<'_> {
                     self.out.close();
                 }
             }
+            Structure::ReduceInner { axis, .. }
+                if self.d.index_range == IndexRange::GlobalId && self.l.group_rows() =>
+            {
+                self.group_rows(axis)?;
+            }
             Structure::Scan { axis } | Structure::ReduceInner { axis, .. } => {
                 let outer: Vec<usize> = (0..nloops).filter(|&d| d != axis).collect();
                 if outer.is_empty() {
@@ -737,6 +742,66 @@ impl Renderer<'_> {
         self.out.open("if (lane == 0)");
         self.store_chunk_partials("lacc")?;
         self.out.close();
+        self.out.close();
+        Ok(())
+    }
+
+    /// A row reduction for a device: one work-group of `LANES` items per index of the
+    /// parallel loop (see [`Lowered::group_rows`]). Item `lane` accumulates lane `lane`
+    /// of each row, item 0 also the tail; the lanes meet in local memory and item 0 folds
+    /// them in order and runs the epilogue, exactly as one item per row would.
+    fn group_rows(&mut self, axis: usize) -> Result<()> {
+        let reductions = self.reductions();
+        // OpenCL C 1.2 allows local variables only at kernel function scope.
+        for &n in &reductions {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} lacc{n}[{LANES}];"));
+        }
+        let outer: Vec<usize> = (0..self.l.extents.len()).filter(|&d| d != axis).collect();
+        let p = outer[0];
+        self.out.open("");
+        self.out.line(format!(
+            "const int64_t i{p} = begin + (int64_t)get_group_id(0);"
+        ));
+        // The whole group shares the row, so it returns (or not) together.
+        self.out.line(format!("if (i{p} >= end) return;"));
+        self.out.line("const int lane = (int)get_local_id(0);");
+        for &d in &outer[1..] {
+            self.open_loop(d, false);
+        }
+        self.init_accs(Some(LANES), false)?;
+        let e = num(self.l.extents[axis]);
+        self.out.line("int64_t ib = 0;");
+        self.out
+            .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
+        self.out.line(format!("const int64_t i{axis} = ib + lane;"));
+        self.body(Acc::Indexed("lane"))?;
+        self.out.close();
+        self.out.open("if (lane == 0)");
+        self.out.open(format!(
+            "for (int64_t i{axis} = ib; i{axis} < {e}; i{axis}++)"
+        ));
+        self.body(Acc::Indexed("0"))?;
+        self.out.close();
+        self.out.close();
+        for &n in &reductions {
+            self.out.line(format!("lacc{n}[lane] = acc{n}[lane];"));
+        }
+        self.out.line(self.d.barrier);
+        self.out.open("if (lane == 0)");
+        for &n in &reductions {
+            self.out.line(format!(
+                "for (int l = 1; l < {LANES}; l++) acc{n}[l] = lacc{n}[l];"
+            ));
+        }
+        self.finish_accs(Some("lanes"))?;
+        self.epilogue()?;
+        self.out.close();
+        // The next row of the group reuses the local accumulators.
+        self.out.line(self.d.barrier);
+        for _ in &outer[1..] {
+            self.out.close();
+        }
         self.out.close();
         Ok(())
     }

@@ -301,3 +301,19 @@ fn whole_array_sum_renders_for_work_groups_in_opencl() {
     assert!(text.contains("barrier(CLK_LOCAL_MEM_FENCE);"));
     check("sum_partials.cl", &text);
 }
+
+#[test]
+fn row_sum_renders_for_work_groups_in_opencl() {
+    let (b, k) = reduction();
+    let l = lower(&b, &k, Specialize::Fixed).unwrap();
+    assert!(
+        l.group_rows(),
+        "a gather-free row reduction runs in work-groups"
+    );
+    let text = render(&OPENCL, &l, "hs_reduce").unwrap();
+    assert!(
+        text.contains("__local float lacc"),
+        "lanes meet in local memory"
+    );
+    check("reduce_rows.cl", &text);
+}

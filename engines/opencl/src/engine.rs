@@ -438,6 +438,11 @@ impl OpenClEngine {
                 set(&built.main, 0, extent as i64)?;
                 launch(&built.main, 1, 1)?;
             }
+            Plan::Parallel { extent, .. } if l.group_rows() => {
+                lanes_fit(built)?;
+                set(&built.main, 0, extent as i64)?;
+                launch(&built.main, extent * LANES, LANES)?;
+            }
             Plan::Parallel { extent, .. } => {
                 set(&built.main, 0, extent as i64)?;
                 launch(&built.main, extent.div_ceil(l.parallel_step()), built.local)?;
@@ -445,13 +450,7 @@ impl OpenClEngine {
             Plan::Partials { extent, chunks, .. } => {
                 set(&built.main, 0, extent as i64)?;
                 if l.group_partials() {
-                    if built.limit < LANES {
-                        return Err(Error::Config(format!(
-                            "the device runs this reduction in work-groups of at most {} \
-                             items; it needs {LANES}",
-                            built.limit
-                        )));
-                    }
+                    lanes_fit(built)?;
                     launch(&built.main, chunks * LANES, LANES)?;
                 } else {
                     launch(&built.main, chunks, built.local)?;
@@ -553,6 +552,17 @@ impl OpenClEngine {
             .finish()
             .map_err(|e| Error::cl("clFinish", e))
     }
+}
+
+/// A reduction rendered for work-groups needs groups of `LANES` items.
+fn lanes_fit(built: &Built) -> Result<()> {
+    if built.limit < LANES {
+        return Err(Error::Config(format!(
+            "the device runs this reduction in work-groups of at most {} items; it needs {LANES}",
+            built.limit
+        )));
+    }
+    Ok(())
 }
 
 fn codegen_err(e: hassium_codegen::Error) -> Error {
