@@ -413,23 +413,12 @@ impl Renderer<'_> {
     fn finish_accs(&mut self, lanes: Option<&str>) -> Result<()> {
         for n in self.reductions() {
             let i = self.l.instrs[n].clone();
-            let t = i.in_dtype;
             let oct = self.d.compute(i.out_dtype);
             let value = if i.op.is_arg_reduction() {
                 format!("ai{n}")
             } else if let Some(ix) = lanes {
                 if ix == "lanes" {
-                    let mut e = format!("acc{n}[0]");
-                    for l in 1..LANES {
-                        e = ops::elementwise(
-                            self.d,
-                            i.op.info().combine.unwrap_or(i.op),
-                            t,
-                            t,
-                            &[e, format!("acc{n}[{l}]")],
-                        )?;
-                    }
-                    e
+                    self.lane_fold(n, "acc")?
                 } else {
                     format!("acc{n}[{ix}]")
                 }
@@ -806,24 +795,31 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// Reduction `n`'s lanes `{array}{n}[0..LANES]` combined in lane order: the one fold
+    /// order every form of a lane reduction (and every engine) uses.
+    fn lane_fold(&self, n: usize, array: &str) -> Result<String> {
+        let i = &self.l.instrs[n];
+        let t = i.in_dtype;
+        let mut e = format!("{array}{n}[0]");
+        for l in 1..LANES {
+            e = ops::elementwise(
+                self.d,
+                i.op.info().combine.unwrap_or(i.op),
+                t,
+                t,
+                &[e, format!("{array}{n}[{l}]")],
+            )?;
+        }
+        Ok(e)
+    }
+
     /// Folds each reduction's `LANES` lane accumulators (`{array}{n}[0..LANES]`) in lane
     /// order and stores the result as chunk `c0 / CHUNK`'s partial.
     fn store_chunk_partials(&mut self, array: &str) -> Result<()> {
         let nred = self.l.nreductions;
         for (r, n) in self.reductions().into_iter().enumerate() {
-            let i = &self.l.instrs[n];
-            let t = i.in_dtype;
-            let ct = self.d.compute(t);
-            let mut e = format!("{array}{n}[0]");
-            for l in 1..LANES {
-                e = ops::elementwise(
-                    self.d,
-                    i.op.info().combine.unwrap_or(i.op),
-                    t,
-                    t,
-                    &[e, format!("{array}{n}[{l}]")],
-                )?;
-            }
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            let e = self.lane_fold(n, array)?;
             let g = self.d.global;
             self.out.line(format!(
                 "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"

@@ -30,5 +30,5 @@ pub use kernel::Kernel;
 pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{overlap, Overlap};
 pub use scalar::Scalar;
-pub use verify::{verify, verify_instr};
+pub use verify::{verify, verify_instr, verify_kernels};
 pub use view::{broadcast_shapes, Shape, Strides, View, MAX_DIMS};

@@ -18,6 +18,26 @@ pub fn verify(batch: &Batch) -> Result<()> {
     Ok(())
 }
 
+/// Verifies the instructions `kernels` name, and only those: what an engine is about to
+/// execute. The runtime may hand a batch to its engine in several parts (to recycle
+/// memory between them), so checking the whole batch on every call would repeat work.
+pub fn verify_kernels(batch: &Batch, kernels: &[crate::Kernel]) -> Result<()> {
+    for &i in kernels.iter().flat_map(|k| &k.instrs) {
+        let instr = batch.instrs.get(i).ok_or_else(|| {
+            Error::Invalid(format!(
+                "a kernel names instruction {i} of a batch of {}",
+                batch.instrs.len()
+            ))
+        })?;
+        verify_instr(instr, |id| batch.base(id).copied()).map_err(|e| Error::InInstr {
+            index: i,
+            op: instr.op.name(),
+            source: Box::new(e),
+        })?;
+    }
+    Ok(())
+}
+
 /// Verifies one instruction against the bases `lookup` knows. The bridges call this at
 /// record time so errors surface at the call site, not at a later flush.
 pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> Result<()> {
@@ -374,6 +394,31 @@ mod tests {
             View::contiguous(BaseId(1), DType::Float64, &[n]),
             View::contiguous(BaseId(2), DType::Float64, &[n]),
         )
+    }
+
+    #[test]
+    fn verify_kernels_checks_the_named_instructions_with_their_batch_index() {
+        let (mut b, a, o) = batch_with(4);
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            o.clone(),
+            [a.clone().into(), a.clone().into()],
+        ));
+        // Instruction 1 names a base the batch does not have.
+        let ghost = View::contiguous(BaseId(9), DType::Float64, &[4]);
+        b.instrs
+            .push(Instr::new(Opcode::Add, o, [ghost.into(), a.into()]));
+        let k = |i: usize| crate::Kernel {
+            instrs: vec![i],
+            ..Default::default()
+        };
+        assert!(verify_kernels(&b, &[k(0)]).is_ok());
+        let e = verify_kernels(&b, &[k(0), k(1)]).unwrap_err();
+        assert!(matches!(e, Error::InInstr { index: 1, .. }), "{e}");
+        assert!(
+            verify_kernels(&b, &[k(5)]).is_err(),
+            "a kernel past the batch's end"
+        );
     }
 
     #[test]

@@ -335,7 +335,7 @@ impl Engine for CpuEngine {
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
         let start = Instant::now();
-        hassium_core::verify(batch)?;
+        hassium_core::verify_kernels(batch, kernels)?;
         // 1. Decide each kernel's path and gather the new ones.
         let mut tasks = Vec::with_capacity(kernels.len());
         let mut todo: Vec<(u128, Lowered)> = Vec::new();

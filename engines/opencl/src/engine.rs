@@ -506,7 +506,7 @@ impl OpenClEngine {
         kernels: &[Kernel],
         buffers: &Buffers,
     ) -> Result<()> {
-        hassium_core::verify(batch)?;
+        hassium_core::verify_kernels(batch, kernels)?;
         for hb in buffers.iter() {
             let nbytes = batch.base(BaseId(hb.base)).map_or(
                 hb.nelem as usize * hb.dtype().map_or(1, |d| d.size()),

@@ -38,7 +38,7 @@ impl Engine for ReferenceEngine {
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
         let start = Instant::now();
-        hassium_core::verify(batch)?;
+        hassium_core::verify_kernels(batch, kernels)?;
         let mut mem = Memory::new();
         // SAFETY: the engine ABI guarantees each host buffer's memory for this call.
         unsafe { mem.insert_host(buffers)? };

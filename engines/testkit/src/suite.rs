@@ -260,21 +260,6 @@ fn fill_positive(a: &mut Arrays, id: BaseId, rng: &mut Rng, nans: bool) {
     }
 }
 
-const REDUCTIONS: &[Opcode] = &[
-    Opcode::AddReduce,
-    Opcode::MultiplyReduce,
-    Opcode::MinimumReduce,
-    Opcode::MaximumReduce,
-    Opcode::LogicalAndReduce,
-    Opcode::LogicalOrReduce,
-    Opcode::LogicalXorReduce,
-    Opcode::BitwiseAndReduce,
-    Opcode::BitwiseOrReduce,
-    Opcode::BitwiseXorReduce,
-    Opcode::ArgminReduce,
-    Opcode::ArgmaxReduce,
-];
-
 fn check_reductions(
     sub: &dyn Subject,
     shape: &[usize],
@@ -290,7 +275,7 @@ fn check_reductions(
     let mut outs = Vec::new();
     let mut ins = Vec::new();
     let n: usize = shape.iter().product();
-    for &op in REDUCTIONS {
+    for &op in Opcode::ALL.iter().filter(|op| op.is_reduction()) {
         for &t in dtypes {
             if !op.info().types.contains(t)
                 || (op == Opcode::MultiplyReduce && t.is_float() && n > 1000)
