@@ -166,25 +166,17 @@ impl Programs {
             for (k, _) in &keys {
                 self.pending.remove(k);
             }
-            let jobs: Vec<Job> = keys
-                .into_iter()
-                .map(|(key, has_fin)| Job {
-                    key,
-                    has_fin,
-                    source: String::new(),
-                })
-                .collect();
             match result {
                 Ok((program, origin)) => {
-                    self.register(program, &jobs)?;
+                    self.register(program, &keys)?;
                     match origin {
-                        Origin::Source => counts.0 += jobs.len() as u64,
-                        Origin::Disk => counts.1 += jobs.len() as u64,
+                        Origin::Source => counts.0 += keys.len() as u64,
+                        Origin::Disk => counts.1 += keys.len() as u64,
                     }
                 }
                 Err(e) => {
                     tracing::warn!("background OpenCL build failed: {e}");
-                    counts.2 += jobs.len() as u64;
+                    counts.2 += keys.len() as u64;
                 }
             }
         }
@@ -234,19 +226,21 @@ impl Programs {
             if o == Origin::Source {
                 origin = Origin::Source;
             }
-            self.register(program, group)?;
+            let keys: Vec<(u128, bool)> = group.iter().map(|j| (j.key, j.has_fin)).collect();
+            self.register(program, &keys)?;
         }
         Ok(origin)
     }
 
-    fn register(&mut self, program: Program, jobs: &[Job]) -> Result<()> {
+    /// Creates the kernels `(key, has_fin)` of a built program and remembers them.
+    fn register(&mut self, program: Program, kernels: &[(u128, bool)]) -> Result<()> {
         let handle = Arc::new(ProgramHandle(program));
-        for j in jobs {
-            let name = entry_name(j.key);
+        for &(key, has_fin) in kernels {
+            let name = entry_name(key);
             let create =
                 |n: &str| Kernel::create(&handle.0, n).map_err(|e| Error::cl("clCreateKernel", e));
             let main = create(&name)?;
-            let fin = if j.has_fin {
+            let fin = if has_fin {
                 Some(create(&format!("{name}_fin"))?)
             } else {
                 None
@@ -259,7 +253,7 @@ impl Programs {
             // Round down to a power of two: global sizes are padded to a multiple of it.
             let local = 1usize << (usize::BITS - 1 - local.leading_zeros());
             self.memory.insert(
-                j.key,
+                key,
                 Arc::new(Built {
                     main,
                     fin,
