@@ -5,9 +5,8 @@
 //! operations each iteration — on fresh temporaries, with a changing time step — hashes
 //! to the same key every iteration.
 
-use crate::{BaseId, Batch, Instr, Kernel, Operand, Scalar, View};
+use crate::{BaseId, Batch, IdMap, Instr, Kernel, Operand, Scalar, View};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// A 128-bit structural hash (xxh3-128) of a canonical batch or kernel.
@@ -47,7 +46,7 @@ struct Ids {
     next: u32,
     stamp: u32,
     slots: Vec<IdSlot>,
-    overflow: HashMap<BaseId, u32, BuildIdHasher>,
+    overflow: IdMap<u32>,
 }
 
 const ID_SLOTS: usize = 1024;
@@ -65,7 +64,7 @@ impl Ids {
             next: 0,
             stamp: 1,
             slots: vec![IdSlot::default(); ID_SLOTS],
-            overflow: HashMap::with_hasher(BuildIdHasher),
+            overflow: IdMap::default(),
         }
     }
 
@@ -121,35 +120,6 @@ impl Ids {
 }
 
 struct Buf(Vec<u8>);
-
-/// Base ids are small distinct integers: a multiplicative hash spreads them well, and
-/// SipHash's DoS resistance buys nothing here while costing most of a cache hit.
-#[derive(Default, Clone, Copy)]
-struct BuildIdHasher;
-
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-impl std::hash::BuildHasher for BuildIdHasher {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
-    }
-}
 
 impl Buf {
     #[inline]

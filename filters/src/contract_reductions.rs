@@ -19,7 +19,7 @@
 
 use crate::facts::{temporaries, touches, writes_into};
 use crate::{Filter, Result};
-use hassium_core::{Batch, Instr, Opcode, Operand};
+use hassium_core::{Batch, IdSet, Instr, Opcode, Operand};
 
 pub struct ContractReductions;
 
@@ -28,11 +28,7 @@ fn contractible_op(op: Opcode) -> bool {
 }
 
 /// Tries to fold reduction `i` into the later reduction that consumes it.
-fn contract_one(
-    batch: &mut Batch,
-    i: usize,
-    temps: &std::collections::HashSet<hassium_core::BaseId>,
-) -> bool {
+fn contract_one(batch: &mut Batch, i: usize, temps: &IdSet) -> bool {
     let first = &batch.instrs[i];
     if !contractible_op(first.op) {
         return false;

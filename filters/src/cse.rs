@@ -17,7 +17,8 @@
 use crate::facts::{copy, same_operand, temporaries, touches, writes_into};
 use crate::{Filter, Result};
 use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
-use std::collections::{HashMap, HashSet};
+use hassium_core::{IdMap, IdSet};
+use std::collections::HashMap;
 
 pub struct Cse;
 
@@ -56,8 +57,8 @@ fn eligible(i: &Instr) -> bool {
 /// Instruction indices touching each base (system instructions included), ascending.
 /// Built once per batch; renames only ever remove touches of the renamed base, so a
 /// stale entry is re-checked where it matters.
-fn touch_lists(batch: &Batch) -> HashMap<BaseId, Vec<usize>> {
-    let mut t: HashMap<BaseId, Vec<usize>> = HashMap::new();
+fn touch_lists(batch: &Batch) -> IdMap<Vec<usize>> {
+    let mut t: IdMap<Vec<usize>> = IdMap::default();
     for (k, i) in batch.instrs.iter().enumerate() {
         t.entry(i.out.base).or_default().push(k);
         for b in i.ins.iter().filter_map(|o| o.base()) {
@@ -77,8 +78,8 @@ fn touch_lists(batch: &Batch) -> HashMap<BaseId, Vec<usize>> {
 /// free at `k`.
 fn free_of(
     batch: &Batch,
-    touch: &HashMap<BaseId, Vec<usize>>,
-    pending: &HashMap<BaseId, usize>,
+    touch: &IdMap<Vec<usize>>,
+    pending: &IdMap<usize>,
     b: BaseId,
     after: usize,
 ) -> Option<(usize, bool)> {
@@ -109,7 +110,7 @@ impl Filter for Cse {
         let mut seen: HashMap<Key, Vec<(usize, usize)>> = HashMap::new();
         let mut removed = Vec::new();
         // Frees moved by renames: base → insert its free before this instruction.
-        let mut pending: HashMap<BaseId, usize> = HashMap::new();
+        let mut pending: IdMap<usize> = IdMap::default();
         for j in 0..batch.instrs.len() {
             let ij = &batch.instrs[j];
             if !eligible(ij) {
@@ -252,11 +253,11 @@ impl Rename {
 /// caller's question.
 fn rename(
     batch: &Batch,
-    touch: &HashMap<BaseId, Vec<usize>>,
+    touch: &IdMap<Vec<usize>>,
     j: usize,
     earlier: &View,
     later: &View,
-    temps: &HashSet<BaseId>,
+    temps: &IdSet,
 ) -> Option<Rename> {
     let b = later.base;
     let uses = touch.get(&b)?;

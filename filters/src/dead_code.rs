@@ -5,8 +5,8 @@
 
 use crate::facts::temporaries;
 use crate::{Filter, Result};
-use hassium_core::{BaseId, Batch};
-use std::collections::HashSet;
+use hassium_core::Batch;
+use hassium_core::IdSet;
 
 pub struct DeadCode;
 
@@ -16,7 +16,7 @@ impl Filter for DeadCode {
         if temps.is_empty() {
             return Ok(());
         }
-        let mut read_later: HashSet<BaseId> = HashSet::new();
+        let mut read_later = IdSet::default();
         let mut removed = Vec::new();
         for (k, instr) in batch.instrs.iter().enumerate().rev() {
             if instr.op.is_system() {

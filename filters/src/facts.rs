@@ -1,10 +1,10 @@
 //! Facts about a batch that several filters need to decide whether a rewrite is safe.
 
+use hassium_core::IdSet;
 use hassium_core::{overlap, BaseId, Batch, Instr, Operand, Overlap, Scalar, View};
-use std::collections::HashSet;
 
 /// Bases freed in the batch and not synced: their values are not observable after it.
-pub(crate) fn temporaries(batch: &Batch) -> HashSet<BaseId> {
+pub(crate) fn temporaries(batch: &Batch) -> IdSet {
     batch.freed().filter(|b| !batch.sync.contains(b)).collect()
 }
 

@@ -23,8 +23,8 @@
 
 use crate::facts::{copy, writes_into};
 use crate::{Filter, Result};
-use hassium_core::{overlap, BaseId, Batch, DType, Instr, Opcode, Operand, Overlap, Scalar, View};
-use std::collections::HashMap;
+use hassium_core::IdMap;
+use hassium_core::{overlap, Batch, DType, Instr, Opcode, Operand, Overlap, Scalar, View};
 
 pub struct Simplify;
 
@@ -156,10 +156,10 @@ fn rewrite(batch: &Batch, writers: &Writers, k: usize) -> Rewrite {
 /// Instruction indices writing each base (outputs of non-system instructions),
 /// ascending. Rewrites keep outputs, so the lists stay valid (a removed instruction no
 /// longer writes, which `writes_into` sees).
-type Writers = HashMap<BaseId, Vec<usize>>;
+type Writers = IdMap<Vec<usize>>;
 
 fn writers(batch: &Batch) -> Writers {
-    let mut w: Writers = HashMap::new();
+    let mut w: Writers = Writers::default();
     for (k, i) in batch.instrs.iter().enumerate() {
         if !i.op.is_system() {
             w.entry(i.out.base).or_default().push(k);

@@ -3,6 +3,7 @@
 //! and afterwards only for hashing and a lookup.
 
 use crate::{FuseStats, Fuser, Result};
+use hassium_core::IdMap;
 use hassium_core::{batch_key, BaseId, Batch, Capabilities, Kernel, KernelKey, Shape};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -121,7 +122,7 @@ impl FuseCache {
 }
 
 fn to_canon(batch: &Batch, kernels: &[Kernel]) -> Vec<CanonKernel> {
-    let mut first: HashMap<BaseId, Slot> = HashMap::new();
+    let mut first: IdMap<Slot> = IdMap::default();
     for (k, i) in batch.instrs.iter().enumerate() {
         let bases = std::iter::once(Some(i.out.base)).chain(i.ins.iter().map(|o| o.base()));
         for (operand, b) in bases.enumerate() {

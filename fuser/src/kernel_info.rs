@@ -1,5 +1,6 @@
 use hassium_core::{BaseId, Batch, Kernel, View};
-use std::collections::{BTreeSet, HashMap};
+use hassium_core::{IdMap, IdSet};
+use std::collections::BTreeSet;
 
 /// Fills a kernel's derived fields from its instruction list (batch indices, program
 /// order):
@@ -16,9 +17,25 @@ pub fn finish_kernel(
     instrs: Vec<usize>,
     touched_elsewhere: impl Fn(BaseId) -> bool,
 ) -> Kernel {
+    let mut freed = None;
+    finish_kernel_in(batch, instrs, touched_elsewhere, |b| {
+        freed
+            .get_or_insert_with(|| batch.freed().collect::<IdSet>())
+            .contains(&b)
+    })
+}
+
+/// [`finish_kernel`] told which bases the batch frees: a fuser emitting many kernels of one
+/// batch computes that set once, not once per kernel.
+pub(crate) fn finish_kernel_in(
+    batch: &Batch,
+    instrs: Vec<usize>,
+    touched_elsewhere: impl Fn(BaseId) -> bool,
+    mut freed: impl FnMut(BaseId) -> bool,
+) -> Kernel {
     let mut reads = BTreeSet::new();
     let mut writes = BTreeSet::new();
-    let mut written: HashMap<BaseId, Vec<&View>> = HashMap::new();
+    let mut written: IdMap<Vec<&View>> = IdMap::default();
     let mut shape = None;
     for &k in &instrs {
         let i = &batch.instrs[k];
@@ -45,10 +62,7 @@ pub fn finish_kernel(
         .copied()
         .filter(|b| !reads.contains(b) && !batch.sync.contains(b) && !touched_elsewhere(*b))
         .collect();
-    if !contracted.is_empty() {
-        let freed: BTreeSet<BaseId> = batch.freed().collect();
-        contracted.retain(|b| freed.contains(b));
-    }
+    contracted.retain(|&b| freed(b));
     let writes = writes
         .into_iter()
         .filter(|b| !contracted.contains(b))

@@ -40,6 +40,7 @@
 
 use crate::bitset::BitSet;
 use hassium_core::{overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View};
+use hassium_core::{IdMap, IdSet};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -218,10 +219,12 @@ pub(crate) struct Graph<'a> {
     pub uses: Vec<Vec<Use>>,
     pub bases: Vec<BaseInfo>,
     /// Base id → index into `bases`.
-    pub base_ix: HashMap<BaseId, u32>,
+    pub base_ix: IdMap<u32>,
     pub view_bytes: Vec<u64>,
     /// Node → loop-iteration segment ([`crate::period`]); kernels never span two.
     pub segment: Option<Vec<u32>>,
+    /// Bases the batch frees.
+    pub freed: IdSet,
 }
 
 struct Access {
@@ -255,7 +258,7 @@ impl<'a> Graph<'a> {
             .map(|(k, _)| k)
             .collect();
         let n = nodes.len();
-        let mut base_ix: HashMap<BaseId, u32> = HashMap::new();
+        let mut base_ix: IdMap<u32> = IdMap::default();
         let mut bases: Vec<BaseInfo> = Vec::new();
         let mut view_ix: HashMap<&View, u32> = HashMap::new();
         let mut views: Vec<&View> = Vec::new();
@@ -367,7 +370,7 @@ impl<'a> Graph<'a> {
             succ[a as usize].push(b);
         }
 
-        let freed: std::collections::HashSet<BaseId> = batch.freed().collect();
+        let freed: IdSet = batch.freed().collect();
         for (info, acc) in bases.iter_mut().zip(&access) {
             let written = acc.iter().any(|a| a.write);
             let served = acc.iter().filter(|a| !a.write).all(|r| {
@@ -396,6 +399,7 @@ impl<'a> Graph<'a> {
             base_ix,
             view_bytes,
             segment,
+            freed,
         }
     }
 

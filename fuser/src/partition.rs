@@ -3,11 +3,12 @@
 //! optimal grow one of these; every fuser turns its blocks into kernels with [`emit`].
 
 use crate::bitset::BitSet;
-use crate::finish_kernel;
+use crate::kernel_info::finish_kernel_in;
 use crate::legality::{Block, Graph, Merge};
+use hassium_core::IdMap;
 use hassium_core::{BaseId, Kernel};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 #[derive(Clone)]
 pub(crate) struct Partition {
@@ -191,7 +192,7 @@ pub(crate) fn emit(g: &Graph, groups: Vec<Vec<u32>>) -> Vec<Kernel> {
 pub(crate) fn kernel_for(g: &Graph, group: &[u32]) -> Kernel {
     let mut nodes = group.to_vec();
     nodes.sort_unstable();
-    let mut inside: HashMap<BaseId, u32> = HashMap::new();
+    let mut inside: IdMap<u32> = IdMap::default();
     for &n in &nodes {
         for u in &g.uses[n as usize] {
             let info = &g.bases[u.base as usize];
@@ -206,5 +207,5 @@ pub(crate) fn kernel_for(g: &Graph, group: &[u32]) -> Kernel {
         inside.get(&b).copied().unwrap_or(0) >= total
     };
     let instrs = nodes.iter().map(|&n| g.nodes[n as usize]).collect();
-    finish_kernel(g.batch, instrs, |b| !complete(b))
+    finish_kernel_in(g.batch, instrs, |b| !complete(b), |b| g.freed.contains(&b))
 }

@@ -3,8 +3,8 @@
 use crate::memory::Block;
 use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
 use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode};
+use hassium_core::{IdMap, IdSet};
 use hassium_engine_abi::{Buffers, Engine, HostBuffer};
-use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 use tracing::{debug_span, info_span};
 
@@ -21,7 +21,7 @@ struct BaseState {
 pub struct Runtime {
     config: Config,
     stack: Stack,
-    bases: HashMap<BaseId, BaseState>,
+    bases: IdMap<BaseState>,
     queue: Vec<Instr>,
     sync: Vec<BaseId>,
     next_id: u64,
@@ -56,7 +56,7 @@ impl Runtime {
         Ok(Runtime {
             config,
             stack,
-            bases: HashMap::new(),
+            bases: IdMap::default(),
             queue: Vec::new(),
             sync: Vec::new(),
             next_id: 1,
@@ -226,16 +226,15 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
-        for id in batch
+        // Collected in one go: building a BTreeMap from an iterator sorts once and fills
+        // its nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
+        batch.bases = batch
             .instrs
             .iter()
             .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
             .chain(batch.sync.iter().copied())
-        {
-            if let Some(s) = self.bases.get(&id) {
-                batch.bases.insert(id, s.base);
-            }
-        }
+            .filter_map(|id| self.bases.get(&id).map(|s| (id, s.base)))
+            .collect();
         self.stats.flushes += 1;
         self.stats.instrs_flushed += batch.instrs.len() as u64;
         let result = self.run_batch(&mut batch);
@@ -387,13 +386,13 @@ impl Runtime {
     /// entry ending at `kernels.len()`. Only bases freed in this batch and not synced by it
     /// die early; their last use is the last kernel that reads or writes them.
     fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Vec<(usize, Vec<BaseId>)> {
-        let freed: HashSet<BaseId> = batch
+        let freed: IdSet = batch
             .freed()
             .filter(|id| !batch.sync.contains(id))
             .collect();
         let mut parts = Vec::new();
         if !freed.is_empty() && kernels.len() > 1 {
-            let mut last_use: HashMap<BaseId, usize> = HashMap::new();
+            let mut last_use: IdMap<usize> = IdMap::default();
             for (k, kernel) in kernels.iter().enumerate() {
                 for &id in kernel.reads.iter().chain(&kernel.writes) {
                     if freed.contains(&id) {
@@ -424,11 +423,13 @@ impl Runtime {
 
     fn execute_part(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
         let _s = debug_span!("execute", kernels = kernels.len()).entered();
-        let mut touched = BTreeSet::new();
+        let mut touched = Vec::new();
         for k in kernels {
             touched.extend(k.reads.iter().chain(&k.writes).copied());
             self.stats.bases_contracted += k.contracted.len() as u64;
         }
+        touched.sort_unstable();
+        touched.dedup();
         let mut buffers = Buffers::default();
         for &id in &touched {
             buffers.insert(self.host_buffer(id)?);
@@ -462,7 +463,7 @@ impl Runtime {
     }
 }
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.
 const RECYCLE_BYTES: usize = 1 << 20;

@@ -1,5 +1,4 @@
-use hassium_core::{BaseId, DType};
-use std::collections::HashMap;
+use hassium_core::{BaseId, DType, IdMap};
 
 /// A base's host buffer as it crosses the ABI. The runtime owns the memory; an engine may
 /// read and write `nelem` elements at `data` for the duration of the call.
@@ -25,7 +24,7 @@ unsafe impl Sync for HostBuffer {}
 /// The host buffers of one execute call, by base. Contracted bases have none.
 #[derive(Default, Debug)]
 pub struct Buffers {
-    map: HashMap<BaseId, HostBuffer>,
+    map: IdMap<HostBuffer>,
 }
 
 impl Buffers {

@@ -6,9 +6,9 @@
 //! produce an error but never an out-of-bounds read or write.
 
 use crate::element::Elem;
+use hassium_core::IdMap;
 use hassium_core::{Base, BaseId, DType, Error, Operand, Result, View, MAX_DIMS};
 use hassium_engine_abi::Buffers;
-use std::collections::HashMap;
 use std::marker::PhantomData;
 
 /// One base's memory: `nelem` elements of `dtype` at `ptr`.
@@ -35,7 +35,7 @@ impl RawBuffer {
 /// [`crate::execute_instr`] with it.
 #[derive(Debug, Default)]
 pub struct Memory {
-    buffers: HashMap<BaseId, RawBuffer>,
+    buffers: IdMap<RawBuffer>,
     /// Owned scratch; the heap blocks do not move when the vector grows, so pointers into
     /// them stay valid for the memory's life. `u64` words keep every dtype aligned.
     scratch: Vec<Vec<u64>>,
