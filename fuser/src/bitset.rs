@@ -1,7 +1,8 @@
-//! A fixed-size bit set: the fusers keep fuse-preventing sets, block memberships and
-//! block reachability as bit sets so that a legality check is a few word operations.
+//! A bit set: the fusers keep fuse-preventing sets, block memberships and block
+//! reachability as bit sets so that a legality check is a few word operations. A set grows
+//! as bits are inserted, so the many sets that stay empty cost nothing.
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct BitSet {
     words: Vec<u64>,
 }
@@ -14,11 +15,16 @@ impl BitSet {
     }
 
     pub fn insert(&mut self, i: usize) {
+        if i / 64 >= self.words.len() {
+            self.words.resize(i / 64 + 1, 0);
+        }
         self.words[i / 64] |= 1 << (i % 64);
     }
 
     pub fn remove(&mut self, i: usize) {
-        self.words[i / 64] &= !(1 << (i % 64));
+        if let Some(w) = self.words.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
     }
 
     pub fn contains(&self, i: usize) -> bool {
@@ -28,6 +34,9 @@ impl BitSet {
     }
 
     pub fn union_with(&mut self, other: &BitSet) {
+        if other.words.len() > self.words.len() {
+            self.words.resize(other.words.len(), 0);
+        }
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a |= b;
         }
@@ -60,5 +69,18 @@ mod tests {
         assert!(!a.intersects(&b));
         a.union_with(&b);
         assert!(a.contains(129));
+    }
+
+    #[test]
+    fn an_empty_set_grows_as_bits_arrive() {
+        let mut a = BitSet::default();
+        assert!(!a.contains(1000));
+        a.remove(1000);
+        a.insert(1000);
+        assert!(a.contains(1000) && !a.contains(999));
+        let mut b = BitSet::new(10);
+        assert!(!b.intersects(&a));
+        b.union_with(&a);
+        assert!(b.contains(1000) && b.intersects(&a));
     }
 }

@@ -324,7 +324,8 @@ impl<'a> Graph<'a> {
         let view_bytes: Vec<u64> = views.iter().map(|v| footprint(v)).collect();
 
         let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut prevent = vec![BitSet::new(n); n];
+        // Most nodes prevent nothing: their sets stay unallocated.
+        let mut prevent = vec![BitSet::default(); n];
         let is_scan = |node: u32| {
             nodes
                 .get(node as usize)
@@ -335,9 +336,17 @@ impl<'a> Graph<'a> {
         // write too, so the dependency follows transitively and so does fuse prevention
         // (the two could only share a kernel together with the write between them). This
         // keeps the edge count linear for arrays written and read many times.
+        // A read only needs the writes before it, so reads skip straight between them:
+        // a base read by every node of a batch costs linear time, not quadratic.
+        let mut writes_before: Vec<usize> = Vec::new();
         for acc in &access {
+            writes_before.clear();
             for (q, aq) in acc.iter().enumerate() {
-                for ap in acc[..q].iter().rev() {
+                // Positions in `acc` to look back at, latest first.
+                let mut left = if aq.write { q } else { writes_before.len() };
+                while left > 0 {
+                    left -= 1;
+                    let ap = &acc[if aq.write { left } else { writes_before[left] }];
                     if ap.node == aq.node || !(ap.write || aq.write) {
                         continue;
                     }
@@ -360,6 +369,9 @@ impl<'a> Graph<'a> {
                     if ap.write && rel == Overlap::Identical {
                         break;
                     }
+                }
+                if aq.write {
+                    writes_before.push(q);
                 }
             }
         }

@@ -226,13 +226,18 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
-        // Collected in one go: building a BTreeMap from an iterator sorts once and fills
-        // its nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
-        batch.bases = batch
+        // Collected in one go: building a BTreeMap from sorted, distinct keys fills its
+        // nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
+        let mut ids: Vec<BaseId> = batch
             .instrs
             .iter()
             .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
             .chain(batch.sync.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        batch.bases = ids
+            .into_iter()
             .filter_map(|id| self.bases.get(&id).map(|s| (id, s.base)))
             .collect();
         self.stats.flushes += 1;
@@ -247,6 +252,12 @@ impl Runtime {
                     self.memory.release(b);
                 }
             }
+        }
+        // The next batch records into this one's instruction vector: a queue that regrew
+        // from empty each flush would move every instruction several times.
+        if self.queue.is_empty() {
+            self.queue = std::mem::take(&mut batch.instrs);
+            self.queue.clear();
         }
         result
     }
