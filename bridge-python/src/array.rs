@@ -44,6 +44,15 @@ pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
     Ok(Py::new(py, PyNdArray { arr, parent: None })?.into_any())
 }
 
+/// The element at a 0-d `view` of `slf`'s base as a NumPy scalar: what NumPy returns when
+/// integers alone index every dimension (`x[3]`, `m[i, j]`, `z[()]`). Reading the value
+/// needs it computed, so this syncs the base.
+fn scalar_at(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let py = slf.py();
+    let element = to_numpy_arr(py, &arr_of(slf).with_view(view))?;
+    Ok(element.get_item(PyTuple::empty(py))?.unbind())
+}
+
 /// Wraps a view of `slf`'s base, recording `slf` (or its own base object) as `.base`.
 fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
     let py = slf.py();
@@ -1178,11 +1187,17 @@ impl PyNdArray {
                 ));
             }
             let b = index::apply_basic(&a.view, &[Item::Int(i)]).map_err(index_err)?;
+            if b.view.ndim() == 0 {
+                return scalar_at(slf, b.view);
+            }
             return wrap_view(slf, b.view);
         }
         let (items, advs) = parse_key(key)?;
         if advs.is_empty() {
             let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
+            if b.view.ndim() == 0 && items.iter().all(|i| matches!(i, Item::Int(_))) {
+                return scalar_at(slf, b.view);
+            }
             return wrap_view(slf, b.view);
         }
         // A lazy integer array indexing a 1-D array: one gather, no flush.

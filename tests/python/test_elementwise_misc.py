@@ -127,6 +127,27 @@ def test_basic_indexing_and_assignment_through_views_match_numpy(hs):
     assert_same(h, n)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "complex64"])
+def test_integers_indexing_every_dimension_give_numpys_scalar(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(3, 4)))
+    for key in [(1, 2), (-1, 0)]:
+        got, want = h[key], n[key]
+        assert type(got) is type(want), f"{key!r}: {type(got)} vs {type(want)}"
+        assert got == want and hash(got) == hash(want)
+    row_h, row_n = h[2], n[2]
+    got, want = row_h[3], row_n[3]
+    assert type(got) is type(want) and got == want
+    # Indices that are not all integers keep a 0-d array, in NumPy too.
+    for key in [(1, 2, Ellipsis), (1, 2, None)]:
+        assert_same(h[key], n[key], what=f"getitem {key!r}")
+    zero_h, zero_n = hs.asarray(n[1, 2]), np.asarray(n[1, 2])
+    assert type(zero_h[()]) is type(zero_n[()]) and zero_h[()] == zero_n[()]
+    # The scalar sees the writes recorded before it was read.
+    h[1, 2] = h[0, 0]
+    n[1, 2] = n[0, 0]
+    assert h[1, 2] == n[1, 2]
+
+
 def test_integer_and_boolean_indexing_match_numpy(hs):
     h, n = both(hs, sample("int32"))
     idx = np.array([2, 0, -1, 0])
