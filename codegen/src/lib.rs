@@ -22,6 +22,6 @@ mod render;
 
 pub use dialect::{Dialect, C99, OPENCL};
 pub use error::{Error, Result};
-pub use lower::{lower, Lowered, Plan, Specialize, CHUNK, LANES};
+pub use lower::{lower, Binding, Lowered, Plan, Specialize, CHUNK, LANES};
 pub use prelude::prelude;
 pub use render::{render, render_unit};

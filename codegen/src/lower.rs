@@ -8,7 +8,7 @@
 //! whether the inner loop is unit-stride (vectorisable) or a broadcast.
 
 use crate::{Error, Result};
-use hassium_core::{BaseId, Batch, DType, Kernel, OpClass, Opcode, Operand, Scalar, View};
+use hassium_core::{BaseId, Batch, DType, Instr, Kernel, OpClass, Opcode, Operand, Scalar, View};
 use std::collections::HashMap;
 
 /// Elements of the reduction axis one partial covers. Fixed, so partials — and the order
@@ -152,6 +152,26 @@ pub struct Lowered {
     pub(crate) instrs: Vec<LInstr>,
     /// Instruction position → reduction number (for accumulator and partial layout).
     pub(crate) nreductions: usize,
+    /// Where each buffer slot's base and each scalar slot's value was found in the kernel
+    /// (see [`Lowered::rebind`]).
+    pub(crate) slot_sites: Vec<Site>,
+    pub(crate) scalar_sites: Vec<Site>,
+}
+
+/// A place in a kernel: position in `Kernel::instrs`, then operand (0 = the output,
+/// `n + 1` = input `n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Site {
+    at: usize,
+    operand: usize,
+}
+
+/// What differs between kernels of one structure: the bases behind the buffer slots and
+/// the scalar values (see [`Lowered::rebind`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub slots: Vec<BaseId>,
+    pub scalars: Vec<Scalar>,
 }
 
 impl Lowered {
@@ -210,6 +230,40 @@ impl Lowered {
             _ => 1,
         }
     }
+
+    /// The slots and scalars [`lower`] would give `kernel`, read from the places where it
+    /// found them in the kernel this was lowered from, so a batch's many kernels of one
+    /// structure are lowered once. `kernel` must have the same fixed-mode
+    /// `hassium_core::kernel_key` as that kernel (over verified instructions): then it is
+    /// the same kernel over renamed bases with other scalar values, and lowering it again
+    /// would give this result with only `slots` and `scalars` changed. `None` where
+    /// `kernel` plainly does not fit (a site that is missing or of another kind or dtype).
+    pub fn rebind(&self, batch: &Batch, kernel: &Kernel) -> Option<Binding> {
+        let instr = |s: &Site| -> Option<&Instr> { batch.instrs.get(*kernel.instrs.get(s.at)?) };
+        let slots = self
+            .slot_sites
+            .iter()
+            .zip(&self.slot_dtypes)
+            .map(|(s, &dtype)| {
+                let i = instr(s)?;
+                let v = match s.operand {
+                    0 => &i.out,
+                    n => i.ins.get(n - 1)?.as_view()?,
+                };
+                (v.dtype == dtype).then_some(v.base)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let scalars = self
+            .scalar_sites
+            .iter()
+            .zip(&self.scalars)
+            .map(|(s, was)| {
+                let now = instr(s)?.ins.get(s.operand.checked_sub(1)?)?.as_scalar()?;
+                (now.dtype() == was.dtype()).then_some(*now)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Binding { slots, scalars })
+    }
 }
 
 struct Builder<'a> {
@@ -221,6 +275,9 @@ struct Builder<'a> {
     /// Views before collapsing: strides over the iteration shape's dimensions.
     raw: Vec<(ViewKind, DType, isize, Vec<isize>)>,
     bytes: u64,
+    /// The operand being registered, and where each slot's base was first seen.
+    site: Site,
+    slot_sites: Vec<Site>,
 }
 
 impl Builder<'_> {
@@ -241,6 +298,7 @@ impl Builder<'_> {
             Some(s) => s,
             None => {
                 self.slots.push(base);
+                self.slot_sites.push(self.site);
                 self.slots.len() - 1
             }
         })
@@ -285,12 +343,11 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T> {
 
 /// Lowers `kernel` of `batch` to a loop nest specialised as `spec`.
 pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered> {
-    let instrs: Vec<usize> = kernel
-        .instrs
-        .iter()
-        .copied()
-        .filter(|&k| !batch.instrs[k].op.is_system())
+    // Positions in `kernel.instrs` of the instructions that compute (not Free/Sync).
+    let at: Vec<usize> = (0..kernel.instrs.len())
+        .filter(|&p| !batch.instrs[kernel.instrs[p]].op.is_system())
         .collect();
+    let instrs: Vec<usize> = at.iter().map(|&p| kernel.instrs[p]).collect();
     let Some(&first) = instrs.first() else {
         return Err(Error::Malformed("kernel has no instructions".into()));
     };
@@ -371,6 +428,8 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         view_ids: HashMap::new(),
         raw: Vec::new(),
         bytes: 0,
+        site: Site { at: 0, operand: 0 },
+        slot_sites: Vec::new(),
     };
     // Strides of a view over the iteration dims, for a view of the full or reduced shape.
     let full_strides = |v: &View| -> Result<Vec<isize>> {
@@ -396,11 +455,13 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         Ok(s)
     };
     let mut scalars = Vec::new();
+    let mut scalar_sites = Vec::new();
     let mut randoms: Vec<(usize, DType, isize, isize, usize)> = Vec::new();
     let mut linstrs = Vec::new();
     let mut seen_epilogue = false;
-    for &k in &instrs {
+    for (&k, &at) in instrs.iter().zip(&at) {
         let i = &batch.instrs[k];
+        b.site = Site { at, operand: 0 };
         let class = i.op.class();
         let out_full = i.out.shape.as_slice() == shape.as_slice();
         let space = match class {
@@ -444,9 +505,11 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             args.push(Arg::View(b.view(&i.out, lin, true)));
         }
         for (n, op) in i.ins.iter().enumerate() {
+            b.site = Site { at, operand: n + 1 };
             match op {
                 Operand::Scalar(s) => {
                     scalars.push(*s);
+                    scalar_sites.push(b.site);
                     args.push(Arg::Scalar(scalars.len() - 1));
                 }
                 Operand::View(v) if i.op == Opcode::Gather && n == 0 => {
@@ -497,7 +560,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         }
     }
     if out_elems == 0 || (!has_reduce && raw_elems == 0) {
-        return Ok(empty(spec, b.slots, batch, scalars));
+        return Ok(empty(spec, b, batch, scalars, scalar_sites));
     }
 
     // Collapse: drop extent-1 dims (never the axis), then merge neighbours across which
@@ -622,10 +685,12 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         randoms,
         instrs: linstrs,
         nreductions,
+        slot_sites: b.slot_sites,
+        scalar_sites,
     })
 }
 
-fn view_in(i: &hassium_core::Instr, n: usize) -> Result<&View> {
+fn view_in(i: &Instr, n: usize) -> Result<&View> {
     i.ins
         .get(n)
         .and_then(Operand::as_view)
@@ -648,7 +713,14 @@ fn random_access(
     Ok(randoms.len() - 1)
 }
 
-fn empty(spec: Specialize, slots: Vec<BaseId>, batch: &Batch, scalars: Vec<Scalar>) -> Lowered {
+fn empty(
+    spec: Specialize,
+    b: Builder<'_>,
+    batch: &Batch,
+    scalars: Vec<Scalar>,
+    scalar_sites: Vec<Site>,
+) -> Lowered {
+    let slots = b.slots;
     let slot_dtypes = slots
         .iter()
         .map(|id| batch.base(*id).map_or(DType::UInt8, |x| x.dtype))
@@ -668,5 +740,7 @@ fn empty(spec: Specialize, slots: Vec<BaseId>, batch: &Batch, scalars: Vec<Scala
         randoms: Vec::new(),
         instrs: Vec::new(),
         nreductions: 0,
+        slot_sites: b.slot_sites,
+        scalar_sites,
     }
 }

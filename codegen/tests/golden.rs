@@ -239,6 +239,62 @@ fn dynamic_kernels_of_different_sizes_share_a_signature() {
     assert_ne!(f1.signature(), f2.signature());
 }
 
+/// `chain()` over bases renumbered by `+ 100` and listed in reverse, one unrelated
+/// instruction earlier in the batch, and another scalar value: the same structure.
+fn chain_elsewhere() -> (Batch, Kernel) {
+    let (b, _) = chain();
+    let mut b2 = Batch::default();
+    for base in b.bases.values().rev() {
+        let id = BaseId(base.id.0 + 100);
+        b2.bases.insert(id, Base { id, ..*base });
+    }
+    let y = base(&mut b2, 7, DType::Float64, 10);
+    let vy = View::contiguous(y, DType::Float64, &[10]);
+    b2.instrs
+        .push(Instr::new(Opcode::Negative, vy.clone(), [vy.into()]));
+    for i in &b.instrs {
+        let mut i = i.clone();
+        i.out.base.0 += 100;
+        for o in &mut i.ins {
+            match o {
+                Operand::View(v) => v.base.0 += 100,
+                Operand::Scalar(s) => *s = Scalar::Float64(3.0),
+            }
+        }
+        b2.instrs.push(i);
+    }
+    let k2 = kernel(&b2, vec![1, 2, 3]);
+    (b2, k2)
+}
+
+#[test]
+fn a_kernel_of_the_same_structure_rebinds_to_what_lowering_gives() {
+    let (b, k) = chain();
+    let (b2, k2) = chain_elsewhere();
+    for spec in [Specialize::Fixed, Specialize::Dynamic] {
+        assert_eq!(
+            hassium_core::kernel_key(&b, &k, hassium_core::KeyMode::Fixed),
+            hassium_core::kernel_key(&b2, &k2, hassium_core::KeyMode::Fixed)
+        );
+        let (l, l2) = (lower(&b, &k, spec).unwrap(), lower(&b2, &k2, spec).unwrap());
+        let bound = l.rebind(&b2, &k2).expect("same structure");
+        assert_eq!(bound.slots, l2.slots);
+        assert_eq!(bound.scalars, l2.scalars);
+        assert_eq!(bound.scalars, vec![Scalar::Float64(3.0)]);
+        assert_ne!(l.slots, l2.slots);
+        assert_eq!(l.signature(), l2.signature());
+        assert_eq!(l.meta, l2.meta);
+    }
+}
+
+#[test]
+fn a_kernel_of_another_structure_does_not_rebind() {
+    let (b, k) = chain();
+    let (r, rk) = reduction();
+    let l = lower(&b, &k, Specialize::Fixed).unwrap();
+    assert!(l.rebind(&r, &rk).is_none());
+}
+
 #[test]
 fn complex_kernels_are_reported_unsupported_not_failed() {
     let mut b = Batch::default();

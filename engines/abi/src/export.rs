@@ -4,7 +4,7 @@ use crate::table::{STATUS_ERROR, STATUS_OK};
 use crate::{
     Buffers, Engine, EngineApi, EngineContext, EngineRef, Error, HostBuffer, LoadedEngine, Result,
 };
-use hassium_core::{BaseId, Batch, Kernel};
+use hassium_core::BaseId;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -22,11 +22,6 @@ thread_local! {
 
 fn cstring(s: String) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
-}
-
-/// Encodes an execute call for the wire.
-pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
-    bincode::serialize(&(batch, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
 }
 
 /// Runs `f` on the engine behind `handle`, turning errors and panics into a status code
@@ -145,8 +140,7 @@ pub unsafe extern "C" fn execute(
     unsafe {
         guarded(handle, |e| {
             let bytes = std::slice::from_raw_parts(call, call_len);
-            let (batch, kernels): (Batch, Vec<Kernel>) = bincode::deserialize(bytes)
-                .map_err(|e| Error::Other(format!("decoding batch: {e}")))?;
+            let (batch, kernels) = crate::wire::decode_call(bytes)?;
             let list = if nbuffers == 0 {
                 &[][..]
             } else {

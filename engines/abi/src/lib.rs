@@ -2,7 +2,8 @@
 //!
 //! Rust has no stable ABI, so an engine is a shared object exporting one symbol,
 //! [`ENTRY_SYMBOL`], that returns a `#[repr(C)]` [`EngineApi`] table. Only C data crosses:
-//! batches and kernels travel as bincode bytes (the format is pinned by [`ABI_VERSION`]),
+//! batches and kernels travel as bincode bytes (the format is pinned by [`ABI_VERSION`];
+//! decoded by hand, see `wire.rs`),
 //! host buffers as [`HostBuffer`] records, errors as C strings.
 //!
 //! Engine authors implement [`Engine`] and call [`export_engine!`]; the runtime (and a
@@ -15,11 +16,12 @@ mod error;
 mod export;
 mod loader;
 mod table;
+mod wire;
 
 pub use buffers::{Buffers, HostBuffer};
 pub use engine::{Engine, EngineContext, EngineStats};
 pub use error::{Error, Result};
-pub use export::{encode_call, into_engine_ref, ExportedEngine};
+pub use export::{into_engine_ref, ExportedEngine};
 
 /// The glue `export_engine!` expands to; not for direct use.
 #[doc(hidden)]
@@ -30,3 +32,4 @@ pub mod export_glue {
 }
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
+pub use wire::{decode_call, encode_call};

@@ -1,7 +1,8 @@
 //! The caller's side of the boundary: opens an engine library and drives its table.
 
-use crate::export::{encode_call, into_engine_ref};
+use crate::export::into_engine_ref;
 use crate::table::STATUS_OK;
+use crate::wire::encode_call;
 use crate::{
     Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result, ABI_VERSION,
     ENTRY_SYMBOL,

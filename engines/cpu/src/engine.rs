@@ -7,7 +7,7 @@ use crate::config::{CpuConfig, SpecializePolicy};
 use crate::matmul;
 use crate::run::{self, Args};
 use crate::tiered::{Job, Shared, Tiered};
-use hassium_codegen::{lower, render_unit, Lowered, Plan, Specialize, C99};
+use hassium_codegen::{lower, render_unit, Binding, Lowered, Plan, Specialize, C99};
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, OpClass, Opcode,
 };
@@ -29,13 +29,51 @@ pub struct CpuEngine {
     tiered: Option<Tiered>,
     /// `both` policy: dynamic kernel key → fixed keys compiled for it.
     fixed_variants: HashMap<u128, HashSet<u128>>,
+    /// Lowerings by fixed kernel key. A batch repeats a loop body hundreds of times, and
+    /// the fuser cuts it into kernels of a few structures over different bases; lowering
+    /// and hashing each again cost more than running it.
+    patterns: HashMap<u128, Pattern>,
+    /// Instructions of the kernels `patterns` holds: it is emptied beyond
+    /// [`PATTERN_INSTRS`], which bounds its memory.
+    pattern_instrs: usize,
     calls: u64,
     stats: EngineStats,
 }
 
+/// What lowering gave one kernel structure for one specialisation: the lowered form (its
+/// slots and scalars those of the first kernel seen) and its cache key, or `None` when
+/// such kernels are interpreted.
+type Lowering = Option<(Arc<Lowered>, u128)>;
+
+/// Everything worked out once per kernel structure (one fixed kernel key).
+#[derive(Default)]
+struct Pattern {
+    fixed: Option<Lowering>,
+    dynamic: Option<Lowering>,
+    /// The dynamic kernel key.
+    dkey: Option<u128>,
+}
+
+impl Pattern {
+    fn lowering(&mut self, spec: Specialize) -> &mut Option<Lowering> {
+        match spec {
+            Specialize::Fixed => &mut self.fixed,
+            Specialize::Dynamic => &mut self.dynamic,
+        }
+    }
+}
+
+/// See `CpuEngine::pattern_instrs`: a few MB of lowered kernels at most.
+const PATTERN_INSTRS: usize = 1 << 16;
+
 /// What to do with one kernel of a batch.
 enum Task {
-    Native { lowered: Box<Lowered>, key: u128 },
+    Native {
+        lowered: Arc<Lowered>,
+        /// This kernel's bases and scalars for `lowered`'s slots.
+        binding: Binding,
+        key: u128,
+    },
     Matmul,
     Interpret,
 }
@@ -90,6 +128,8 @@ impl CpuEngine {
             shared,
             tiered,
             fixed_variants: HashMap::new(),
+            patterns: HashMap::new(),
+            pattern_instrs: 0,
             calls: 0,
             stats: EngineStats::default(),
         })
@@ -123,9 +163,11 @@ impl CpuEngine {
         render_unit(&C99, decls, &[(&l, "hs_kernel".to_string())])
     }
 
-    fn key_of(batch: &Batch, kernel: &Kernel, mode: KeyMode, l: &Lowered) -> u128 {
-        let mut bytes = kernel_key(batch, kernel, mode).0.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&l.signature().to_le_bytes());
+    /// The cache key of a kernel with kernel key `kkey` lowered as `l`.
+    fn key_of(kkey: u128, l: &Lowered) -> u128 {
+        let mut bytes = [0u8; 32];
+        bytes[..16].copy_from_slice(&kkey.to_le_bytes());
+        bytes[16..].copy_from_slice(&l.signature().to_le_bytes());
         xxh3_128(&bytes)
     }
 
@@ -137,6 +179,79 @@ impl CpuEngine {
         self.shared.memory.lock().insert(key, c);
         self.stats.cache_hits_disk += 1;
         Some(c)
+    }
+
+    /// The remembered work for the kernel structure with fixed kernel key `fkey`.
+    fn pattern(&mut self, fkey: u128, kernel: &Kernel) -> &mut Pattern {
+        if !self.patterns.contains_key(&fkey) {
+            self.pattern_instrs += kernel.instrs.len();
+            if self.pattern_instrs > PATTERN_INSTRS {
+                self.patterns.clear();
+                self.pattern_instrs = kernel.instrs.len();
+            }
+        }
+        self.patterns.entry(fkey).or_default()
+    }
+
+    /// The dynamic kernel key of a kernel with fixed key `fkey`.
+    fn dkey(&mut self, batch: &Batch, kernel: &Kernel, fkey: u128) -> u128 {
+        *self
+            .pattern(fkey, kernel)
+            .dkey
+            .get_or_insert_with(|| kernel_key(batch, kernel, KeyMode::Dynamic).0)
+    }
+
+    /// Lowers a kernel as `spec` says, or reuses the lowering of an earlier kernel of the
+    /// same structure (fixed kernel key `fkey`) with this kernel's bases and scalars.
+    fn lowered(
+        &mut self,
+        batch: &Batch,
+        kernel: &Kernel,
+        fkey: u128,
+        spec: Specialize,
+    ) -> std::result::Result<Task, hassium_engine_abi::Error> {
+        if let Some(known) = self.pattern(fkey, kernel).lowering(spec).clone() {
+            let Some((lowered, key)) = known else {
+                return Ok(Task::Interpret);
+            };
+            if let Some(binding) = lowered.rebind(batch, kernel) {
+                return Ok(Task::Native {
+                    lowered,
+                    binding,
+                    key,
+                });
+            }
+            // Not reached for a kernel with this key; lowering it afresh is still right.
+        }
+        let lowering = match lower(batch, kernel, spec) {
+            Ok(l) => {
+                let kkey = match spec {
+                    Specialize::Fixed => fkey,
+                    Specialize::Dynamic => self.dkey(batch, kernel, fkey),
+                };
+                let key = Self::key_of(kkey, &l);
+                Some((Arc::new(l), key))
+            }
+            Err(hassium_codegen::Error::Value(m)) => {
+                return Err(hassium_engine_abi::Error::Bytecode(CoreError::Invalid(m)))
+            }
+            Err(e) => {
+                tracing::debug!("interpreting a kernel: {e}");
+                None
+            }
+        };
+        *self.pattern(fkey, kernel).lowering(spec) = Some(lowering.clone());
+        Ok(match lowering {
+            Some((lowered, key)) => Task::Native {
+                binding: Binding {
+                    slots: lowered.slots.clone(),
+                    scalars: lowered.scalars.clone(),
+                },
+                lowered,
+                key,
+            },
+            None => Task::Interpret,
+        })
     }
 
     /// Lowers a kernel as the specialisation policy says.
@@ -154,51 +269,25 @@ impl CpuEngine {
         if self.compiler.is_none() {
             return Ok(Task::Interpret);
         }
-        let lowered = |spec| match lower(batch, kernel, spec) {
-            Ok(l) => Ok(Some(l)),
-            Err(hassium_codegen::Error::Value(m)) => {
-                Err(hassium_engine_abi::Error::Bytecode(CoreError::Invalid(m)))
-            }
-            Err(e) => {
-                tracing::debug!("interpreting a kernel: {e}");
-                Ok(None)
-            }
-        };
-        let dynamic = |this: &mut Self| -> std::result::Result<Task, hassium_engine_abi::Error> {
-            let _ = this;
-            Ok(match lowered(Specialize::Dynamic)? {
-                Some(l) => {
-                    let key = Self::key_of(batch, kernel, KeyMode::Dynamic, &l);
-                    Task::Native {
-                        lowered: Box::new(l),
-                        key,
-                    }
-                }
-                None => Task::Interpret,
-            })
-        };
-        match self.cfg.specialize {
-            SpecializePolicy::Dynamic => dynamic(self),
-            SpecializePolicy::Fixed | SpecializePolicy::Both => {
-                let Some(l) = lowered(Specialize::Fixed)? else {
-                    return Ok(Task::Interpret);
-                };
-                let key = Self::key_of(batch, kernel, KeyMode::Fixed, &l);
-                if self.cfg.specialize == SpecializePolicy::Both && !matches!(l.plan, Plan::Empty) {
-                    let dkey = kernel_key(batch, kernel, KeyMode::Dynamic).0;
-                    let known = self.shared.memory.lock().contains_key(&key);
+        let fkey = kernel_key(batch, kernel, KeyMode::Fixed).0;
+        if self.cfg.specialize == SpecializePolicy::Dynamic {
+            return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
+        }
+        let task = self.lowered(batch, kernel, fkey, Specialize::Fixed)?;
+        if self.cfg.specialize == SpecializePolicy::Both {
+            if let Task::Native { lowered, key, .. } = &task {
+                if !matches!(lowered.plan, Plan::Empty) {
+                    let dkey = self.dkey(batch, kernel, fkey);
+                    let known = self.shared.memory.lock().contains_key(key);
                     let variants = self.fixed_variants.entry(dkey).or_default();
-                    if !known && !variants.contains(&key) && variants.len() >= 2 {
-                        return dynamic(self);
+                    if !known && !variants.contains(key) && variants.len() >= 2 {
+                        return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
                     }
-                    variants.insert(key);
+                    variants.insert(*key);
                 }
-                Ok(Task::Native {
-                    lowered: Box::new(l),
-                    key,
-                })
             }
         }
+        Ok(task)
     }
 
     fn interpret(
@@ -234,7 +323,7 @@ impl CpuEngine {
 
     /// Compiles every kernel in `todo` with one compiler call: in the background (the
     /// kernels run interpreted meanwhile) when tiered and `background`, else now.
-    fn compile(&mut self, todo: Vec<(u128, Lowered)>, background: bool) -> Result<()> {
+    fn compile(&mut self, todo: Vec<(u128, Arc<Lowered>)>, background: bool) -> Result<()> {
         let (Some(compiler), Some(disk)) = (self.compiler.clone(), self.disk.clone()) else {
             return Ok(());
         };
@@ -242,7 +331,7 @@ impl CpuEngine {
         let units: Vec<(&Lowered, String)> = todo
             .iter()
             .zip(&names)
-            .map(|((_, l), n)| (l, n.clone()))
+            .map(|((_, l), n)| (&**l, n.clone()))
             .collect();
         let source =
             render_unit(&C99, compiler.decls(), &units).map_err(|e| engine_err(e.to_string()))?;
@@ -282,8 +371,8 @@ impl CpuEngine {
         Ok(())
     }
 
-    fn args(lowered: &Lowered, buffers: &Buffers) -> Result<Args> {
-        let bufs = lowered
+    fn args<'a>(lowered: &'a Lowered, binding: &Binding, buffers: &Buffers) -> Result<Args<'a>> {
+        let bufs = binding
             .slots
             .iter()
             .map(|id| {
@@ -293,7 +382,7 @@ impl CpuEngine {
                     .ok_or_else(|| engine_err(format!("base {} has no host buffer", id.0)))
             })
             .collect::<Result<Vec<_>>>()?;
-        let scal = lowered
+        let scal = binding
             .scalars
             .iter()
             .map(|s| u128::from_le_bytes(s.to_le_bytes()))
@@ -301,7 +390,7 @@ impl CpuEngine {
         Ok(Args {
             bufs,
             scal,
-            meta: lowered.meta.clone(),
+            meta: &lowered.meta,
         })
     }
 
@@ -338,14 +427,14 @@ impl Engine for CpuEngine {
         hassium_core::verify_kernels(batch, kernels)?;
         // 1. Decide each kernel's path and gather the new ones.
         let mut tasks = Vec::with_capacity(kernels.len());
-        let mut todo: Vec<(u128, Lowered)> = Vec::new();
+        let mut todo: Vec<(u128, Arc<Lowered>)> = Vec::new();
         let mut queued = HashSet::new();
         // Element-operations the new kernels would cost interpreted: tiering pays off only
         // when that is cheaper than waiting for the compiler.
         let mut new_work = 0usize;
         for k in kernels {
             let task = self.plan(batch, k)?;
-            if let Task::Native { lowered, key } = &task {
+            if let Task::Native { lowered, key, .. } = &task {
                 if !matches!(lowered.plan, Plan::Empty) && !queued.contains(key) {
                     if self.shared.memory.lock().contains_key(key) {
                         self.stats.cache_hits_memory += 1;
@@ -356,7 +445,7 @@ impl Engine for CpuEngine {
                         queued.insert(*key);
                         new_work = new_work
                             .saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
-                        todo.push((*key, (**lowered).clone()));
+                        todo.push((*key, lowered.clone()));
                     }
                 }
             }
@@ -396,14 +485,18 @@ impl Engine for CpuEngine {
                     }
                 }
                 Task::Interpret => self.interpret(batch, k, buffers, &mut mem)?,
-                Task::Native { lowered, key } => {
+                Task::Native {
+                    lowered,
+                    binding,
+                    key,
+                } => {
                     if matches!(lowered.plan, Plan::Empty) {
                         continue;
                     }
                     let compiled = self.shared.memory.lock().get(&key).copied();
                     match compiled {
                         Some(c) => {
-                            let args = Self::args(&lowered, buffers)?;
+                            let args = Self::args(&lowered, &binding, buffers)?;
                             run::execute(
                                 &self.pool,
                                 self.threads,

@@ -7,18 +7,18 @@ use hassium_core::Error as CoreError;
 use rayon::prelude::*;
 
 /// The raw arguments of one kernel call, shared by the pool's threads.
-pub struct Args {
+pub struct Args<'a> {
     pub bufs: Vec<*mut u8>,
     /// 16 bytes per scalar slot (u128 keeps them aligned).
     pub scal: Vec<u128>,
-    pub meta: Vec<i64>,
+    pub meta: &'a [i64],
 }
 
 // SAFETY: the pointers describe host buffers the runtime lends for the whole execute call;
 // the kernel plan guarantees threads write disjoint elements (Parallel) or disjoint
 // partial slots (Partials), so sharing them across the pool is sound.
-unsafe impl Send for Args {}
-unsafe impl Sync for Args {}
+unsafe impl Send for Args<'_> {}
+unsafe impl Sync for Args<'_> {}
 
 struct Part(*mut u8);
 // SAFETY: each chunk writes only its own slots of the partials buffer.

@@ -1,0 +1,389 @@
+//! An execute call on the wire: `(Batch, Vec<Kernel>)` in bincode's default layout
+//! (fixed-width little-endian integers, `u64` lengths, `u32` enum variant indices).
+//!
+//! Encoding is bincode's own. Decoding reads that same layout by hand: a batch holds
+//! thousands of instructions, and serde's generic path (a visitor per field, every
+//! `Instr` built on the stack and moved, a `Vec` grown in steps because serde will not
+//! trust a length of more than 1 MiB) cost more than everything the CPU engine then did
+//! with a batch of small kernels. Anything the hand decoder does not accept goes to
+//! bincode itself, so a layout it does not know still decodes, and errors are bincode's.
+//! The tests check that both decoders agree on every opcode, dtype and operand kind.
+
+use crate::{Error, Result};
+use hassium_core::{
+    Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, Shape, Strides, View,
+};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Encodes an execute call for the wire.
+pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
+    bincode::serialize(&(batch, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+}
+
+/// Decodes what [`encode_call`] encoded.
+pub fn decode_call(bytes: &[u8]) -> Result<(Batch, Vec<Kernel>)> {
+    let fast = Reader { bytes, at: 0 }.call();
+    let decoded = match fast {
+        Some(d) => d,
+        None => {
+            bincode::deserialize(bytes).map_err(|e| Error::Other(format!("decoding batch: {e}")))?
+        }
+    };
+    // Bit for bit (a NaN scalar is not equal to itself): encoding again gives the input.
+    debug_assert!(
+        encode_call(&decoded.0, &decoded.1).is_ok_and(|b| bytes.starts_with(&b)),
+        "the hand decoder disagrees with bincode"
+    );
+    Ok(decoded)
+}
+
+/// Opcodes by serde variant index (declaration order; the `u16` discriminants differ),
+/// found by encoding each one, so the table cannot drift from the enum.
+fn opcodes() -> &'static [Option<Opcode>] {
+    static TABLE: OnceLock<Vec<Option<Opcode>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = Vec::new();
+        for &op in Opcode::ALL {
+            let Some(i) = bincode::serialize(&op)
+                .ok()
+                .and_then(|b| Some(u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize))
+            else {
+                continue;
+            };
+            if i >= table.len() {
+                table.resize(i + 1, None);
+            }
+            table[i] = Some(op);
+        }
+        table
+    })
+}
+
+fn blank_view() -> View {
+    View {
+        base: BaseId(0),
+        dtype: DType::Bool,
+        offset: 0,
+        shape: Shape::new(),
+        strides: Strides::new(),
+    }
+}
+
+fn blank_instr() -> Instr {
+    Instr {
+        op: Opcode::Add,
+        out: blank_view(),
+        ins: Default::default(),
+        axis: None,
+        method: None,
+    }
+}
+
+/// Reads the layout; `None` on anything unexpected (bincode then decides).
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let b = self.bytes.get(self.at..self.at.checked_add(N)?)?;
+        self.at += N;
+        b.try_into().ok()
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take::<1>().map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take().map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take().map(u64::from_le_bytes)
+    }
+    fn usize(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+    fn isize(&mut self) -> Option<isize> {
+        isize::try_from(i64::from_le_bytes(self.take()?)).ok()
+    }
+    /// A sequence length, refused when the rest of the input cannot hold that many
+    /// elements of at least `min` bytes (so a damaged length allocates nothing).
+    fn len(&mut self, min: usize) -> Option<usize> {
+        let n = self.usize()?;
+        (n.checked_mul(min)? <= self.bytes.len() - self.at).then_some(n)
+    }
+    fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn base_id(&mut self) -> Option<BaseId> {
+        self.u64().map(BaseId)
+    }
+    fn dtype(&mut self) -> Option<DType> {
+        DType::from_u8(u8::try_from(self.u32()?).ok()?)
+    }
+    /// A sequence of 8-byte words, each as `f` makes it. (On a 64-bit target, which
+    /// [`Reader::call`] insists on, every word is a valid `usize` and `isize`.)
+    fn words<T, C: FromIterator<T>>(&mut self, f: impl Fn(u64) -> T) -> Option<C> {
+        let n = self.len(8)?;
+        let b = self.bytes.get(self.at..self.at + 8 * n)?;
+        self.at += 8 * n;
+        Some(
+            b.chunks_exact(8)
+                .map(|w| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(w);
+                    f(u64::from_le_bytes(a))
+                })
+                .collect(),
+        )
+    }
+    fn ids(&mut self) -> Option<Vec<BaseId>> {
+        self.words(BaseId)
+    }
+    fn usizes(&mut self) -> Option<Vec<usize>> {
+        self.words(|w| w as usize)
+    }
+    fn shape(&mut self) -> Option<Shape> {
+        self.words(|w| w as usize)
+    }
+    fn strides(&mut self) -> Option<Strides> {
+        self.words(|w| w as i64 as isize)
+    }
+
+    fn view(&mut self) -> Option<View> {
+        let mut v = blank_view();
+        self.view_into(&mut v)?;
+        Some(v)
+    }
+
+    /// Decodes a view into `v` (a blank one) where it lies: views and instructions are
+    /// big, and building them elsewhere and moving them in was most of the decoding.
+    fn view_into(&mut self, v: &mut View) -> Option<()> {
+        v.base = self.base_id()?;
+        v.dtype = self.dtype()?;
+        v.offset = self.isize()?;
+        v.shape = self.shape()?;
+        v.strides = self.strides()?;
+        Some(())
+    }
+
+    fn scalar(&mut self) -> Option<Scalar> {
+        Some(match self.u32()? {
+            0 => Scalar::Bool(self.bool()?),
+            1 => Scalar::Int8(i8::from_le_bytes(self.take()?)),
+            2 => Scalar::Int16(i16::from_le_bytes(self.take()?)),
+            3 => Scalar::Int32(i32::from_le_bytes(self.take()?)),
+            4 => Scalar::Int64(i64::from_le_bytes(self.take()?)),
+            5 => Scalar::UInt8(self.u8()?),
+            6 => Scalar::UInt16(u16::from_le_bytes(self.take()?)),
+            7 => Scalar::UInt32(self.u32()?),
+            8 => Scalar::UInt64(self.u64()?),
+            9 => Scalar::from_le_bytes(DType::Float16, &self.take::<2>()?)?,
+            10 => Scalar::Float32(f32::from_le_bytes(self.take()?)),
+            11 => Scalar::Float64(f64::from_le_bytes(self.take()?)),
+            12 => Scalar::Complex64(
+                f32::from_le_bytes(self.take()?),
+                f32::from_le_bytes(self.take()?),
+            ),
+            13 => Scalar::Complex128(
+                f64::from_le_bytes(self.take()?),
+                f64::from_le_bytes(self.take()?),
+            ),
+            _ => return None,
+        })
+    }
+
+    fn operand(&mut self) -> Option<Operand> {
+        Some(match self.u32()? {
+            0 => Operand::View(self.view()?),
+            1 => Operand::Scalar(self.scalar()?),
+            _ => return None,
+        })
+    }
+
+    fn instr_into(&mut self, i: &mut Instr) -> Option<()> {
+        i.op = (*opcodes().get(self.u32()? as usize)?)?;
+        self.view_into(&mut i.out)?;
+        let n = self.len(4)?;
+        i.ins.reserve_exact(n);
+        for _ in 0..n {
+            i.ins.push(self.operand()?);
+        }
+        i.axis = match self.bool()? {
+            true => Some(self.usize()?),
+            false => None,
+        };
+        i.method = match self.bool()? {
+            true => {
+                let n = self.len(1)?;
+                let b = self.bytes.get(self.at..self.at + n)?;
+                self.at += n;
+                Some(std::str::from_utf8(b).ok()?.to_string())
+            }
+            false => None,
+        };
+        Some(())
+    }
+
+    fn batch(&mut self) -> Option<Batch> {
+        let n = self.len(28)?;
+        let mut bases = Vec::with_capacity(n);
+        for _ in 0..n {
+            let key = self.base_id()?;
+            let base = Base {
+                id: self.base_id()?,
+                dtype: self.dtype()?,
+                nelem: self.usize()?,
+            };
+            bases.push((key, base));
+        }
+        // Encoded from a map, so already sorted: the map is built in one pass.
+        let bases: BTreeMap<BaseId, Base> = bases.into_iter().collect();
+        let n = self.len(4)?;
+        let mut instrs = Vec::new();
+        instrs.resize_with(n, blank_instr);
+        for i in &mut instrs {
+            self.instr_into(i)?;
+        }
+        let sync = self.ids()?;
+        Some(Batch {
+            bases,
+            instrs,
+            sync,
+        })
+    }
+
+    fn kernel(&mut self) -> Option<Kernel> {
+        Some(Kernel {
+            instrs: self.usizes()?,
+            shape: self.shape()?,
+            contracted: self.ids()?,
+            reads: self.ids()?,
+            writes: self.ids()?,
+        })
+    }
+
+    fn call(mut self) -> Option<(Batch, Vec<Kernel>)> {
+        if usize::BITS != 64 {
+            return None;
+        }
+        let batch = self.batch()?;
+        let n = self.len(40)?;
+        let mut kernels = Vec::with_capacity(n);
+        for _ in 0..n {
+            kernels.push(self.kernel()?);
+        }
+        Some((batch, kernels))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(base: u64, dtype: DType, shape: &[usize]) -> View {
+        View::contiguous(BaseId(base), dtype, shape)
+    }
+
+    /// A batch with every opcode, every dtype, both operand kinds, every scalar kind,
+    /// axes, a method, odd offsets and strides, and kernels over it.
+    fn everything() -> (Batch, Vec<Kernel>) {
+        let mut b = Batch::default();
+        let dtypes: Vec<DType> = (0..=255).filter_map(DType::from_u8).collect();
+        assert_eq!(dtypes.len(), 14);
+        for (i, &d) in dtypes.iter().enumerate() {
+            let id = BaseId(1000 + i as u64);
+            b.bases.insert(
+                id,
+                Base {
+                    id,
+                    dtype: d,
+                    nelem: 7 + i,
+                },
+            );
+        }
+        let scalars = [
+            Scalar::Bool(true),
+            Scalar::Bool(false),
+            Scalar::Int8(-3),
+            Scalar::Int16(-300),
+            Scalar::Int32(-70000),
+            Scalar::Int64(i64::MIN),
+            Scalar::UInt8(250),
+            Scalar::UInt16(65000),
+            Scalar::UInt32(u32::MAX),
+            Scalar::UInt64(u64::MAX),
+            Scalar::from_le_bytes(DType::Float16, &[0x00, 0xbe]).unwrap(),
+            Scalar::Float32(f32::NAN),
+            Scalar::Float64(-0.0),
+            Scalar::Complex64(1.0, -2.0),
+            Scalar::Complex128(f64::INFINITY, 3.25),
+        ];
+        for (k, &op) in Opcode::ALL.iter().enumerate() {
+            let d = dtypes[k % dtypes.len()];
+            let mut out = view(1000 + (k % dtypes.len()) as u64, d, &[2, 3]);
+            out.offset = k as isize;
+            out.strides = [-(k as isize), 1].into_iter().collect();
+            let mut i = Instr::new(
+                op,
+                out,
+                [
+                    Operand::View(view(1000, DType::Bool, &[k % 5])),
+                    Operand::Scalar(scalars[k % scalars.len()]),
+                ],
+            );
+            i.axis = (k % 3 == 0).then_some(k);
+            i.method = (k % 4 == 0).then(|| format!("méthode{k}"));
+            b.instrs.push(i);
+        }
+        b.sync = vec![BaseId(1003), BaseId(1000)];
+        let kernels = vec![
+            Kernel {
+                instrs: (0..b.instrs.len()).collect(),
+                shape: [2usize, 3].into_iter().collect(),
+                contracted: vec![BaseId(1001)],
+                reads: vec![BaseId(1000), BaseId(1002)],
+                writes: vec![BaseId(1003)],
+            },
+            Kernel::default(),
+        ];
+        (b, kernels)
+    }
+
+    #[test]
+    fn the_hand_decoder_reads_what_bincode_writes() {
+        let (batch, kernels) = everything();
+        let bytes = encode_call(&batch, &kernels).unwrap();
+        let fast = Reader {
+            bytes: &bytes,
+            at: 0,
+        }
+        .call()
+        .expect("the hand decoder refused a well-formed call");
+        // Compared as bytes: the NaN scalar is not equal to itself.
+        assert_eq!(encode_call(&fast.0, &fast.1).unwrap(), bytes);
+        let slow: (Batch, Vec<Kernel>) = bincode::deserialize(&bytes).unwrap();
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+    }
+
+    #[test]
+    fn an_empty_call_decodes() {
+        let bytes = encode_call(&Batch::default(), &[]).unwrap();
+        assert_eq!(decode_call(&bytes).unwrap(), (Batch::default(), vec![]));
+    }
+
+    #[test]
+    fn a_truncated_call_is_an_error_not_a_panic() {
+        let (batch, kernels) = everything();
+        let bytes = encode_call(&batch, &kernels).unwrap();
+        for cut in [1, 9, bytes.len() / 2, bytes.len() - 1] {
+            let e = decode_call(&bytes[..cut]).unwrap_err();
+            assert!(e.to_string().contains("decoding batch"), "{e}");
+        }
+    }
+}
