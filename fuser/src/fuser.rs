@@ -5,6 +5,12 @@ use hassium_core::{Batch, Capabilities, Kernel};
 /// that respects their dependencies.
 pub trait Fuser: Send {
     fn fuse(&mut self, batch: &Batch, caps: &Capabilities) -> Result<Vec<Kernel>>;
+
+    /// Whether the runtime should look partitions up in the fuse cache (see
+    /// [`crate::FuseCache`]) rather than call [`Fuser::fuse`] every flush.
+    fn worth_caching(&self) -> bool {
+        true
+    }
 }
 
 type Make = fn(&FuserOptions) -> Box<dyn Fuser>;

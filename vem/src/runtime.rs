@@ -329,14 +329,20 @@ impl Runtime {
         let _s = debug_span!("fuse").entered();
         let t = Instant::now();
         let stack = &mut self.stack;
-        let (kernels, hit) = stack
-            .cache
-            .get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
-        if hit {
-            self.stats.fuse_cache_hits += 1;
+        let kernels = if stack.fuser.worth_caching() {
+            let (kernels, hit) =
+                stack
+                    .cache
+                    .get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
+            if hit {
+                self.stats.fuse_cache_hits += 1;
+            } else {
+                self.stats.fuse_cache_misses += 1;
+            }
+            kernels
         } else {
-            self.stats.fuse_cache_misses += 1;
-        }
+            stack.fuser.fuse(batch, &stack.caps)?
+        };
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
         if let Some(dir) = &self.dump_dir {
             // Number kernels like the `dump` filter numbered the batch they came from;

@@ -166,8 +166,19 @@ fn stats_count_what_happened() {
 
 #[test]
 fn a_loop_of_identical_iterations_hits_the_fuse_cache() {
-    let mut rt = reference_runtime(&[]);
-    let x = from_f64(&mut rt, &[1.0; 16]);
+    for (fuser, counts, kernels) in [("greedy", (999, 1), 1000), ("singleton", (0, 0), 2000)] {
+        let mut rt = reference_runtime(&[("HASSIUM_STACKS_REFERENCE_FUSER", fuser)]);
+        identical_iterations(&mut rt);
+        let s = rt.stats();
+        // Singleton partitions cost less than a key lookup: that fuser is not cached.
+        assert_eq!((s.fuse_cache_hits, s.fuse_cache_misses), counts, "{fuser}");
+        assert_eq!(s.kernels, kernels, "{fuser}");
+    }
+}
+
+/// 1000 flushes of `t = x * dt; x = t + 1; del t` with a changing `dt`.
+fn identical_iterations(rt: &mut Runtime) {
+    let x = from_f64(rt, &[1.0; 16]);
     for i in 0..1000 {
         let t = rt.new_base(DType::Float64, 16);
         let tv = View::contiguous(t.id, DType::Float64, &[16]);
@@ -187,8 +198,6 @@ fn a_loop_of_identical_iterations_hits_the_fuse_cache() {
         rt.free(t.id).unwrap();
         rt.flush().unwrap();
     }
-    let s = rt.stats();
-    assert_eq!((s.fuse_cache_hits, s.fuse_cache_misses), (999, 1));
 }
 
 #[test]
