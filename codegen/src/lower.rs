@@ -9,7 +9,7 @@
 
 use crate::{Error, Result};
 use hassium_core::{BaseId, Batch, DType, Instr, Kernel, OpClass, Opcode, Operand, Scalar, View};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Elements of the reduction axis one partial covers. Fixed, so partials — and the order
 /// they are combined in — do not depend on the number of threads.
@@ -271,7 +271,7 @@ struct Builder<'a> {
     spec: Specialize,
     meta: Vec<i64>,
     slots: Vec<BaseId>,
-    view_ids: HashMap<(View, bool), usize>,
+    view_ids: FxHashMap<(View, bool), usize>,
     /// Views before collapsing: strides over the iteration shape's dimensions.
     raw: Vec<(ViewKind, DType, isize, Vec<isize>)>,
     bytes: u64,
@@ -425,7 +425,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         spec,
         meta: Vec::new(),
         slots: Vec::new(),
-        view_ids: HashMap::new(),
+        view_ids: FxHashMap::default(),
         raw: Vec::new(),
         bytes: 0,
         site: Site { at: 0, operand: 0 },

@@ -18,7 +18,7 @@ use crate::facts::{copy, same_operand, temporaries, touches, writes_into};
 use crate::{Filter, Result};
 use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
 use hassium_core::{IdMap, IdSet};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 pub struct Cse;
 
@@ -107,7 +107,7 @@ impl Filter for Cse {
         let touch = touch_lists(batch);
         // Candidates by key: (index, clean_to) where nothing in `index+1..clean_to` wrote
         // the candidate's output or inputs (checked once, extended as `j` advances).
-        let mut seen: HashMap<Key, Vec<(usize, usize)>> = HashMap::new();
+        let mut seen: FxHashMap<Key, Vec<(usize, usize)>> = FxHashMap::default();
         let mut removed = Vec::new();
         // Frees moved by renames: base → insert its free before this instruction.
         let mut pending: IdMap<usize> = IdMap::default();

@@ -5,7 +5,7 @@
 use crate::{FuseStats, Fuser, Result};
 use hassium_core::IdMap;
 use hassium_core::{batch_key, BaseId, Batch, Capabilities, Kernel, KernelKey, Shape};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// Where a base first appears in a batch: instruction `instr`, operand `operand` (0 is
@@ -31,7 +31,7 @@ struct CanonKernel {
 /// Partitions by canonical batch key. Entries are only valid for the capabilities they
 /// were fused under; when those change the cache starts over.
 pub struct FuseCache {
-    map: HashMap<KernelKey, Vec<CanonKernel>>,
+    map: FxHashMap<KernelKey, Vec<CanonKernel>>,
     caps: Option<Capabilities>,
     capacity: usize,
     stats: FuseStats,
@@ -55,7 +55,7 @@ impl FuseCache {
 
     pub fn with_capacity(capacity: usize) -> FuseCache {
         FuseCache {
-            map: HashMap::new(),
+            map: FxHashMap::default(),
             caps: None,
             capacity: capacity.max(1),
             stats: FuseStats::default(),

@@ -41,8 +41,8 @@
 use crate::bitset::BitSet;
 use hassium_core::{overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View};
 use hassium_core::{IdMap, IdSet};
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::collections::HashMap;
 
 /// The loop nest of an instruction or of a block of them (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -260,7 +260,7 @@ impl<'a> Graph<'a> {
         let n = nodes.len();
         let mut base_ix: IdMap<u32> = IdMap::default();
         let mut bases: Vec<BaseInfo> = Vec::new();
-        let mut view_ix: HashMap<&View, u32> = HashMap::new();
+        let mut view_ix: FxHashMap<&View, u32> = FxHashMap::default();
         let mut views: Vec<&View> = Vec::new();
         let mut access: Vec<Vec<Access>> = Vec::new();
         let mut uses = Vec::with_capacity(n);

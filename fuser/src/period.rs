@@ -21,7 +21,7 @@
 //! it, which puts it between iterations rather than inside an expression.
 
 use hassium_core::{Batch, Instr, Operand, View};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The most nodes (non-system instructions) a segment of whole iterations spans, unless
 /// one iteration is longer.
@@ -70,7 +70,7 @@ pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
 
 /// One hash per node; see the module docs for what it covers.
 fn signatures(batch: &Batch, nodes: &[usize]) -> Vec<u64> {
-    let mut last_touch: HashMap<u64, usize> = HashMap::new();
+    let mut last_touch: FxHashMap<u64, usize> = FxHashMap::default();
     let mut out = Vec::with_capacity(nodes.len());
     for (node, &k) in nodes.iter().enumerate() {
         let i: &Instr = &batch.instrs[k];
@@ -138,7 +138,7 @@ fn cut_phase(batch: &Batch, nodes: &[usize], period: usize) -> usize {
     let n = nodes.len();
     let lo = n - 2 * period;
     // Per base: first and last node (relative to `lo`) touching it in the window.
-    let mut span: HashMap<u64, (usize, usize)> = HashMap::new();
+    let mut span: FxHashMap<u64, (usize, usize)> = FxHashMap::default();
     for (r, &k) in nodes[lo..].iter().enumerate() {
         let i = &batch.instrs[k];
         for v in std::iter::once(&i.out).chain(i.input_views()) {

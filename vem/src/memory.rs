@@ -5,8 +5,8 @@
 //! rounded size, because array programs allocate the same sizes every iteration.
 
 use crate::{Error, Result};
+use rustc_hash::FxHashMap;
 use std::alloc::Layout;
-use std::collections::HashMap;
 
 const ALIGN: usize = 64;
 /// Buffers from this size up are anonymous mappings.
@@ -60,7 +60,7 @@ fn rounded(bytes: usize) -> usize {
 /// The pool of free blocks plus counters.
 #[derive(Default)]
 pub struct HostMemory {
-    pool: HashMap<usize, Vec<Block>>,
+    pool: FxHashMap<usize, Vec<Block>>,
     pooled_bytes: usize,
     pub allocated_bytes: usize,
     pub reused: u64,

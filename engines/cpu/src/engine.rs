@@ -13,7 +13,8 @@ use hassium_core::{
 };
 use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, HostBuffer, Result};
 use hassium_engine_reference::{execute_instr, Memory};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_128;
@@ -28,11 +29,11 @@ pub struct CpuEngine {
     shared: Arc<Shared>,
     tiered: Option<Tiered>,
     /// `both` policy: dynamic kernel key → fixed keys compiled for it.
-    fixed_variants: HashMap<u128, HashSet<u128>>,
+    fixed_variants: FxHashMap<u128, FxHashSet<u128>>,
     /// Lowerings by fixed kernel key. A batch repeats a loop body hundreds of times, and
     /// the fuser cuts it into kernels of a few structures over different bases; lowering
     /// and hashing each again cost more than running it.
-    patterns: HashMap<u128, Pattern>,
+    patterns: FxHashMap<u128, Pattern>,
     /// Instructions of the kernels `patterns` holds: it is emptied beyond
     /// [`PATTERN_INSTRS`], which bounds its memory.
     pattern_instrs: usize,
@@ -127,8 +128,8 @@ impl CpuEngine {
             disk,
             shared,
             tiered,
-            fixed_variants: HashMap::new(),
-            patterns: HashMap::new(),
+            fixed_variants: FxHashMap::default(),
+            patterns: FxHashMap::default(),
             pattern_instrs: 0,
             calls: 0,
             stats: EngineStats::default(),
