@@ -16,9 +16,95 @@ use hassium_core::{
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// Encodes an execute call for the wire.
+/// Encodes an execute call for the wire. The call carries only what `kernels` use: every
+/// other instruction (frees, the kernels of other calls) travels as an empty `none` at
+/// its position, so instruction indices keep their meaning, and the base table holds only
+/// the bases those instructions name. A flush cut into several calls, or a batch that is
+/// half frees, no longer pays to encode and decode all of it for each call.
 pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
-    bincode::serialize(&(batch, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+    let mut used = vec![false; batch.instrs.len()];
+    for &i in kernels.iter().flat_map(|k| &k.instrs) {
+        if let Some(u) = used.get_mut(i) {
+            *u = true;
+        }
+    }
+    let call = (Used { batch, used: &used }, kernels);
+    bincode::serialize(&call).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+}
+
+/// A batch as the instructions flagged in `used` see it; serialises in [`Batch`]'s layout.
+struct Used<'a> {
+    batch: &'a Batch,
+    used: &'a [bool],
+}
+
+impl Used<'_> {
+    fn instrs(&self) -> impl Iterator<Item = &Instr> + Clone + '_ {
+        static PLACEHOLDER: OnceLock<Instr> = OnceLock::new();
+        let placeholder = PLACEHOLDER.get_or_init(|| Instr {
+            op: Opcode::None,
+            ..blank_instr()
+        });
+        let used = self.used;
+        (self.batch.instrs.iter().enumerate())
+            .map(move |(k, i)| if used[k] { i } else { placeholder })
+    }
+
+    /// The bases the used instructions name, in id order.
+    fn bases(&self) -> Vec<(&BaseId, &Base)> {
+        let mut named: Vec<BaseId> = (self.batch.instrs.iter().zip(self.used))
+            .filter(|(_, &u)| u)
+            .flat_map(|(i, _)| {
+                std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base()))
+            })
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        // Both sorted: one walk instead of a tree search per id.
+        let mut want = named.into_iter().peekable();
+        let mut out = Vec::with_capacity(want.len());
+        for entry in &self.batch.bases {
+            while want.next_if(|id| id < entry.0).is_some() {}
+            if want.next_if(|id| id == entry.0).is_some() {
+                out.push(entry);
+            }
+        }
+        out
+    }
+}
+
+impl serde::Serialize for Used<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Instrs<'a>(&'a Used<'a>);
+        impl serde::Serialize for Instrs<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.batch.instrs.len()))?;
+                for i in self.0.instrs() {
+                    seq.serialize_element(i)?;
+                }
+                seq.end()
+            }
+        }
+        // Batch's fields, in its declaration order (bincode is positional).
+        struct Bases<'a>(Vec<(&'a BaseId, &'a Base)>);
+        impl serde::Serialize for Bases<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_map(self.0.iter().copied())
+            }
+        }
+        let mut st = s.serialize_struct("Batch", 3)?;
+        st.serialize_field("bases", &Bases(self.bases()))?;
+        st.serialize_field("instrs", &Instrs(self))?;
+        st.serialize_field("sync", &self.batch.sync)?;
+        st.end()
+    }
 }
 
 /// Decodes what [`encode_call`] encoded.
@@ -369,6 +455,40 @@ mod tests {
         assert_eq!(encode_call(&fast.0, &fast.1).unwrap(), bytes);
         let slow: (Batch, Vec<Kernel>) = bincode::deserialize(&bytes).unwrap();
         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+    }
+
+    #[test]
+    fn a_call_carries_only_the_instructions_and_bases_its_kernels_use() {
+        let (mut batch, _) = everything();
+        batch
+            .instrs
+            .push(Instr::system(Opcode::Free, &batch.bases[&BaseId(1005)]));
+        let n = batch.instrs.len();
+        let picked = [3usize, 7];
+        let kernels = vec![Kernel {
+            instrs: picked.to_vec(),
+            ..Kernel::default()
+        }];
+        let (got, got_kernels) = decode_call(&encode_call(&batch, &kernels).unwrap()).unwrap();
+        assert_eq!(got_kernels, kernels);
+        assert_eq!(got.instrs.len(), n, "positions keep their meaning");
+        for (k, (g, want)) in got.instrs.iter().zip(&batch.instrs).enumerate() {
+            if picked.contains(&k) {
+                assert_eq!(format!("{g:?}"), format!("{want:?}"), "instruction {k}");
+            } else {
+                assert_eq!((g.op, g.ins.len()), (Opcode::None, 0), "instruction {k}");
+            }
+        }
+        let named: Vec<BaseId> = picked
+            .iter()
+            .flat_map(|&k| {
+                let i = &batch.instrs[k];
+                std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base()))
+            })
+            .collect();
+        assert!(got.bases.keys().all(|id| named.contains(id)));
+        assert!(named.iter().all(|id| got.bases.contains_key(id)));
+        assert_eq!(got.sync, batch.sync);
     }
 
     #[test]
