@@ -1,6 +1,5 @@
 use hassium_core::{BaseId, Batch, Kernel, View};
 use hassium_core::{IdMap, IdSet};
-use std::collections::BTreeSet;
 
 /// Fills a kernel's derived fields from its instruction list (batch indices, program
 /// order):
@@ -33,9 +32,11 @@ pub(crate) fn finish_kernel_in(
     touched_elsewhere: impl Fn(BaseId) -> bool,
     mut freed: impl FnMut(BaseId) -> bool,
 ) -> Kernel {
-    let mut reads = BTreeSet::new();
-    let mut writes = BTreeSet::new();
-    let mut written: IdMap<Vec<&View>> = IdMap::default();
+    let mut reads: Vec<BaseId> = Vec::new();
+    let mut writes: Vec<BaseId> = Vec::new();
+    // The views each base was written through so far. An instruction never serves its
+    // own reads, so a kernel of one (every kernel of the singleton fuser) needs no table.
+    let mut written: Option<IdMap<Vec<&View>>> = (instrs.len() > 1).then(IdMap::default);
     let mut shape = None;
     for &k in &instrs {
         let i = &batch.instrs[k];
@@ -45,33 +46,36 @@ pub(crate) fn finish_kernel_in(
             }
         }
         for v in i.input_views() {
-            let served = written.get(&v.base).is_some_and(|ws| ws.contains(&v));
+            let served =
+                (written.as_ref().and_then(|w| w.get(&v.base))).is_some_and(|ws| ws.contains(&v));
             if !served {
-                reads.insert(v.base);
+                reads.push(v.base);
             }
         }
         if i.reads_output() {
-            reads.insert(i.out.base);
+            reads.push(i.out.base);
         }
-        writes.insert(i.out.base);
-        written.entry(i.out.base).or_default().push(&i.out);
+        writes.push(i.out.base);
+        if let Some(w) = &mut written {
+            w.entry(i.out.base).or_default().push(&i.out);
+        }
     }
     let shape = shape.or_else(|| instrs.first().map(|&k| batch.instrs[k].out.shape.clone()));
-    let mut contracted: Vec<BaseId> = writes
-        .iter()
-        .copied()
-        .filter(|b| !reads.contains(b) && !batch.sync.contains(b) && !touched_elsewhere(*b))
-        .collect();
-    contracted.retain(|&b| freed(b));
-    let writes = writes
-        .into_iter()
-        .filter(|b| !contracted.contains(b))
-        .collect();
+    for set in [&mut reads, &mut writes] {
+        set.sort_unstable();
+        set.dedup();
+    }
+    let (contracted, writes) = writes.into_iter().partition(|&b| {
+        reads.binary_search(&b).is_err()
+            && !batch.sync.contains(&b)
+            && !touched_elsewhere(b)
+            && freed(b)
+    });
     Kernel {
         instrs,
         shape: shape.unwrap_or_default(),
         contracted,
-        reads: reads.into_iter().collect(),
+        reads,
         writes,
     }
 }

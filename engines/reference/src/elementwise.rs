@@ -80,8 +80,11 @@ pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
     if let Some(linear) = Linear::<T>::of(instr, mem)? {
         // Same order as the strided walk below: element i is read, then written.
         for i in 0..instr.out.nelem() as isize {
-            let args = linear.args(i)?;
-            out.write(instr.out.offset + i, f(args)?)?;
+            // SAFETY: `Memory::array` checked that every view, the output's included,
+            // lies in its buffer, and a contiguous view of n elements addresses exactly
+            // its offset plus 0..n.
+            let value = f(unsafe { linear.args(i) })?;
+            unsafe { out.write_unchecked(instr.out.offset + i, value) };
         }
         return Ok(());
     }
@@ -126,15 +129,20 @@ impl<T: Elem> Linear<T> {
         Ok(Some(Linear(lanes.collect::<Result<_>>()?)))
     }
 
-    fn args<const N: usize>(&self, i: isize) -> Result<[T; N]> {
+    /// Element `i` of every input.
+    ///
+    /// # Safety
+    /// `i` must be below the views' element count.
+    unsafe fn args<const N: usize>(&self, i: isize) -> [T; N] {
         let mut args = [T::zero(); N];
         for (arg, lane) in args.iter_mut().zip(&self.0) {
             *arg = match lane {
                 Lane::Const(c) => *c,
-                Lane::At(a, offset) => a.read(offset + i)?,
+                // SAFETY: forwarded; the view's extent was checked by `Memory::array`.
+                Lane::At(a, offset) => unsafe { a.read_unchecked(offset + i) },
             };
         }
-        Ok(args)
+        args
     }
 }
 

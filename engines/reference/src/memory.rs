@@ -169,6 +169,28 @@ impl<T: Elem> Array<T> {
         unsafe { T::store(self.ptr.add(byte), value) };
         Ok(())
     }
+
+    /// [`Array::read`] without the check, for loops over a view whose extent
+    /// [`Memory::array`] already checked.
+    ///
+    /// # Safety
+    /// `offset` must lie in `0..nelem` of this buffer.
+    pub(crate) unsafe fn read_unchecked(&self, offset: isize) -> T {
+        debug_assert!(self.check(offset).is_ok());
+        // SAFETY: the caller keeps `offset` inside the buffer; the Memory's contract makes
+        // the buffer valid and unaliased.
+        unsafe { T::load(self.ptr.add(offset as usize * T::DTYPE.size())) }
+    }
+
+    /// [`Array::write`] without the check; the same contract as [`Array::read_unchecked`].
+    ///
+    /// # Safety
+    /// `offset` must lie in `0..nelem` of this buffer.
+    pub(crate) unsafe fn write_unchecked(&self, offset: isize, value: T) {
+        debug_assert!(self.check(offset).is_ok());
+        // SAFETY: as in `read_unchecked`.
+        unsafe { T::store(self.ptr.add(offset as usize * T::DTYPE.size()), value) }
+    }
 }
 
 /// Walks the element offsets of a strided index space in row-major order.
