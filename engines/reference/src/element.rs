@@ -309,6 +309,7 @@ macro_rules! int_elem {
                     _ => return unsupported(op, DType::$dt),
                 })
             }
+            #[inline]
             fn binary(op: Opcode, a: $t, b: $t) -> Result<$t> {
                 let neg: fn($t) -> bool = $neg;
                 const BITS: u64 = <$t>::BITS as u64;
@@ -484,6 +485,7 @@ macro_rules! float_elem {
                     _ => return unsupported(op, DType::$dt),
                 })
             }
+            #[inline]
             fn binary(op: Opcode, a: $t, b: $t) -> Result<$t> {
                 /// NumPy's `npy_divmod`: fmod, then moved to the divisor's sign, with
                 /// the quotient snapped to the nearest integer.

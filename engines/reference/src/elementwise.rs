@@ -56,6 +56,12 @@ fn typed<T: Elem>(instr: &Instr, mem: &Memory) -> Result<()> {
             map::<T, T::Real, 1>(instr, mem, |[a]| T::to_real(op, a))
         }
         _ if op.nin() == 1 => map::<T, T, 1>(instr, mem, |[a]| T::unary(op, a)),
+        // The common arithmetic gets a loop per opcode: the element operation is then
+        // inlined with its opcode known instead of dispatched on it per element.
+        Opcode::Add => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(Opcode::Add, a, b)),
+        Opcode::Subtract => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(Opcode::Subtract, a, b)),
+        Opcode::Multiply => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(Opcode::Multiply, a, b)),
+        Opcode::Divide => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(Opcode::Divide, a, b)),
         _ if op.nin() == 2 => map::<T, T, 2>(instr, mem, |[a, b]| T::binary(op, a, b)),
         _ => Err(Error::Invalid(format!(
             "'{}' is not an elementwise operation",
