@@ -59,17 +59,24 @@ def hassium_ns_per_op(hs, size: int, ops: int) -> tuple[float, float]:
     return recording / ops, (recording + flushing) / ops
 
 
-def program_time(cmd: list[str], env: dict[str, str], reps: int) -> float | None:
-    walls = []
+def program_times(
+    runs: list[tuple[list[str], dict[str, str]]], reps: int
+) -> list[float] | None:
+    """Median wall time of each (command, environment), the runs interleaved so that
+    drift in a shared machine's load falls on every command alike."""
+    walls: list[list[float]] = [[] for _ in runs]
     for _ in range(reps):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
-        walls.append(time.perf_counter() - start)
-        if proc.returncode != 0:
-            tail = proc.stderr.strip().splitlines()[-3:]
-            print(f"  {' '.join(cmd)} failed: {tail}", file=sys.stderr)
-            return None
-    return statistics.median(walls)
+        for (cmd, env), times in zip(runs, walls):
+            start = time.perf_counter()
+            proc = subprocess.run(
+                cmd, check=False, capture_output=True, text=True, env=env
+            )
+            times.append(time.perf_counter() - start)
+            if proc.returncode != 0:
+                tail = proc.stderr.strip().splitlines()[-3:]
+                print(f"  {' '.join(cmd)} failed: {tail}", file=sys.stderr)
+                return None
+    return [statistics.median(t) for t in walls]
 
 
 def main() -> int:
@@ -108,15 +115,22 @@ def main() -> int:
 
     if hs is None:
         return 0
-    print("\nsmall_arrays (many operations on 100-element arrays), median wall time:")
-    numpy_s = program_time(
-        [sys.executable, str(SMALL_ARRAYS)], dict(os.environ), args.reps
+    print(
+        "\nsmall_arrays (many operations on 100-element arrays), median wall time, runs interleaved:"
     )
-    env = dict(os.environ, HASSIUM_STACK="reference")
-    cmd = [sys.executable, "-m", "hassium", str(SMALL_ARRAYS)]
-    hassium_s = program_time(cmd, env, args.reps)
-    if numpy_s is None or hassium_s is None:
+    times = program_times(
+        [
+            ([sys.executable, str(SMALL_ARRAYS)], dict(os.environ)),
+            (
+                [sys.executable, "-m", "hassium", str(SMALL_ARRAYS)],
+                dict(os.environ, HASSIUM_STACK="reference"),
+            ),
+        ],
+        args.reps,
+    )
+    if times is None:
         return 1
+    numpy_s, hassium_s = times
     print(f"  numpy {numpy_s:.3f} s, hassium (reference stack) {hassium_s:.3f} s,")
     print(
         f"  ratio numpy / hassium = {numpy_s / hassium_s:.2f} (> 1: Hassium is faster)"
