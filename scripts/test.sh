@@ -16,9 +16,9 @@ echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
   tests/python/run_stacks.sh --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
 
-# On PoCL every distinct kernel is an OpenCL C compile, and the full suite takes over an
-# hour on 2 cores: CI runs the runtime, runner (examples on every stack), creation and
-# random tests there. Run the whole suite with HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
+# On PoCL every distinct kernel is an OpenCL C compile: the full suite takes about 40
+# minutes on 2 cores with PoCL's cache cold (7 when warm), so CI runs the runtime, runner
+# (examples on every stack), creation, random and loop tests there. Run the whole suite with HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
 echo "== Python suite subset, stack opencl"
 HASSIUM_STACK=opencl .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/python/test_runner.py tests/python/test_runtime.py tests/python/test_random.py \
