@@ -269,6 +269,11 @@ impl Runtime {
     /// 4. host memory is allocated only for bases that are not contracted;
     /// 5. the engine executes; then synced bases are made visible on the host.
     fn run_batch(&mut self, batch: &mut Batch) -> Result<()> {
+        if batch.instrs.is_empty() {
+            // Only syncs (reading an element in a Python loop): nothing to rewrite, fuse
+            // or execute.
+            return self.sync_all(batch);
+        }
         let t = Instant::now();
         for (name, filter) in &mut self.stack.filters {
             let _s = debug_span!("filter", name = name.as_str()).entered();
@@ -285,6 +290,11 @@ impl Runtime {
         } else {
             self.run_split(batch)?;
         }
+        self.sync_all(batch)
+    }
+
+    /// Makes the batch's synced bases current in host memory.
+    fn sync_all(&mut self, batch: &Batch) -> Result<()> {
         for &id in &batch.sync {
             let host = self.host_buffer(id)?;
             self.stack.engine.sync(id, &host)?;
