@@ -184,6 +184,13 @@ impl DeviceMemory {
         }
     }
 
+    /// Whether the host copy of `id` is current: no device copy, or none written since
+    /// the host copy was last made current. Device writes are recorded as their kernels
+    /// are enqueued, so this holds with commands still in the queue.
+    pub fn host_current(&self, id: BaseId) -> bool {
+        self.bases.get(&id).is_none_or(|m| m.host_valid)
+    }
+
     /// Records that the host copy of `id` was written (by the child engine).
     pub fn host_written(&mut self, id: BaseId) {
         if let Some(m) = self.bases.get_mut(&id) {
