@@ -8,34 +8,32 @@ use crate::{
 
 /// Verifies every instruction of a batch.
 pub fn verify(batch: &Batch) -> Result<()> {
-    for (i, instr) in batch.instrs.iter().enumerate() {
-        verify_instr(instr, |id| batch.base(id).copied()).map_err(|e| Error::InInstr {
-            index: i,
-            op: instr.op.name(),
-            source: Box::new(e),
-        })?;
-    }
-    Ok(())
+    (0..batch.instrs.len()).try_for_each(|i| verify_at(batch, i))
 }
 
 /// Verifies the instructions `kernels` name, and only those: what an engine is about to
 /// execute. The runtime may hand a batch to its engine in several parts (to recycle
 /// memory between them), so checking the whole batch on every call would repeat work.
 pub fn verify_kernels(batch: &Batch, kernels: &[crate::Kernel]) -> Result<()> {
-    for &i in kernels.iter().flat_map(|k| &k.instrs) {
-        let instr = batch.instrs.get(i).ok_or_else(|| {
-            Error::Invalid(format!(
-                "a kernel names instruction {i} of a batch of {}",
-                batch.instrs.len()
-            ))
-        })?;
-        verify_instr(instr, |id| batch.base(id).copied()).map_err(|e| Error::InInstr {
-            index: i,
-            op: instr.op.name(),
-            source: Box::new(e),
-        })?;
-    }
-    Ok(())
+    kernels
+        .iter()
+        .flat_map(|k| &k.instrs)
+        .try_for_each(|&i| verify_at(batch, i))
+}
+
+/// Verifies instruction `i` of `batch` against the batch's bases; errors name it.
+fn verify_at(batch: &Batch, i: usize) -> Result<()> {
+    let instr = batch.instrs.get(i).ok_or_else(|| {
+        Error::Invalid(format!(
+            "a kernel names instruction {i} of a batch of {}",
+            batch.instrs.len()
+        ))
+    })?;
+    verify_instr(instr, |id| batch.base(id).copied()).map_err(|e| Error::InInstr {
+        index: i,
+        op: instr.op.name(),
+        source: Box::new(e),
+    })
 }
 
 /// Verifies one instruction against the bases `lookup` knows. The bridges call this at

@@ -22,89 +22,54 @@ use std::sync::OnceLock;
 /// the bases those instructions name. A flush cut into several calls, or a batch that is
 /// half frees, no longer pays to encode and decode all of it for each call.
 pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
-    let mut used = vec![false; batch.instrs.len()];
+    static PLACEHOLDER: OnceLock<Instr> = OnceLock::new();
+    let placeholder = PLACEHOLDER.get_or_init(|| Instr {
+        op: Opcode::None,
+        ..blank_instr()
+    });
+    let mut instrs: Vec<&Instr> = vec![placeholder; batch.instrs.len()];
     for &i in kernels.iter().flat_map(|k| &k.instrs) {
-        if let Some(u) = used.get_mut(i) {
-            *u = true;
+        if let Some(slot) = instrs.get_mut(i) {
+            *slot = &batch.instrs[i];
         }
     }
-    let call = (Used { batch, used: &used }, kernels);
-    bincode::serialize(&call).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+    let mut named: Vec<BaseId> = (instrs.iter())
+        .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    // Both sorted: one walk instead of a tree search per id.
+    let mut want = named.into_iter().peekable();
+    let mut bases = Vec::with_capacity(want.len());
+    for entry in &batch.bases {
+        while want.next_if(|id| id < entry.0).is_some() {}
+        if want.next_if(|id| id == entry.0).is_some() {
+            bases.push(entry);
+        }
+    }
+    let call = CallBatch {
+        bases,
+        instrs,
+        sync: &batch.sync,
+    };
+    bincode::serialize(&(call, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
 }
 
-/// A batch as the instructions flagged in `used` see it; serialises in [`Batch`]'s layout.
-struct Used<'a> {
-    batch: &'a Batch,
-    used: &'a [bool],
+/// A [`Batch`] by reference, serialised in its layout (bincode is positional: the fields
+/// keep `Batch`'s order).
+#[derive(serde::Serialize)]
+struct CallBatch<'a> {
+    #[serde(serialize_with = "as_map")]
+    bases: Vec<(&'a BaseId, &'a Base)>,
+    instrs: Vec<&'a Instr>,
+    sync: &'a [BaseId],
 }
 
-impl Used<'_> {
-    fn instrs(&self) -> impl Iterator<Item = &Instr> + Clone + '_ {
-        static PLACEHOLDER: OnceLock<Instr> = OnceLock::new();
-        let placeholder = PLACEHOLDER.get_or_init(|| Instr {
-            op: Opcode::None,
-            ..blank_instr()
-        });
-        let used = self.used;
-        (self.batch.instrs.iter().enumerate())
-            .map(move |(k, i)| if used[k] { i } else { placeholder })
-    }
-
-    /// The bases the used instructions name, in id order.
-    fn bases(&self) -> Vec<(&BaseId, &Base)> {
-        let mut named: Vec<BaseId> = (self.batch.instrs.iter().zip(self.used))
-            .filter(|(_, &u)| u)
-            .flat_map(|(i, _)| {
-                std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base()))
-            })
-            .collect();
-        named.sort_unstable();
-        named.dedup();
-        // Both sorted: one walk instead of a tree search per id.
-        let mut want = named.into_iter().peekable();
-        let mut out = Vec::with_capacity(want.len());
-        for entry in &self.batch.bases {
-            while want.next_if(|id| id < entry.0).is_some() {}
-            if want.next_if(|id| id == entry.0).is_some() {
-                out.push(entry);
-            }
-        }
-        out
-    }
-}
-
-impl serde::Serialize for Used<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeSeq, SerializeStruct};
-        struct Instrs<'a>(&'a Used<'a>);
-        impl serde::Serialize for Instrs<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                let mut seq = s.serialize_seq(Some(self.0.batch.instrs.len()))?;
-                for i in self.0.instrs() {
-                    seq.serialize_element(i)?;
-                }
-                seq.end()
-            }
-        }
-        // Batch's fields, in its declaration order (bincode is positional).
-        struct Bases<'a>(Vec<(&'a BaseId, &'a Base)>);
-        impl serde::Serialize for Bases<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                s.collect_map(self.0.iter().copied())
-            }
-        }
-        let mut st = s.serialize_struct("Batch", 3)?;
-        st.serialize_field("bases", &Bases(self.bases()))?;
-        st.serialize_field("instrs", &Instrs(self))?;
-        st.serialize_field("sync", &self.batch.sync)?;
-        st.end()
-    }
+fn as_map<S: serde::Serializer>(
+    pairs: &[(&BaseId, &Base)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().copied())
 }
 
 /// Decodes what [`encode_call`] encoded.
