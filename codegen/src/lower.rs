@@ -8,6 +8,7 @@
 //! whether the inner loop is unit-stride (vectorisable) or a broadcast.
 
 use crate::{Error, Result};
+use hassium_core::{lag_rows, overlap, Overlap};
 use hassium_core::{BaseId, Batch, DType, Instr, Kernel, OpClass, Opcode, Operand, Scalar, View};
 use rustc_hash::FxHashMap;
 
@@ -47,6 +48,19 @@ pub enum Plan {
     },
     /// One call over `[0, extent)` (scatters, arg-reductions of a whole axis, 0-d kernels).
     Serial { extent: usize },
+    /// Like `Parallel`, for a kernel that writes rows of an array it also reads at rows up
+    /// to `lag` away (a stencil updating its own grid). Each call computes its rows into a
+    /// ring of `lag + 1` rows in `part` and writes a row back `lag` rows late, so every
+    /// read sees old values; a call's first and last `lag` rows stay in `part` (`edge`
+    /// bytes per call, a multiple of 16), and `<name>_fin`, called with each call's range
+    /// and `part` once every call has finished, writes them. Calls may split
+    /// `[0, extent)` any way, but `_fin` must see the same split.
+    Lagged {
+        extent: usize,
+        inner: usize,
+        lag: usize,
+        edge: usize,
+    },
 }
 
 /// A size or offset: a literal, or slot `i` of the `meta` array.
@@ -152,6 +166,8 @@ pub struct Lowered {
     pub(crate) instrs: Vec<LInstr>,
     /// Instruction position → reduction number (for accumulator and partial layout).
     pub(crate) nreductions: usize,
+    /// Views whose stores are held back (a `Lagged` plan), in part-buffer order.
+    pub(crate) lagged: Vec<usize>,
     /// Where each buffer slot's base and each scalar slot's value was found in the kernel
     /// (see [`Lowered::rebind`]).
     pub(crate) slot_sites: Vec<Site>,
@@ -188,6 +204,10 @@ impl Lowered {
         self.randoms.hash(&mut h);
         self.instrs.hash(&mut h);
         self.slot_dtypes.hash(&mut h);
+        self.lagged.hash(&mut h);
+        if let Plan::Lagged { lag, .. } = self.plan {
+            lag.hash(&mut h);
+        }
         for sc in &self.scalars {
             sc.dtype().hash(&mut h);
         }
@@ -217,7 +237,13 @@ impl Lowered {
 
     /// True when the plan needs the `_fin` function.
     pub fn has_fin(&self) -> bool {
-        matches!(self.plan, Plan::Partials { .. })
+        matches!(self.plan, Plan::Partials { .. } | Plan::Lagged { .. })
+    }
+
+    /// True when the kernel holds writes back (a `Lagged` plan): it needs a pass after
+    /// all of its calls, which a single device launch does not have.
+    pub fn is_lagged(&self) -> bool {
+        matches!(self.plan, Plan::Lagged { .. })
     }
 
     /// Units of a `Parallel` plan's `[begin, end)` range one iteration of the parallel
@@ -543,6 +569,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         });
     }
     let nreductions = linstrs.iter().filter(|i| i.op.is_reduction()).count();
+    let (lagged, lag) = held_back(&b, &linstrs)?;
 
     // Empty output space: nothing to do. An empty reduction axis is fine unless some
     // reduction has no identity, which NumPy reports as an error.
@@ -564,7 +591,8 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
     }
 
     // Collapse: drop extent-1 dims (never the axis), then merge neighbours across which
-    // every view is contiguous, so the inner loop is as long as possible.
+    // every view is contiguous, so the inner loop is as long as possible. Held-back rows
+    // are rows of dimension 0 (`lag_rows` counts them so): that dimension stays a loop.
     let dims: Vec<usize> = (0..nd)
         .filter(|&d| shape[d] != 1 || Some(d) == axis)
         .collect();
@@ -575,6 +603,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         let last = groups.len().checked_sub(1);
         if let Some((ext, inner)) = groups.last_mut() {
             let mergeable = Some(d) != axis
+                && !(lag.is_some() && d == 0)
                 && axis_group != last
                 && strides
                     .iter()
@@ -606,7 +635,9 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             let _ = a;
             Structure::Partials
         }
-        (Some(a), true) if !is_arg && a + 2 == nloops && ext[a + 1] >= 2 * LANES => {
+        (Some(a), true)
+            if !is_arg && lag.is_none() && a + 2 == nloops && ext[a + 1] >= 2 * LANES =>
+        {
             Structure::ReduceOuter { axis: a }
         }
         (Some(a), true) => Structure::ReduceInner {
@@ -624,6 +655,44 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         Structure::ReduceOuter { axis } => Some(if axis > 0 { 0 } else { axis + 1 }),
         Structure::Partials => None,
     };
+    if let Some(lag) = lag {
+        // The fuser holds writes back only where the rows of dimension 0 are the parallel
+        // loop; anything else is a kernel this renderer does not know how to run.
+        let rows_parallel = matches!(
+            structure,
+            Structure::Elementwise | Structure::ReduceInner { .. }
+        ) && par_loop == Some(0)
+            && nloops >= 2
+            && shape[0] == ext[0];
+        if !rows_parallel || is_scatter {
+            return unsupported("held-back writes outside a loop over rows");
+        }
+        let row = elements / ext[0];
+        let edge = (lagged.len() * (2 * lag + 1) * row * 8).next_multiple_of(16);
+        return Ok(finish(
+            b,
+            batch,
+            spec,
+            Plan::Lagged {
+                extent: ext[0],
+                inner: row,
+                lag,
+                edge,
+            },
+            Parts {
+                scalars,
+                scalar_sites,
+                randoms,
+                linstrs,
+                nreductions,
+                lagged,
+                groups,
+                ext,
+                structure,
+                elements,
+            },
+        ));
+    }
     let plan = match (structure, par_loop) {
         _ if is_scatter => Plan::Serial {
             extent: par_loop.map_or(1, |p| ext[p]),
@@ -640,6 +709,56 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         (_, None) => Plan::Serial { extent: 1 },
     };
 
+    Ok(finish(
+        b,
+        batch,
+        spec,
+        plan,
+        Parts {
+            scalars,
+            scalar_sites,
+            randoms,
+            linstrs,
+            nreductions,
+            lagged,
+            groups,
+            ext,
+            structure,
+            elements,
+        },
+    ))
+}
+
+/// What [`lower`] has decided when it numbers the loop nest.
+struct Parts {
+    scalars: Vec<Scalar>,
+    scalar_sites: Vec<Site>,
+    randoms: Vec<(usize, DType, isize, isize, usize)>,
+    linstrs: Vec<LInstr>,
+    nreductions: usize,
+    lagged: Vec<usize>,
+    /// Collapsed loops, outermost first: (extent, stride per view).
+    groups: Vec<(usize, Vec<isize>)>,
+    ext: Vec<usize>,
+    structure: Structure,
+    elements: usize,
+}
+
+/// Numbers the loop nest: extents, then per view offset and strides, then random-access
+/// views (literals or `meta` slots, as `spec` says).
+fn finish(mut b: Builder<'_>, batch: &Batch, spec: Specialize, plan: Plan, p: Parts) -> Lowered {
+    let Parts {
+        scalars,
+        scalar_sites,
+        randoms,
+        linstrs: instrs,
+        nreductions,
+        lagged,
+        groups,
+        ext,
+        structure,
+        elements,
+    } = p;
     // Numbers: extents, then per view offset and strides, then random-access views.
     let extents: Vec<Num> = ext.iter().map(|&e| b.num(e as i64, false)).collect();
     let raw = std::mem::take(&mut b.raw);
@@ -670,7 +789,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         .iter()
         .map(|id| batch.base(*id).map_or(DType::UInt8, |x| x.dtype))
         .collect();
-    Ok(Lowered {
+    Lowered {
         spec,
         plan,
         slots: b.slots,
@@ -683,11 +802,73 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         extents,
         views,
         randoms,
-        instrs: linstrs,
+        instrs,
         nreductions,
+        lagged,
         slot_sites: b.slot_sites,
         scalar_sites,
-    })
+    }
+}
+
+/// The views whose stores must be held back, and by how many rows: a view stored in the
+/// body whose base the kernel also reads, before the store, through another view that
+/// overlaps it (the fuser allows that only as [`hassium_core::lag_rows`] describes).
+fn held_back(b: &Builder<'_>, instrs: &[LInstr]) -> Result<(Vec<usize>, Option<usize>)> {
+    let data = |id: usize| match b.raw[id].0 {
+        ViewKind::Data { slot: Some(s) } => Some(s),
+        _ => None,
+    };
+    let stored: Vec<usize> = instrs.iter().filter_map(|i| i.out).collect();
+    if !stored.iter().any(|&w| {
+        instrs.iter().any(|i| {
+            i.args
+                .iter()
+                .any(|a| matches!(a, Arg::View(r) if *r != w && data(*r).is_some() && data(*r) == data(w)))
+        })
+    }) {
+        return Ok((Vec::new(), None));
+    }
+    let mut original: Vec<Option<&View>> = vec![None; b.raw.len()];
+    for ((v, linear), &id) in &b.view_ids {
+        if !linear {
+            original[id] = Some(v);
+        }
+    }
+    let mut lagged = Vec::new();
+    let mut lag = None;
+    for (pos, i) in instrs.iter().enumerate() {
+        let Some(w) = i.out.filter(|&w| data(w).is_some() && !lagged.contains(&w)) else {
+            continue;
+        };
+        let Some(wv) = original[w] else { continue };
+        let mut k_w = None;
+        for (rpos, j) in instrs.iter().enumerate() {
+            for a in &j.args {
+                let Arg::View(r) = *a else { continue };
+                if r == w || data(r) != data(w) {
+                    continue;
+                }
+                let Some(rv) = original[r] else { continue };
+                if overlap(rv, wv) == Overlap::Disjoint {
+                    continue;
+                }
+                let k = lag_rows(rv, wv)
+                    .filter(|_| rpos < pos && i.space == Space::Body)
+                    .ok_or_else(|| {
+                        Error::Unsupported("a read overlapping a write it cannot precede".into())
+                    })?;
+                k_w = Some(k_w.unwrap_or(0).max(k));
+            }
+        }
+        if let Some(k) = k_w {
+            // The write's own rows: a row is complete only when all of it is computed.
+            let own = lag_rows(wv, wv)
+                .ok_or_else(|| Error::Unsupported("held-back write without rows".into()))?;
+            lagged.push(w);
+            lag = Some(lag.unwrap_or(0).max(k).max(own));
+        }
+    }
+    Ok((lagged, lag))
 }
 
 fn view_in(i: &Instr, n: usize) -> Result<&View> {
@@ -740,6 +921,7 @@ fn empty(
         randoms: Vec::new(),
         instrs: Vec::new(),
         nreductions: 0,
+        lagged: Vec::new(),
         slot_sites: b.slot_sites,
         scalar_sites,
     }

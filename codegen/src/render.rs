@@ -117,12 +117,149 @@ impl Renderer<'_> {
 
     fn store(&mut self, id: usize, value: &str) {
         let v = &self.l.views[id];
-        if let ViewKind::Data { slot: Some(s) } = v.kind {
+        if let Some(j) = self.l.lagged.iter().position(|&w| w == id) {
+            // Into this row's ring slot; the row reaches memory `lag` rows later.
+            let st = self.d.storage(v.dtype);
+            let at = self.row_index();
+            self.out.line(format!("lv{j}[{at}] = ({st}){value};"));
+        } else if let ViewKind::Data { slot: Some(s) } = v.kind {
             let st = self.d.storage(v.dtype);
             let idx = self.index(v);
             self.out.line(format!("b{s}[{idx}] = ({st}){value};"));
         }
         self.regs.insert(id, value.to_string());
+    }
+
+    /// The position of the current element within its row (loops 1.., row-major).
+    fn row_index(&self) -> String {
+        let n = self.l.extents.len();
+        let mut terms = Vec::new();
+        for d in 1..n {
+            let mut t = vec![format!("i{d}")];
+            t.extend(self.l.extents[d + 1..].iter().map(|&e| num(e)));
+            terms.push(t.join(" * "));
+        }
+        if terms.is_empty() {
+            "0".into()
+        } else {
+            terms.join(" + ")
+        }
+    }
+
+    /// A `Lagged` kernel's `part` layout, per held-back view `j`: a ring of `lag + 1` rows
+    /// (`lr{j}`) then `lag` rows of the call's first rows (`lh{j}`), in 8-byte slots.
+    fn lag_prologue(&mut self) {
+        let crate::Plan::Lagged { lag, .. } = self.l.plan else {
+            return;
+        };
+        let row: Vec<String> = self.l.extents[1..].iter().map(|&e| num(e)).collect();
+        self.out
+            .line(format!("const int64_t hs_row = {};", row.join(" * ")));
+        for (j, &w) in self.l.lagged.clone().iter().enumerate() {
+            let st = self.d.storage(self.l.views[w].dtype);
+            let region = 2 * lag + 1;
+            self.out.line(format!(
+                "{st} *const lr{j} = ({st} *)(part + {j} * {region} * hs_row * 8);"
+            ));
+            self.out
+                .line(format!("{st} *const lh{j} = lr{j} + {} * hs_row;", lag + 1));
+        }
+    }
+
+    /// At the top of a `Lagged` kernel's row loop: this row's ring slot.
+    fn lag_row_open(&mut self) {
+        let crate::Plan::Lagged { lag, .. } = self.l.plan else {
+            return;
+        };
+        for j in 0..self.l.lagged.len() {
+            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
+            self.out.line(format!(
+                "{st} *const lv{j} = lr{j} + ((i0 - begin) % {}) * hs_row;",
+                lag + 1
+            ));
+        }
+    }
+
+    /// Writes row `hs_w` of each held-back view from `src{j}` to memory.
+    fn lag_write_row(&mut self) {
+        let n = self.l.extents.len();
+        self.out.open("");
+        self.out.line("const int64_t i0 = hs_w;");
+        for d in 1..n {
+            if d + 1 == n {
+                self.simd();
+            }
+            self.open_loop(d, false);
+        }
+        let at = self.row_index();
+        for (j, &w) in self.l.lagged.clone().iter().enumerate() {
+            let v = &self.l.views[w];
+            if let ViewKind::Data { slot: Some(s) } = v.kind {
+                let idx = self.index(v);
+                self.out.line(format!("b{s}[{idx}] = src{j}[{at}];"));
+            }
+        }
+        for _ in 0..n {
+            self.out.close();
+        }
+    }
+
+    /// At the bottom of a `Lagged` kernel's row loop: row `i0 - lag` is complete and no
+    /// later row of this call reads it; it goes to memory, or, among the call's first
+    /// `lag` rows (which the previous call's last rows still read), to `lh`.
+    fn lag_row_close(&mut self) {
+        let crate::Plan::Lagged { lag, .. } = self.l.plan else {
+            return;
+        };
+        self.out.line(format!("const int64_t hs_w = i0 - {lag};"));
+        self.out.open("if (hs_w >= begin)");
+        for j in 0..self.l.lagged.len() {
+            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
+            self.out.line(format!(
+                "const {st} *const src{j} = lr{j} + ((hs_w - begin) % {}) * hs_row;",
+                lag + 1
+            ));
+        }
+        self.out.open(format!("if (hs_w < begin + {lag})"));
+        for j in 0..self.l.lagged.len() {
+            self.out.line(format!(
+                "for (int64_t k = 0; k < hs_row; k++) lh{j}[(hs_w - begin) * hs_row + k] = src{j}[k];"
+            ));
+        }
+        self.out.close();
+        self.out.open("else");
+        self.lag_write_row();
+        self.out.close();
+        self.out.close();
+    }
+
+    /// The `_fin` of a `Lagged` kernel: writes the call's first `lag` rows (from `lh`)
+    /// and its last `lag` rows (still in the ring), once every call has read its rows.
+    fn lag_fin(&mut self, name: &str) -> Result<()> {
+        let crate::Plan::Lagged { lag, .. } = self.l.plan else {
+            return Ok(());
+        };
+        self.regs.clear();
+        let sig = self.signature(&format!("{name}_fin"));
+        self.out.open(sig);
+        self.prologue();
+        self.out
+            .open("for (int64_t hs_w = begin; hs_w < end; hs_w++)");
+        for j in 0..self.l.lagged.len() {
+            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
+            self.out.line(format!(
+                "const {st} *const src{j} = hs_w >= end - {lag} ? lr{j} + ((hs_w - begin) % {}) * hs_row : lh{j} + (hs_w - begin) * hs_row;",
+                lag + 1
+            ));
+        }
+        self.out.line(format!(
+            "if (hs_w >= begin + {lag} && hs_w < end - {lag}) continue;"
+        ));
+        self.lag_write_row();
+        self.out.close();
+        self.epilogue_return();
+        self.out.close();
+        Ok(())
     }
 
     fn fail(&self, code: i32) -> String {
@@ -438,6 +575,7 @@ impl Renderer<'_> {
         let e = num(self.l.extents[d]);
         if parallel {
             self.open_par(&format!("i{d}"), "1");
+            self.lag_row_open();
         } else {
             self.out
                 .open(format!("for (int64_t i{d} = 0; i{d} < {e}; i{d}++)"));
@@ -532,6 +670,7 @@ impl Renderer<'_> {
         }
         self.out
             .line("(void)scal; (void)meta; (void)part; (void)err;");
+        self.lag_prologue();
     }
 
     fn epilogue_return(&mut self) {
@@ -541,6 +680,11 @@ impl Renderer<'_> {
     }
 
     fn function(&mut self, name: &str) -> Result<()> {
+        if self.l.is_lagged() && self.d.index_range != IndexRange::Loop {
+            return Err(crate::Error::Unsupported(
+                "held-back writes need a pass after every work-item".into(),
+            ));
+        }
         let sig = self.signature(name);
         self.out.open(sig);
         self.prologue();
@@ -557,9 +701,11 @@ impl Renderer<'_> {
                     self.open_loop(d, d == 0);
                 }
                 self.body(Acc::Scalar)?;
-                for _ in 0..nloops.max(1) {
+                for _ in 1..nloops.max(1) {
                     self.out.close();
                 }
+                self.lag_row_close();
+                self.out.close();
             }
             Structure::ReduceInner { axis, .. }
                 if self.d.index_range == IndexRange::GlobalId && self.l.group_rows() =>
@@ -607,9 +753,11 @@ impl Renderer<'_> {
                     }
                 }
                 self.epilogue()?;
-                for _ in 0..outer.len().max(1) {
+                for _ in 1..outer.len().max(1) {
                     self.out.close();
                 }
+                self.lag_row_close();
+                self.out.close();
             }
             Structure::ReduceOuter { axis } => {
                 let q = axis + 1;
@@ -688,6 +836,7 @@ impl Renderer<'_> {
         if self.l.structure == Structure::Partials {
             self.fin(name)?;
         }
+        self.lag_fin(name)?;
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! so a refactor that must not change codegen proves it. Regenerate deliberately with
 //! `HASSIUM_BLESS=1 cargo test -p hassium-codegen --test golden`.
 
-use hassium_codegen::{lower, render, Specialize, C99, OPENCL};
+use hassium_codegen::{lower, render, Plan, Specialize, C99, OPENCL};
 use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
 use std::path::PathBuf;
 
@@ -84,9 +84,19 @@ fn reduction() -> (Batch, Kernel) {
 
 /// A 5-point stencil on a 10×10 grid: interior = 0.2 * (centre + 4 neighbours).
 fn stencil() -> (Batch, Kernel) {
+    stencil_into(false)
+}
+
+/// The 5-point stencil into another array, or (`in_place`) into its own grid's interior,
+/// which reads the rows it overwrites: `g[1:-1, 1:-1] = 0.2 * (...)`.
+fn stencil_into(in_place: bool) -> (Batch, Kernel) {
     let mut b = Batch::default();
     let g = base(&mut b, 1, DType::Float64, 100);
-    let o = base(&mut b, 2, DType::Float64, 100);
+    let o = if in_place {
+        g
+    } else {
+        base(&mut b, 2, DType::Float64, 100)
+    };
     let full = View::contiguous(g, DType::Float64, &[10, 10]);
     let shifted = |di: isize, dj: isize| {
         let v = full.slice(0, 1 + di, 9 + di, 1).unwrap();
@@ -195,6 +205,41 @@ fn five_point_stencil_renders_as_pinned() {
         )
         .unwrap(),
     );
+}
+
+#[test]
+fn in_place_stencil_holds_its_rows_back_as_pinned() {
+    let (b, k) = stencil_into(true);
+    let fixed = lower(&b, &k, Specialize::Fixed).unwrap();
+    assert!(
+        matches!(
+            fixed.plan,
+            Plan::Lagged {
+                extent: 8,
+                inner: 8,
+                lag: 1,
+                ..
+            }
+        ),
+        "{:?}",
+        fixed.plan
+    );
+    assert!(fixed.has_fin());
+    check(
+        "stencil_in_place.c",
+        &render(&C99, &fixed, "hs_stencil").unwrap(),
+    );
+    let dynamic = lower(&b, &k, Specialize::Dynamic).unwrap();
+    check(
+        "stencil_in_place_dynamic.c",
+        &render(&C99, &dynamic, "hs_stencil").unwrap(),
+    );
+    // A device launch has no pass after every work-item: OpenCL refuses, so the engine
+    // hands the kernel to its child.
+    assert!(matches!(
+        render(&OPENCL, &fixed, "hs_stencil"),
+        Err(hassium_codegen::Error::Unsupported(_))
+    ));
 }
 
 #[test]

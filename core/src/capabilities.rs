@@ -15,6 +15,13 @@ pub struct Capabilities {
     pub max_kernel_instrs: usize,
     /// Most distinct bases one kernel may touch.
     pub max_kernel_operands: usize,
+    /// The engine runs kernels that write an array they also read at shifted rows (a
+    /// stencil updating its own grid, `g[1:-1, 1:-1] = f(g[:-2, 1:-1], g[2:, 1:-1], …)`)
+    /// by holding each written row back until no later row reads its old value. Without
+    /// it such a read and write are fuse-preventing, and the new values make a round trip
+    /// through a temporary array. Absent from an engine's JSON: off.
+    #[serde(default)]
+    pub lagged_writes: bool,
 }
 
 impl Capabilities {
@@ -26,6 +33,7 @@ impl Capabilities {
             methods: vec!["matmul".into()],
             max_kernel_instrs: usize::MAX,
             max_kernel_operands: usize::MAX,
+            lagged_writes: true,
         }
     }
 

@@ -117,6 +117,34 @@ fn solve(
     Some(false)
 }
 
+/// Most rows of dimension 0 a write may be held back (see [`lag_rows`]).
+pub const LAG_MAX_ROWS: usize = 4;
+/// Most bytes one call's held-back rows may take (`2k + 1` rows at 8 bytes an element).
+pub const LAG_MAX_BYTES: usize = 4 << 20;
+
+/// How many rows of dimension 0 a write of `write` must be held back so that `read`, made
+/// before it in program order, still sees every old value: the read and the write must
+/// have one shape and one set of strides, so element `(i, …)` of the read lies within
+/// `k` rows of the write's element `(i, …)`. `None` when no small `k` exists.
+pub fn lag_rows(read: &View, write: &View) -> Option<usize> {
+    if write.ndim() < 2 || read.shape != write.shape || read.strides != write.strides {
+        return None;
+    }
+    let s0 = write.strides[0].unsigned_abs();
+    if s0 == 0 || write.shape[0] < 2 {
+        return None;
+    }
+    // The distance between two elements of one row, at most.
+    let span: usize = write.shape[1..]
+        .iter()
+        .zip(&write.strides[1..])
+        .map(|(&n, &s)| n.saturating_sub(1) * s.unsigned_abs())
+        .sum();
+    let k = ((read.offset - write.offset).unsigned_abs() + span) / s0;
+    let row: usize = write.shape[1..].iter().product();
+    (k <= LAG_MAX_ROWS && (2 * k + 1) * row * 8 <= LAG_MAX_BYTES).then_some(k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +202,47 @@ mod tests {
                 assert_eq!(o != Overlap::Disjoint, brute(a, b), "{a:?} {b:?}");
             }
         }
+    }
+
+    fn grid_view(offset: isize, shape: &[usize], strides: &[isize]) -> View {
+        View {
+            base: crate::BaseId(1),
+            dtype: crate::DType::Float64,
+            offset,
+            shape: shape.into(),
+            strides: strides.into(),
+        }
+    }
+
+    #[test]
+    fn a_five_point_stencil_holds_its_write_back_one_row() {
+        // grid of 6x7, interior 4x5 at offset 8; neighbours shifted by a row or a column.
+        let w = grid_view(8, &[4, 5], &[7, 1]);
+        for (off, k) in [(8, 0), (1, 1), (15, 1), (7, 0), (9, 0)] {
+            assert_eq!(
+                lag_rows(&grid_view(off, &[4, 5], &[7, 1]), &w),
+                Some(k),
+                "{off}"
+            );
+        }
+        // Two rows away, and reversed rows.
+        assert_eq!(lag_rows(&grid_view(22, &[4, 5], &[7, 1]), &w), Some(2));
+        let wr = grid_view(29, &[4, 5], &[-7, 1]);
+        assert_eq!(lag_rows(&grid_view(36, &[4, 5], &[-7, 1]), &wr), Some(1));
+    }
+
+    #[test]
+    fn other_strides_shapes_or_far_rows_are_not_held_back() {
+        let w = grid_view(8, &[4, 5], &[7, 1]);
+        assert_eq!(lag_rows(&grid_view(8, &[5, 4], &[1, 7]), &w), None);
+        assert_eq!(lag_rows(&grid_view(8, &[4, 4], &[7, 1]), &w), None);
+        assert_eq!(lag_rows(&grid_view(8, &[4, 5], &[7, 2]), &w), None);
+        let far = 8 + 7 * (LAG_MAX_ROWS as isize + 1);
+        assert_eq!(lag_rows(&grid_view(far, &[4, 5], &[7, 1]), &w), None);
+        // 1-d views and broadcast rows have no rows to hold back.
+        let line = grid_view(1, &[5], &[1]);
+        assert_eq!(lag_rows(&grid_view(2, &[5], &[1]), &line), None);
+        let bcast = grid_view(1, &[4, 5], &[0, 1]);
+        assert_eq!(lag_rows(&grid_view(2, &[4, 5], &[0, 1]), &bcast), None);
     }
 }

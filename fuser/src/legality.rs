@@ -30,6 +30,14 @@
 //!   elementwise ops of shape `D` that feed them. Nothing in the kernel may read or
 //!   overwrite a scan's output (a parallel scan finishes its values only at the end).
 //!
+//! **Held-back writes.** One partial overlap is allowed when the engine has
+//! [`Capabilities::lagged_writes`]: a read made *before* a write of the same base, through
+//! a view of the write's shape and strides shifted by at most [`hassium_core::LAG_MAX_ROWS`] rows of
+//! dimension 0 (see [`hassium_core::lag_rows`]). A stencil updating its own grid is this pair. Such a
+//! pair is *soft*: the two may share a kernel whose loop nest iterates the write's shape
+//! with dimension 0 as the parallel rows (a map, or a reduction along another axis); the
+//! engine then holds each written row back until no later row reads its old value.
+//!
 //! Reductions and scans never share a kernel, and a reduction's output never feeds another
 //! reduction in the same kernel (its shape differs from `D`). Index ops (gather, scatter),
 //! extension methods (matmul) and every instruction the engine's [`Capabilities`] do not
@@ -39,7 +47,9 @@
 //! two iterations of a long loop body (`period.rs`).
 
 use crate::bitset::BitSet;
-use hassium_core::{overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View};
+use hassium_core::{
+    lag_rows, overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View,
+};
 use hassium_core::{IdMap, IdSet};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -166,6 +176,17 @@ impl Nest {
         })
     }
 
+    /// True when a write of `shape` may be held back in this nest: it iterates `shape`,
+    /// and its parallel loop walks dimension 0 one row at a time.
+    pub fn admits_lag(&self, shape: &Shape) -> bool {
+        shape.len() >= 2
+            && match self {
+                Nest::Map(s) => s == shape,
+                Nest::Reduce { input, axis, .. } => input == shape && *axis != 0,
+                Nest::Scan { .. } | Nest::Alone => false,
+            }
+    }
+
     /// The kernel's iteration shape, when the nest decides it.
     pub fn shape(&self) -> Option<&Shape> {
         match self {
@@ -215,6 +236,11 @@ pub(crate) struct Graph<'a> {
     /// Dependency successors of each node (sorted, deduplicated).
     pub succ: Vec<Vec<u32>>,
     pub prevent: Vec<BitSet>,
+    /// Soft partners of each node: the other side of a read-then-write pair that may share
+    /// a kernel only with the write held back (see the module docs).
+    pub soft: Vec<SmallVec<[u32; 2]>>,
+    /// The shape of a node's soft pairs (one per node; all its pairs agree on it).
+    pub lag_shape: Vec<Option<Shape>>,
     pub nest: Vec<Nest>,
     pub uses: Vec<Vec<Use>>,
     pub bases: Vec<BaseInfo>,
@@ -326,6 +352,8 @@ impl<'a> Graph<'a> {
         let mut edges: Vec<(u32, u32)> = Vec::new();
         // Most nodes prevent nothing: their sets stay unallocated.
         let mut prevent = vec![BitSet::default(); n];
+        let mut soft: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); n];
+        let mut lag_shape: Vec<Option<Shape>> = vec![None; n];
         let is_scan = |node: u32| {
             nodes
                 .get(node as usize)
@@ -362,9 +390,29 @@ impl<'a> Graph<'a> {
                     // A scan's output is final only when the scan is done: nothing in its
                     // kernel may read or overwrite it.
                     let scan_out = ap.write && is_scan(ap.node);
-                    if rel == Overlap::Partial || scan_out {
-                        prevent[ap.node as usize].insert(aq.node as usize);
-                        prevent[aq.node as usize].insert(ap.node as usize);
+                    if scan_out || rel == Overlap::Partial {
+                        let (p, q) = (ap.node as usize, aq.node as usize);
+                        let (vp, vq) = (views[ap.view as usize], views[aq.view as usize]);
+                        // A read then a write of rows nearby: soft, when every pair of
+                        // either node agrees on the shape.
+                        let held_back = !scan_out
+                            && caps.lagged_writes
+                            && !ap.write
+                            && aq.write
+                            && batch.instrs[nodes[q]].op.class() == OpClass::Elementwise
+                            && lag_rows(vp, vq).is_some()
+                            && [p, q]
+                                .iter()
+                                .all(|&x| lag_shape[x].as_ref().is_none_or(|s| *s == vq.shape));
+                        if held_back {
+                            lag_shape[p] = Some(vq.shape.clone());
+                            lag_shape[q] = Some(vq.shape.clone());
+                            soft[p].push(q as u32);
+                            soft[q].push(p as u32);
+                        } else {
+                            prevent[p].insert(q);
+                            prevent[q].insert(p);
+                        }
                     }
                     if ap.write && rel == Overlap::Identical {
                         break;
@@ -405,6 +453,8 @@ impl<'a> Graph<'a> {
             nodes,
             succ,
             prevent,
+            soft,
+            lag_shape,
             nest,
             uses,
             bases,
@@ -435,6 +485,37 @@ impl<'a> Graph<'a> {
             operands,
             members,
             prevent: self.prevent[node as usize].clone(),
+            soft: self.soft[node as usize].clone(),
+            lag: None,
+        }
+    }
+
+    /// The held-back write shape of the union of `a` and `b`: every soft pair the union
+    /// would hold must agree on one shape, which the union's nest must admit. `None` when
+    /// the union may not be formed; `Some(None)` when it holds no soft pair.
+    fn union_lag(&self, a: &Block, b: &Block, nest: &Nest) -> Option<Option<Shape>> {
+        let mut lag: Option<&Shape> = None;
+        let pairs =
+            a.lag
+                .iter()
+                .chain(&b.lag)
+                .map(Some)
+                .chain([(a, b), (b, a)].into_iter().flat_map(|(x, y)| {
+                    x.soft
+                        .iter()
+                        .filter(|&&n| y.members.contains(n as usize))
+                        .map(|&n| self.lag_shape[n as usize].as_ref())
+                }));
+        for shape in pairs {
+            let shape = shape?;
+            match lag {
+                Some(l) if l != shape => return None,
+                _ => lag = Some(shape),
+            }
+        }
+        match lag {
+            Some(s) if !nest.admits_lag(s) => None,
+            _ => Some(lag.cloned()),
         }
     }
 
@@ -478,6 +559,7 @@ impl<'a> Graph<'a> {
             }
         }
         let nest = Nest::combine(&a.nest, a.first, &b.nest, b.first)?;
+        let lag = self.union_lag(a, b, &nest)?;
         let (small, big) = if a.uses.len() <= b.uses.len() {
             (a, b)
         } else {
@@ -507,6 +589,7 @@ impl<'a> Graph<'a> {
             nest,
             cost,
             operands,
+            lag,
         })
     }
 
@@ -542,6 +625,10 @@ impl<'a> Graph<'a> {
         a.operands = m.operands;
         a.members.union_with(&b.members);
         a.prevent.union_with(&b.prevent);
+        a.soft.extend(b.soft);
+        a.soft.sort_unstable();
+        a.soft.dedup();
+        a.lag = m.lag;
     }
 
     /// The union of two blocks, when `check` allows it.
@@ -559,6 +646,8 @@ pub(crate) struct Merge {
     pub nest: Nest,
     pub cost: u64,
     pub operands: usize,
+    /// The union's held-back write shape ([`Block::lag`]).
+    pub lag: Option<Shape>,
 }
 
 fn join_use(u: &mut Use, other: &Use) {
@@ -609,4 +698,8 @@ pub(crate) struct Block {
     pub members: BitSet,
     /// Nodes that may not share this block's kernel.
     pub prevent: BitSet,
+    /// Soft partners of the block's nodes (see [`Graph::soft`]).
+    pub soft: SmallVec<[u32; 2]>,
+    /// The shape of the writes this block holds back, once it holds a soft pair.
+    pub lag: Option<Shape>,
 }

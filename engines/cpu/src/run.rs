@@ -21,7 +21,8 @@ unsafe impl Send for Args<'_> {}
 unsafe impl Sync for Args<'_> {}
 
 struct Part(*mut u8);
-// SAFETY: each chunk writes only its own slots of the partials buffer.
+// SAFETY: each chunk (or range of a `Lagged` plan) writes only its own slots of the
+// partials buffer.
 unsafe impl Send for Part {}
 unsafe impl Sync for Part {}
 
@@ -114,6 +115,44 @@ pub fn execute(
                 })?;
             }
             call(fin, 0, chunks, args, p.0)
+        }
+        Plan::Lagged {
+            extent,
+            inner,
+            edge,
+            ..
+        } => {
+            let fin = k.fin.ok_or_else(|| {
+                CoreError::Invalid("held-back writes without a finishing function".into())
+            })?;
+            let total = extent.saturating_mul(inner);
+            let rs = if threads <= 1 || total < min_parallel || extent < 2 {
+                vec![(0, extent)]
+            } else {
+                ranges(extent, threads * 4)
+            };
+            let words = edge.div_ceil(16);
+            let mut part = vec![0u128; rs.len() * words];
+            let p = Part(part.as_mut_ptr() as *mut u8);
+            // Each range's slice of `part`: its ring and held-back rows.
+            let run = |f: KernelFn| {
+                pool.install(|| {
+                    rs.par_iter()
+                        .enumerate()
+                        .map(|(r, &(b, e))| {
+                            let p = &p;
+                            // SAFETY: `part` holds `words` u128 per range.
+                            let slice = unsafe { p.0.add(r * words * 16) };
+                            call(f, b, e, args, slice)
+                        })
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .collect::<Result<(), _>>()
+                })
+            };
+            // Every range reads its rows' old values before any held-back row is written.
+            run(k.main)?;
+            run(fin)
         }
     }
 }

@@ -181,7 +181,7 @@ impl OpenClEngine {
         };
         let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
         let task = |l: Option<Lowered>, mode| match l {
-            Some(l) if l.slots.len() <= max_bufs => {
+            Some(l) if l.slots.len() <= max_bufs && !l.is_lagged() => {
                 let key = Self::key_of(batch, kernel, mode, &l);
                 Task::Device {
                     lowered: Box::new(l),
@@ -433,6 +433,11 @@ impl OpenClEngine {
         };
         match l.plan {
             Plan::Empty => {}
+            Plan::Lagged { .. } => {
+                return Err(Error::Config(
+                    "held-back writes reached the device; they belong to the child".into(),
+                ))
+            }
             // One work-item walks the whole range, in order (scatters' update order).
             Plan::Serial { extent } => {
                 set(&built.main, 0, extent as i64)?;
@@ -603,6 +608,9 @@ impl Engine for OpenClEngine {
         let mut c = self.child.capabilities();
         let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
         c.max_kernel_operands = c.max_kernel_operands.min(max_bufs);
+        // A held-back row needs a second pass after every work-item has read its old
+        // values: one launch has no such barrier, so these stay two kernels here.
+        c.lagged_writes = false;
         c
     }
 

@@ -1,7 +1,8 @@
 //! The shared differential suite (`hassium_engine_testkit::suite`) on the OpenCL engine
 //! (PoCL where there is no GPU), in each specialisation mode. What the device cannot run
-//! goes to the child engine and is counted: complex numbers, matmul, and float16 on a
-//! device without cl_khr_fp16 (PoCL has none); it is compared all the same.
+//! goes to the child engine and is counted: complex numbers, matmul, float16 on a
+//! device without cl_khr_fp16 (PoCL has none), and kernels with held-back writes; it is
+//! compared all the same.
 
 mod common;
 
@@ -49,7 +50,16 @@ impl Subject for OpenCl {
                     .any(|&i| batch.instrs[i].op == Opcode::Extension)
             })
             .count() as u64;
+        // Held-back writes need a pass after every work-item: the child runs them.
+        let lagged = kernels
+            .iter()
+            .filter(|k| {
+                hassium_codegen::lower(batch, k, hassium_codegen::Specialize::Fixed)
+                    .is_ok_and(|l| l.is_lagged())
+            })
+            .count() as u64;
         matmul
+            + lagged
             + kernels_touching(batch, kernels, |d| {
                 d.is_complex() || (d == DType::Float16 && !fp16)
             })
