@@ -7,7 +7,6 @@ back until no later row needs it, so these must still equal NumPy's results exac
 
 import numpy as np
 import pytest
-
 from conftest import sample
 
 
