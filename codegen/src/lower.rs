@@ -655,7 +655,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         Structure::ReduceOuter { axis } => Some(if axis > 0 { 0 } else { axis + 1 }),
         Structure::Partials => None,
     };
-    if let Some(lag) = lag {
+    let plan = if let Some(lag) = lag {
         // The fuser holds writes back only where the rows of dimension 0 are the parallel
         // loop; anything else is a kernel this renderer does not know how to run.
         let rows_parallel = matches!(
@@ -668,97 +668,30 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             return unsupported("held-back writes outside a loop over rows");
         }
         let row = elements / ext[0];
-        let edge = (lagged.len() * (2 * lag + 1) * row * 8).next_multiple_of(16);
-        return Ok(finish(
-            b,
-            batch,
-            spec,
-            Plan::Lagged {
-                extent: ext[0],
-                inner: row,
-                lag,
-                edge,
-            },
-            Parts {
-                scalars,
-                scalar_sites,
-                randoms,
-                linstrs,
-                nreductions,
-                lagged,
-                groups,
-                ext,
-                structure,
-                elements,
-            },
-        ));
-    }
-    let plan = match (structure, par_loop) {
-        _ if is_scatter => Plan::Serial {
-            extent: par_loop.map_or(1, |p| ext[p]),
-        },
-        (Structure::Partials, _) => Plan::Partials {
+        Plan::Lagged {
             extent: ext[0],
-            chunks: ext[0].div_ceil(CHUNK),
-            slots: nreductions,
-        },
-        (_, Some(p)) => Plan::Parallel {
-            extent: ext[p],
-            inner: elements / ext[p].max(1),
-        },
-        (_, None) => Plan::Serial { extent: 1 },
+            inner: row,
+            lag,
+            edge: (lagged.len() * (2 * lag + 1) * row * 8).next_multiple_of(16),
+        }
+    } else {
+        match (structure, par_loop) {
+            _ if is_scatter => Plan::Serial {
+                extent: par_loop.map_or(1, |p| ext[p]),
+            },
+            (Structure::Partials, _) => Plan::Partials {
+                extent: ext[0],
+                chunks: ext[0].div_ceil(CHUNK),
+                slots: nreductions,
+            },
+            (_, Some(p)) => Plan::Parallel {
+                extent: ext[p],
+                inner: elements / ext[p].max(1),
+            },
+            (_, None) => Plan::Serial { extent: 1 },
+        }
     };
 
-    Ok(finish(
-        b,
-        batch,
-        spec,
-        plan,
-        Parts {
-            scalars,
-            scalar_sites,
-            randoms,
-            linstrs,
-            nreductions,
-            lagged,
-            groups,
-            ext,
-            structure,
-            elements,
-        },
-    ))
-}
-
-/// What [`lower`] has decided when it numbers the loop nest.
-struct Parts {
-    scalars: Vec<Scalar>,
-    scalar_sites: Vec<Site>,
-    randoms: Vec<(usize, DType, isize, isize, usize)>,
-    linstrs: Vec<LInstr>,
-    nreductions: usize,
-    lagged: Vec<usize>,
-    /// Collapsed loops, outermost first: (extent, stride per view).
-    groups: Vec<(usize, Vec<isize>)>,
-    ext: Vec<usize>,
-    structure: Structure,
-    elements: usize,
-}
-
-/// Numbers the loop nest: extents, then per view offset and strides, then random-access
-/// views (literals or `meta` slots, as `spec` says).
-fn finish(mut b: Builder<'_>, batch: &Batch, spec: Specialize, plan: Plan, p: Parts) -> Lowered {
-    let Parts {
-        scalars,
-        scalar_sites,
-        randoms,
-        linstrs: instrs,
-        nreductions,
-        lagged,
-        groups,
-        ext,
-        structure,
-        elements,
-    } = p;
     // Numbers: extents, then per view offset and strides, then random-access views.
     let extents: Vec<Num> = ext.iter().map(|&e| b.num(e as i64, false)).collect();
     let raw = std::mem::take(&mut b.raw);
@@ -789,7 +722,7 @@ fn finish(mut b: Builder<'_>, batch: &Batch, spec: Specialize, plan: Plan, p: Pa
         .iter()
         .map(|id| batch.base(*id).map_or(DType::UInt8, |x| x.dtype))
         .collect();
-    Lowered {
+    Ok(Lowered {
         spec,
         plan,
         slots: b.slots,
@@ -802,30 +735,44 @@ fn finish(mut b: Builder<'_>, batch: &Batch, spec: Specialize, plan: Plan, p: Pa
         extents,
         views,
         randoms,
-        instrs,
+        instrs: linstrs,
         nreductions,
         lagged,
         slot_sites: b.slot_sites,
         scalar_sites,
-    }
+    })
 }
 
 /// The views whose stores must be held back, and by how many rows: a view stored in the
 /// body whose base the kernel also reads, before the store, through another view that
 /// overlaps it (the fuser allows that only as [`hassium_core::lag_rows`] describes).
 fn held_back(b: &Builder<'_>, instrs: &[LInstr]) -> Result<(Vec<usize>, Option<usize>)> {
-    let data = |id: usize| match b.raw[id].0 {
-        ViewKind::Data { slot: Some(s) } => Some(s),
-        _ => None,
+    let slot = |id: usize| match b.raw[id].0 {
+        ViewKind::Data { slot } => slot,
+        ViewKind::Linear => None,
     };
-    let stored: Vec<usize> = instrs.iter().filter_map(|i| i.out).collect();
-    if !stored.iter().any(|&w| {
-        instrs.iter().any(|i| {
-            i.args
-                .iter()
-                .any(|a| matches!(a, Arg::View(r) if *r != w && data(*r).is_some() && data(*r) == data(w)))
-        })
-    }) {
+    // Stores per slot, then the reads of a stored slot through some other view: almost
+    // every kernel has none, and this stays linear in its size.
+    let mut stores: FxHashMap<usize, Vec<(usize, usize)>> = FxHashMap::default();
+    for (pos, i) in instrs.iter().enumerate() {
+        if let Some((w, s)) = i.out.and_then(|w| Some((w, slot(w)?))) {
+            stores.entry(s).or_default().push((pos, w));
+        }
+    }
+    let mut reads: Vec<(usize, usize, usize)> = Vec::new();
+    for (pos, i) in instrs.iter().enumerate() {
+        for a in &i.args {
+            let Arg::View(r) = *a else { continue };
+            let Some(s) = slot(r) else { continue };
+            if stores
+                .get(&s)
+                .is_some_and(|ws| ws.iter().any(|&(_, w)| w != r))
+            {
+                reads.push((s, pos, r));
+            }
+        }
+    }
+    if reads.is_empty() {
         return Ok((Vec::new(), None));
     }
     let mut original: Vec<Option<&View>> = vec![None; b.raw.len()];
@@ -834,40 +781,36 @@ fn held_back(b: &Builder<'_>, instrs: &[LInstr]) -> Result<(Vec<usize>, Option<u
             original[id] = Some(v);
         }
     }
-    let mut lagged = Vec::new();
-    let mut lag = None;
-    for (pos, i) in instrs.iter().enumerate() {
-        let Some(w) = i.out.filter(|&w| data(w).is_some() && !lagged.contains(&w)) else {
-            continue;
-        };
-        let Some(wv) = original[w] else { continue };
-        let mut k_w = None;
-        for (rpos, j) in instrs.iter().enumerate() {
-            for a in &j.args {
-                let Arg::View(r) = *a else { continue };
-                if r == w || data(r) != data(w) {
-                    continue;
-                }
+    let (mut lagged, mut lag) = (Vec::new(), None);
+    for (&s, ws) in &stores {
+        for &(pos, w) in ws {
+            let (Some(wv), false) = (original[w], lagged.contains(&w)) else {
+                continue;
+            };
+            let mut k_w = None;
+            for &(_, rpos, r) in reads.iter().filter(|x| x.0 == s && x.2 != w) {
                 let Some(rv) = original[r] else { continue };
                 if overlap(rv, wv) == Overlap::Disjoint {
                     continue;
                 }
                 let k = lag_rows(rv, wv)
-                    .filter(|_| rpos < pos && i.space == Space::Body)
+                    .filter(|_| rpos < pos && instrs[pos].space == Space::Body)
                     .ok_or_else(|| {
                         Error::Unsupported("a read overlapping a write it cannot precede".into())
                     })?;
                 k_w = Some(k_w.unwrap_or(0).max(k));
             }
-        }
-        if let Some(k) = k_w {
-            // The write's own rows: a row is complete only when all of it is computed.
-            let own = lag_rows(wv, wv)
-                .ok_or_else(|| Error::Unsupported("held-back write without rows".into()))?;
-            lagged.push(w);
-            lag = Some(lag.unwrap_or(0).max(k).max(own));
+            if let Some(k) = k_w {
+                // The write's own rows: a row is complete only when all of it is computed.
+                let own = lag_rows(wv, wv)
+                    .ok_or_else(|| Error::Unsupported("held-back write without rows".into()))?;
+                lagged.push(w);
+                lag = Some(lag.unwrap_or(0).max(k).max(own));
+            }
         }
     }
+    // Part-buffer order must not depend on hash order.
+    lagged.sort_unstable();
     Ok((lagged, lag))
 }
 
