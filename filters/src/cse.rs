@@ -20,7 +20,13 @@ use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Over
 use hassium_core::{IdMap, IdSet};
 use rustc_hash::FxHashMap;
 
-pub struct Cse;
+#[derive(Default)]
+pub struct Cse {
+    /// The instruction vector of the batch before last: a rewrite that inserts frees
+    /// builds the new sequence here, so a loop's flushes alternate between two buffers
+    /// instead of allocating (and page-faulting in) a fresh one of megabytes each time.
+    spare: Vec<Instr>,
+}
 
 /// A cheap key grouping instructions that might compute the same thing: the opcode and
 /// the bases its inputs read (so a batch of thousands of multiplies does not compare
@@ -186,26 +192,34 @@ impl Filter for Cse {
         }
         let mut inserts: Vec<(usize, BaseId)> = pending.into_iter().map(|(b, k)| (k, b)).collect();
         inserts.sort_unstable();
-        crate::facts::remove_indices(batch, &removed);
-        if !inserts.is_empty() {
-            // Positions were taken before the removals: rebuild with both applied.
-            insert_frees(batch, &removed, &inserts);
+        if inserts.is_empty() {
+            crate::facts::remove_indices(batch, &removed);
+        } else {
+            // Positions are the original ones: rebuild with both applied at once.
+            insert_frees(batch, &removed, &inserts, &mut self.spare);
         }
         Ok(())
     }
 }
 
-/// Inserts `Free(base)` before each original position of `inserts`, given the original
-/// indices `removed` that are already gone from `batch`.
-fn insert_frees(batch: &mut Batch, removed: &[usize], inserts: &[(usize, BaseId)]) {
+/// Removes the instructions at `removed` and inserts `Free(base)` before each position of
+/// `inserts` (both original indices; `inserts` sorted), building the result in `spare`,
+/// which then holds the old vector's buffer for the next call.
+fn insert_frees(
+    batch: &mut Batch,
+    removed: &[usize],
+    inserts: &[(usize, BaseId)],
+    spare: &mut Vec<Instr>,
+) {
     let mut gone = removed.to_vec();
     gone.sort_unstable();
-    let kept = std::mem::take(&mut batch.instrs);
-    let mut out = Vec::with_capacity(kept.len() + inserts.len());
-    let mut kept = kept.into_iter();
+    gone.dedup();
+    let mut kept = std::mem::take(&mut batch.instrs);
+    let mut out = std::mem::take(spare);
+    out.clear();
+    out.reserve(kept.len() + inserts.len());
     let (mut g, mut ins) = (0, 0);
-    let total = kept.len() + gone.len();
-    for k in 0..total {
+    for (k, i) in kept.drain(..).enumerate() {
         while ins < inserts.len() && inserts[ins].0 == k {
             if let Some(base) = batch.base(inserts[ins].1).copied() {
                 out.push(Instr::system(Opcode::Free, &base));
@@ -216,11 +230,15 @@ fn insert_frees(batch: &mut Batch, removed: &[usize], inserts: &[(usize, BaseId)
             g += 1;
             continue;
         }
-        if let Some(i) = kept.next() {
-            out.push(i);
+        out.push(i);
+    }
+    for &(_, b) in &inserts[ins..] {
+        if let Some(base) = batch.base(b).copied() {
+            out.push(Instr::system(Opcode::Free, &base));
         }
     }
     batch.instrs = out;
+    *spare = kept;
 }
 
 /// A rename found safe: reads of the later result in `reads` become reads of the earlier.
