@@ -19,6 +19,15 @@ use crate::{Filter, Result};
 use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
 use hassium_core::{IdMap, IdSet};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// The instructions touching one base. Inline up to four: a loop's temporary is written
+/// once, read once or twice and freed, and a heap list per base of a batch of thousands
+/// cost more than the elimination itself.
+type Touches = SmallVec<[usize; 4]>;
+
+/// The candidates of one key. Most keys occur once (`t * x` with a fresh `t`).
+type Candidates = SmallVec<[(usize, usize); 1]>;
 
 #[derive(Default)]
 pub struct Cse {
@@ -63,8 +72,9 @@ fn eligible(i: &Instr) -> bool {
 /// Instruction indices touching each base (system instructions included), ascending.
 /// Built once per batch; renames only ever remove touches of the renamed base, so a
 /// stale entry is re-checked where it matters.
-fn touch_lists(batch: &Batch) -> IdMap<Vec<usize>> {
-    let mut t: IdMap<Vec<usize>> = IdMap::default();
+fn touch_lists(batch: &Batch) -> IdMap<Touches> {
+    let mut t: IdMap<Touches> =
+        IdMap::with_capacity_and_hasher(batch.bases.len(), Default::default());
     for (k, i) in batch.instrs.iter().enumerate() {
         t.entry(i.out.base).or_default().push(k);
         for b in i.ins.iter().filter_map(|o| o.base()) {
@@ -84,7 +94,7 @@ fn touch_lists(batch: &Batch) -> IdMap<Vec<usize>> {
 /// free at `k`.
 fn free_of(
     batch: &Batch,
-    touch: &IdMap<Vec<usize>>,
+    touch: &IdMap<Touches>,
     pending: &IdMap<usize>,
     b: BaseId,
     after: usize,
@@ -113,7 +123,7 @@ impl Filter for Cse {
         let touch = touch_lists(batch);
         // Candidates by key: (index, clean_to) where nothing in `index+1..clean_to` wrote
         // the candidate's output or inputs (checked once, extended as `j` advances).
-        let mut seen: FxHashMap<Key, Vec<(usize, usize)>> = FxHashMap::default();
+        let mut seen: FxHashMap<Key, Candidates> = FxHashMap::default();
         let mut removed = Vec::new();
         // Frees moved by renames: base → insert its free before this instruction.
         let mut pending: IdMap<usize> = IdMap::default();
@@ -271,7 +281,7 @@ impl Rename {
 /// caller's question.
 fn rename(
     batch: &Batch,
-    touch: &IdMap<Vec<usize>>,
+    touch: &IdMap<Touches>,
     j: usize,
     earlier: &View,
     later: &View,
