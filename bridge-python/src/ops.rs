@@ -252,12 +252,14 @@ pub fn elementwise(
         for a in args {
             ins.push(operand(rt, &mut temps, a, l, &shape, direct)?);
         }
-        let result = finish(
-            rt,
-            &mut temps,
-            Instr::new(op, placeholder(o, &shape), ins),
-            dest,
-        )?;
+        let instr = Instr {
+            op,
+            out: placeholder(o, &shape),
+            ins,
+            axis: None,
+            method: None,
+        };
+        let result = finish(rt, &mut temps, instr, dest)?;
         temps.free(rt)?;
         Ok(result)
     })
@@ -340,7 +342,7 @@ fn placeholder(dtype: DType, shape: &[usize]) -> View {
         base: BaseId(0),
         dtype,
         offset: 0,
-        shape: shape.into(),
+        shape: Shape::from_slice(shape),
         strides: Default::default(),
     }
 }

@@ -101,6 +101,12 @@ pub fn resolve_loop(op: Opcode, t: DType) -> Result<DType, NoLoop> {
         return Ok(DType::Float64);
     }
     let types = op.info().types;
+    // A loop of `t` itself is the one the search below finds: a type `t` casts to safely
+    // is never listed before `t` (`loop_order_lists_safe_targets_after_their_sources`).
+    // Nearly every call takes this path, and the search costs a dozen promotions.
+    if types.contains(t) {
+        return Ok(t);
+    }
     if let Some(l) = LOOP_ORDER
         .iter()
         .copied()
@@ -165,6 +171,18 @@ pub fn is_comparison(op: Opcode) -> bool {
 mod tests {
     use super::*;
     use DType::*;
+
+    #[test]
+    fn loop_order_lists_safe_targets_after_their_sources() {
+        for (i, &later) in LOOP_ORDER.iter().enumerate() {
+            for &earlier in &LOOP_ORDER[..i] {
+                assert!(
+                    !can_cast_safe(later, earlier),
+                    "{later:?} casts safely to {earlier:?}, which is listed before it"
+                );
+            }
+        }
+    }
 
     #[test]
     fn integer_true_division_runs_in_float64() {

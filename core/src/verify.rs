@@ -2,34 +2,56 @@
 
 use crate::view::fmt_shape;
 use crate::{
-    overlap, Base, BaseId, Batch, DType, Error, Instr, OpClass, Opcode, Operand, Overlap, Result,
-    View, MAX_DIMS,
+    overlap, Base, BaseId, Batch, DType, Error, IdMap, Instr, OpClass, Opcode, Operand, Overlap,
+    Result, View, MAX_DIMS,
 };
 
 /// Verifies every instruction of a batch.
 pub fn verify(batch: &Batch) -> Result<()> {
-    (0..batch.instrs.len()).try_for_each(|i| verify_at(batch, i))
+    let bases: IdMap<Base> = batch.bases.iter().map(|(&id, &b)| (id, b)).collect();
+    (0..batch.instrs.len()).try_for_each(|i| verify_at(batch, i, |id| bases.get(&id).copied()))
 }
 
 /// Verifies the instructions `kernels` name, and only those: what an engine is about to
 /// execute. The runtime may hand a batch to its engine in several parts (to recycle
 /// memory between them), so checking the whole batch on every call would repeat work.
 pub fn verify_kernels(batch: &Batch, kernels: &[crate::Kernel]) -> Result<()> {
+    let named = kernels.iter().map(|k| k.instrs.len()).sum::<usize>();
+    // Each instruction looks up about three bases. A search of the batch's tree costs
+    // several times a hash lookup, so when the kernels name much of the batch (every
+    // call of a flush that is not cut into parts) the bases are hashed once first.
+    if named * 4 >= batch.bases.len() {
+        let bases: IdMap<Base> = batch.bases.iter().map(|(&id, &b)| (id, b)).collect();
+        verify_kernels_in(batch, kernels, |id| bases.get(&id).copied())
+    } else {
+        verify_kernels_in(batch, kernels, |id| batch.base(id).copied())
+    }
+}
+
+/// [`verify_kernels`] with the bases found by `lookup`: for an engine that already holds
+/// a table of the call's bases (the reference engine's memory), which then need not be
+/// built again from the batch.
+pub fn verify_kernels_in(
+    batch: &Batch,
+    kernels: &[crate::Kernel],
+    lookup: impl Fn(BaseId) -> Option<Base>,
+) -> Result<()> {
     kernels
         .iter()
         .flat_map(|k| &k.instrs)
-        .try_for_each(|&i| verify_at(batch, i))
+        .try_for_each(|&i| verify_at(batch, i, &lookup))
 }
 
-/// Verifies instruction `i` of `batch` against the batch's bases; errors name it.
-fn verify_at(batch: &Batch, i: usize) -> Result<()> {
+/// Verifies instruction `i` of `batch` against the batch's bases (found by `lookup`);
+/// errors name it.
+fn verify_at(batch: &Batch, i: usize, lookup: impl Fn(BaseId) -> Option<Base>) -> Result<()> {
     let instr = batch.instrs.get(i).ok_or_else(|| {
         Error::Invalid(format!(
             "a kernel names instruction {i} of a batch of {}",
             batch.instrs.len()
         ))
     })?;
-    verify_instr(instr, |id| batch.base(id).copied()).map_err(|e| Error::InInstr {
+    verify_instr(instr, lookup).map_err(|e| Error::InInstr {
         index: i,
         op: instr.op.name(),
         source: Box::new(e),

@@ -11,13 +11,28 @@ pub type Shape = SmallVec<[usize; 4]>;
 pub type Strides = SmallVec<[isize; 4]>;
 
 /// A strided window onto one base. Negative strides and stride-0 broadcasts are ordinary.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct View {
     pub base: BaseId,
     pub dtype: DType,
     pub offset: isize,
     pub shape: Shape,
     pub strides: Strides,
+}
+
+/// By hand: `SmallVec`'s own `Clone` collects element by element through an iterator,
+/// while `from_slice` copies the (`Copy`) dimensions in one go. Recording one operation
+/// clones several views, so this is on the hot path.
+impl Clone for View {
+    fn clone(&self) -> View {
+        View {
+            base: self.base,
+            dtype: self.dtype,
+            offset: self.offset,
+            shape: Shape::from_slice(&self.shape),
+            strides: Strides::from_slice(&self.strides),
+        }
+    }
 }
 
 /// Row-major strides (in elements) of a contiguous array of `shape`.
@@ -95,7 +110,7 @@ impl View {
             base,
             dtype,
             offset: 0,
-            shape: shape.into(),
+            shape: Shape::from_slice(shape),
             strides: contiguous_strides(shape),
         }
     }

@@ -19,8 +19,23 @@ use crate::{Filter, Result};
 use hassium_core::{overlap, BaseId, Batch, Instr, OpClass, Opcode, Operand, Overlap, View};
 use hassium_core::{IdMap, IdSet};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
-pub struct Cse;
+/// The instructions touching one base. Inline up to four: a loop's temporary is written
+/// once, read once or twice and freed, and a heap list per base of a batch of thousands
+/// cost more than the elimination itself.
+type Touches = SmallVec<[usize; 4]>;
+
+/// The candidates of one key. Most keys occur once (`t * x` with a fresh `t`).
+type Candidates = SmallVec<[(usize, usize); 1]>;
+
+#[derive(Default)]
+pub struct Cse {
+    /// The instruction vector of the batch before last: a rewrite that inserts frees
+    /// builds the new sequence here, so a loop's flushes alternate between two buffers
+    /// instead of allocating (and page-faulting in) a fresh one of megabytes each time.
+    spare: Vec<Instr>,
+}
 
 /// A cheap key grouping instructions that might compute the same thing: the opcode and
 /// the bases its inputs read (so a batch of thousands of multiplies does not compare
@@ -57,8 +72,9 @@ fn eligible(i: &Instr) -> bool {
 /// Instruction indices touching each base (system instructions included), ascending.
 /// Built once per batch; renames only ever remove touches of the renamed base, so a
 /// stale entry is re-checked where it matters.
-fn touch_lists(batch: &Batch) -> IdMap<Vec<usize>> {
-    let mut t: IdMap<Vec<usize>> = IdMap::default();
+fn touch_lists(batch: &Batch) -> IdMap<Touches> {
+    let mut t: IdMap<Touches> =
+        IdMap::with_capacity_and_hasher(batch.bases.len(), Default::default());
     for (k, i) in batch.instrs.iter().enumerate() {
         t.entry(i.out.base).or_default().push(k);
         for b in i.ins.iter().filter_map(|o| o.base()) {
@@ -78,7 +94,7 @@ fn touch_lists(batch: &Batch) -> IdMap<Vec<usize>> {
 /// free at `k`.
 fn free_of(
     batch: &Batch,
-    touch: &IdMap<Vec<usize>>,
+    touch: &IdMap<Touches>,
     pending: &IdMap<usize>,
     b: BaseId,
     after: usize,
@@ -107,7 +123,7 @@ impl Filter for Cse {
         let touch = touch_lists(batch);
         // Candidates by key: (index, clean_to) where nothing in `index+1..clean_to` wrote
         // the candidate's output or inputs (checked once, extended as `j` advances).
-        let mut seen: FxHashMap<Key, Vec<(usize, usize)>> = FxHashMap::default();
+        let mut seen: FxHashMap<Key, Candidates> = FxHashMap::default();
         let mut removed = Vec::new();
         // Frees moved by renames: base → insert its free before this instruction.
         let mut pending: IdMap<usize> = IdMap::default();
@@ -186,26 +202,34 @@ impl Filter for Cse {
         }
         let mut inserts: Vec<(usize, BaseId)> = pending.into_iter().map(|(b, k)| (k, b)).collect();
         inserts.sort_unstable();
-        crate::facts::remove_indices(batch, &removed);
-        if !inserts.is_empty() {
-            // Positions were taken before the removals: rebuild with both applied.
-            insert_frees(batch, &removed, &inserts);
+        if inserts.is_empty() {
+            crate::facts::remove_indices(batch, &removed);
+        } else {
+            // Positions are the original ones: rebuild with both applied at once.
+            insert_frees(batch, &removed, &inserts, &mut self.spare);
         }
         Ok(())
     }
 }
 
-/// Inserts `Free(base)` before each original position of `inserts`, given the original
-/// indices `removed` that are already gone from `batch`.
-fn insert_frees(batch: &mut Batch, removed: &[usize], inserts: &[(usize, BaseId)]) {
+/// Removes the instructions at `removed` and inserts `Free(base)` before each position of
+/// `inserts` (both original indices; `inserts` sorted), building the result in `spare`,
+/// which then holds the old vector's buffer for the next call.
+fn insert_frees(
+    batch: &mut Batch,
+    removed: &[usize],
+    inserts: &[(usize, BaseId)],
+    spare: &mut Vec<Instr>,
+) {
     let mut gone = removed.to_vec();
     gone.sort_unstable();
-    let kept = std::mem::take(&mut batch.instrs);
-    let mut out = Vec::with_capacity(kept.len() + inserts.len());
-    let mut kept = kept.into_iter();
+    gone.dedup();
+    let mut kept = std::mem::take(&mut batch.instrs);
+    let mut out = std::mem::take(spare);
+    out.clear();
+    out.reserve(kept.len() + inserts.len());
     let (mut g, mut ins) = (0, 0);
-    let total = kept.len() + gone.len();
-    for k in 0..total {
+    for (k, i) in kept.drain(..).enumerate() {
         while ins < inserts.len() && inserts[ins].0 == k {
             if let Some(base) = batch.base(inserts[ins].1).copied() {
                 out.push(Instr::system(Opcode::Free, &base));
@@ -216,11 +240,15 @@ fn insert_frees(batch: &mut Batch, removed: &[usize], inserts: &[(usize, BaseId)
             g += 1;
             continue;
         }
-        if let Some(i) = kept.next() {
-            out.push(i);
+        out.push(i);
+    }
+    for &(_, b) in &inserts[ins..] {
+        if let Some(base) = batch.base(b).copied() {
+            out.push(Instr::system(Opcode::Free, &base));
         }
     }
     batch.instrs = out;
+    *spare = kept;
 }
 
 /// A rename found safe: reads of the later result in `reads` become reads of the earlier.
@@ -253,7 +281,7 @@ impl Rename {
 /// caller's question.
 fn rename(
     batch: &Batch,
-    touch: &IdMap<Vec<usize>>,
+    touch: &IdMap<Touches>,
     j: usize,
     earlier: &View,
     later: &View,

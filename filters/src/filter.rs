@@ -16,7 +16,7 @@ type Make = fn() -> Box<dyn Filter>;
 pub const REGISTRY: &[(&str, Make)] = &[
     ("expand_powk", || Box::new(ExpandPowk)),
     ("simplify", || Box::new(Simplify)),
-    ("cse", || Box::new(Cse)),
+    ("cse", || Box::new(Cse::default())),
     ("dead_code", || Box::new(DeadCode)),
     ("contract_reductions", || Box::new(ContractReductions)),
     ("dump", || Box::new(Dump::from_env())),

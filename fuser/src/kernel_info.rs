@@ -32,8 +32,10 @@ pub(crate) fn finish_kernel_in(
     touched_elsewhere: impl Fn(BaseId) -> bool,
     mut freed: impl FnMut(BaseId) -> bool,
 ) -> Kernel {
-    let mut reads: Vec<BaseId> = Vec::new();
-    let mut writes: Vec<BaseId> = Vec::new();
+    // Sized up front: grown push by push, these two cost more than the rest of a
+    // one-instruction kernel (the singleton fuser makes one per instruction).
+    let mut reads: Vec<BaseId> = Vec::with_capacity(3 * instrs.len());
+    let mut writes: Vec<BaseId> = Vec::with_capacity(instrs.len());
     // The views each base was written through so far. An instruction never serves its
     // own reads, so a kernel of one (every kernel of the singleton fuser) needs no table.
     let mut written: Option<IdMap<Vec<&View>>> = (instrs.len() > 1).then(IdMap::default);

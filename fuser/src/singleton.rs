@@ -19,7 +19,8 @@ impl Fuser for Singleton {
                 .enumerate()
                 .filter(|(_, i)| !i.op.is_system())
         };
-        let mut touchers: IdMap<u32> = IdMap::default();
+        let mut touchers: IdMap<u32> =
+            IdMap::with_capacity_and_hasher(batch.bases.len(), Default::default());
         for (_, i) in compute() {
             let mut bases: SmallVec<[_; 4]> = SmallVec::new();
             for b in std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())) {
@@ -30,11 +31,11 @@ impl Fuser for Singleton {
             }
         }
         let freed: IdSet = batch.freed().collect();
-        Ok(compute()
-            .map(|(k, _)| {
-                finish_kernel_in(batch, vec![k], |b| touchers[&b] > 1, |b| freed.contains(&b))
-            })
-            .collect())
+        let mut kernels = Vec::with_capacity(batch.instrs.len());
+        kernels.extend(compute().map(|(k, _)| {
+            finish_kernel_in(batch, vec![k], |b| touchers[&b] > 1, |b| freed.contains(&b))
+        }));
+        Ok(kernels)
     }
 
     /// Cutting a batch this way costs less than looking its key up.

@@ -2,8 +2,8 @@
 
 use crate::memory::Block;
 use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
+use hassium_core::{sort_dedup, IdMap, IdSet};
 use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode};
-use hassium_core::{IdMap, IdSet};
 use hassium_engine_abi::{Buffers, Engine, HostBuffer};
 use std::time::Instant;
 use tracing::{debug_span, info_span};
@@ -135,10 +135,14 @@ impl Runtime {
 
     /// Records the end of a base's life; its memory returns to the pool at the next flush.
     pub fn free(&mut self, id: BaseId) -> Result<()> {
-        let base = self.live(id)?.base;
-        if let Some(s) = self.bases.get_mut(&id) {
-            s.freed = true;
-        }
+        let base = match self.bases.get_mut(&id) {
+            Some(s) if !s.freed => {
+                s.freed = true;
+                s.base
+            }
+            // `live` says why: freed already, or never made.
+            _ => return self.live(id).map(|_| ()),
+        };
         self.queue.push(Instr::system(Opcode::Free, &base));
         self.stats.instrs_recorded += 1;
         Ok(())
@@ -164,14 +168,7 @@ impl Runtime {
     /// The host address of any base the runtime still holds, including one whose `Free`
     /// is queued but not yet flushed (the batch that frees it may still write it).
     fn host_block(&mut self, id: BaseId) -> Result<*mut u8> {
-        let s = self
-            .bases
-            .get_mut(&id)
-            .ok_or_else(|| Error::UnknownBase(format!("base {} does not exist", id.0)))?;
-        if s.block.is_none() {
-            s.block = Some(self.memory.alloc(s.base.nbytes())?);
-        }
-        Ok(s.block.as_mut().expect("allocated above").as_ptr())
+        Ok(self.host_buffer(id)?.data)
     }
 
     /// Copies `bytes` into a base's host memory (e.g. from a NumPy array or a C buffer).
@@ -228,14 +225,13 @@ impl Runtime {
         };
         // Collected in one go: building a BTreeMap from sorted, distinct keys fills its
         // nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
-        let mut ids: Vec<BaseId> = batch
-            .instrs
-            .iter()
-            .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
-            .chain(batch.sync.iter().copied())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let mut ids: Vec<BaseId> = Vec::with_capacity(3 * batch.instrs.len() + batch.sync.len());
+        for i in &batch.instrs {
+            ids.push(i.out.base);
+            ids.extend(i.ins.iter().filter_map(|o| o.base()));
+        }
+        ids.extend_from_slice(&batch.sync);
+        sort_dedup(&mut ids);
         batch.bases = ids
             .into_iter()
             .filter_map(|id| self.bases.get(&id).map(|s| (id, s.base)))
@@ -370,12 +366,20 @@ impl Runtime {
         Ok(kernels)
     }
 
+    /// A base's host buffer as engines receive it, allocating its memory if it has none
+    /// (one lookup: executing a batch of small kernels asks for thousands).
     fn host_buffer(&mut self, id: BaseId) -> Result<HostBuffer> {
-        let data = self.host_block(id)?;
-        let s = &self.bases[&id];
+        let s = self
+            .bases
+            .get_mut(&id)
+            .ok_or_else(|| Error::UnknownBase(format!("base {} does not exist", id.0)))?;
+        let block = match &mut s.block {
+            Some(b) => b,
+            none => none.insert(self.memory.alloc(s.base.nbytes())?),
+        };
         Ok(HostBuffer {
             base: id.0,
-            data,
+            data: block.as_ptr(),
             nelem: s.base.nelem as u64,
             dtype: s.base.dtype as u8,
             host_dirty: s.host_dirty as u8,
@@ -419,7 +423,8 @@ impl Runtime {
             .collect();
         let mut parts = Vec::new();
         if !freed.is_empty() && kernels.len() > 1 {
-            let mut last_use: IdMap<usize> = IdMap::default();
+            let mut last_use: IdMap<usize> =
+                IdMap::with_capacity_and_hasher(freed.len(), Default::default());
             for (k, kernel) in kernels.iter().enumerate() {
                 for &id in kernel.reads.iter().chain(&kernel.writes) {
                     if freed.contains(&id) {
@@ -427,16 +432,20 @@ impl Runtime {
                     }
                 }
             }
-            let mut dying: Vec<Vec<BaseId>> = vec![Vec::new(); kernels.len()];
-            for (id, k) in last_use {
-                dying[k].push(id);
-            }
+            // By kernel: one sorted list, not a vector per kernel (a batch of small
+            // kernels would allocate one for nearly every kernel).
+            let mut dying: Vec<(usize, BaseId)> =
+                last_use.into_iter().map(|(id, k)| (k, id)).collect();
+            dying.sort_unstable();
             let mut pending = Vec::new();
             let mut bytes = 0;
-            for (k, ids) in dying.into_iter().enumerate() {
-                for id in ids {
+            let mut at = 0;
+            while at < dying.len() {
+                let k = dying[at].0;
+                while let Some(&(_, id)) = dying.get(at).filter(|d| d.0 == k) {
                     bytes += self.bases.get(&id).map_or(0, |s| s.base.nbytes());
                     pending.push(id);
+                    at += 1;
                 }
                 if bytes >= RECYCLE_BYTES && k + 1 < kernels.len() {
                     parts.push((k + 1, std::mem::take(&mut pending)));
@@ -450,14 +459,14 @@ impl Runtime {
 
     fn execute_part(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
         let _s = debug_span!("execute", kernels = kernels.len()).entered();
-        let mut touched = Vec::new();
+        let n = kernels.iter().map(|k| k.reads.len() + k.writes.len()).sum();
+        let mut touched = Vec::with_capacity(n);
         for k in kernels {
             touched.extend(k.reads.iter().chain(&k.writes).copied());
             self.stats.bases_contracted += k.contracted.len() as u64;
         }
-        touched.sort_unstable();
-        touched.dedup();
-        let mut buffers = Buffers::default();
+        sort_dedup(&mut touched);
+        let mut buffers = Buffers::with_capacity(touched.len());
         for &id in &touched {
             buffers.insert(self.host_buffer(id)?);
         }

@@ -33,6 +33,12 @@ impl Buffers {
             map: list.iter().map(|b| (BaseId(b.base), *b)).collect(),
         }
     }
+    /// Empty, with room for `n` buffers (a batch of small kernels touches thousands).
+    pub fn with_capacity(n: usize) -> Buffers {
+        Buffers {
+            map: IdMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
     pub fn get(&self, id: BaseId) -> Option<&HostBuffer> {
         self.map.get(&id)
     }

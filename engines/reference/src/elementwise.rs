@@ -5,9 +5,8 @@
 //! the identical view is correct.
 
 use crate::element::{logical, Elem};
-use crate::memory::{Array, Input, Memory, Walker};
+use crate::memory::{Input, Memory, Walker};
 use hassium_core::{DType, Error, Instr, Opcode, Operand, Result, View};
-use smallvec::SmallVec;
 
 pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
     match instr.op {
@@ -83,14 +82,15 @@ pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
         )));
     }
     let out = mem.array::<U>(&instr.out)?;
-    if let Some(linear) = Linear::<T>::of(instr, mem)? {
+    if let Some(linear) = Linear::<T, N>::of(instr, mem)? {
+        let dst = out.element_ptr(instr.out.offset) as *mut u8;
         // Same order as the strided walk below: element i is read, then written.
-        for i in 0..instr.out.nelem() as isize {
+        for i in 0..instr.out.nelem() {
             // SAFETY: `Memory::array` checked that every view, the output's included,
             // lies in its buffer, and a contiguous view of n elements addresses exactly
-            // its offset plus 0..n.
+            // its start plus 0..n.
             let value = f(unsafe { linear.args(i) })?;
-            unsafe { out.write_unchecked(instr.out.offset + i, value) };
+            unsafe { U::store(dst.add(i * U::DTYPE.size()), value) };
         }
         return Ok(());
     }
@@ -111,42 +111,52 @@ pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
 
 /// The inputs of an instruction whose output and view inputs are all contiguous views of
 /// one shape: element `i` of a view input is at its offset plus `i`, so no walker is
-/// needed. This is the common case, and the one where walking costs most next to the work.
-struct Linear<T>(SmallVec<[Lane<T>; 3]>);
-
-enum Lane<T> {
-    Const(T),
-    At(Array<T>, isize),
+/// needed. This is the common case, and the one where walking costs most next to the work:
+/// the lanes are fixed arrays of `N`, so the per-element loop has no enum to match and no
+/// vector to index, only one address per view input.
+struct Linear<T, const N: usize> {
+    /// The constants' values; a view input's slot is overwritten by each element read.
+    consts: [T; N],
+    /// The address of element 0 of each view input; null for a constant.
+    starts: [*const u8; N],
 }
 
-impl<T: Elem> Linear<T> {
+impl<T: Elem, const N: usize> Linear<T, N> {
     fn of(instr: &Instr, mem: &Memory) -> Result<Option<Self>> {
         let out = &instr.out;
         let fits = |v: &View| v.shape == out.shape && v.is_contiguous();
-        if !out.is_contiguous() || !instr.ins.iter().all(|o| o.as_view().is_none_or(fits)) {
+        if instr.ins.len() != N
+            || !out.is_contiguous()
+            || !instr.ins.iter().all(|o| o.as_view().is_none_or(fits))
+        {
             return Ok(None);
         }
-        let lanes = instr.ins.iter().map(|o| {
-            Ok(match o {
-                Operand::View(v) => Lane::At(mem.array::<T>(v)?, v.offset),
-                Operand::Scalar(_) => Lane::Const(Input::<T>::new(mem, o)?.next()?),
-            })
-        });
-        Ok(Some(Linear(lanes.collect::<Result<_>>()?)))
+        let mut lanes = Linear {
+            consts: [T::zero(); N],
+            starts: [std::ptr::null(); N],
+        };
+        for (k, o) in instr.ins.iter().enumerate() {
+            match o {
+                Operand::View(v) => lanes.starts[k] = mem.array::<T>(v)?.element_ptr(v.offset),
+                Operand::Scalar(_) => lanes.consts[k] = Input::<T>::new(mem, o)?.next()?,
+            }
+        }
+        Ok(Some(lanes))
     }
 
     /// Element `i` of every input.
     ///
     /// # Safety
     /// `i` must be below the views' element count.
-    unsafe fn args<const N: usize>(&self, i: isize) -> [T; N] {
-        let mut args = [T::zero(); N];
-        for (arg, lane) in args.iter_mut().zip(&self.0) {
-            *arg = match lane {
-                Lane::Const(c) => *c,
-                // SAFETY: forwarded; the view's extent was checked by `Memory::array`.
-                Lane::At(a, offset) => unsafe { a.read_unchecked(offset + i) },
-            };
+    #[inline(always)]
+    unsafe fn args(&self, i: usize) -> [T; N] {
+        let mut args = self.consts;
+        for (arg, &start) in args.iter_mut().zip(&self.starts) {
+            if !start.is_null() {
+                // SAFETY: forwarded; `Memory::array` checked the view's extent, and a
+                // contiguous view of n elements addresses its start plus 0..n.
+                *arg = unsafe { T::load(start.add(i * T::DTYPE.size())) };
+            }
         }
         args
     }

@@ -38,7 +38,6 @@ impl Engine for ReferenceEngine {
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
         let start = Instant::now();
-        hassium_core::verify_kernels(batch, kernels)?;
         let mut mem = Memory::new();
         // SAFETY: the engine ABI guarantees each host buffer's memory for this call.
         unsafe { mem.insert_host(buffers)? };
@@ -50,6 +49,12 @@ impl Engine for ReferenceEngine {
                 mem.insert_scratch(base);
             }
         }
+        // Against the memory's table, which holds every base a kernel names (host or
+        // scratch) and is a hash lookup where the batch's is a tree search; a base without
+        // a buffer is looked up in the batch, and running its instruction names the lack.
+        hassium_core::verify_kernels_in(batch, kernels, |id| {
+            mem.base(id).or_else(|| batch.base(id).copied())
+        })?;
         let result = kernels.iter().try_for_each(|k| {
             k.instrs
                 .iter()

@@ -65,6 +65,7 @@ impl Memory {
     /// Every buffer's `data` must satisfy [`Memory::insert_raw`]'s contract, which the
     /// engine ABI guarantees for the duration of an `execute` call.
     pub unsafe fn insert_host(&mut self, buffers: &Buffers) -> Result<()> {
+        self.buffers.reserve(buffers.len());
         for b in buffers.iter() {
             let dtype = b.dtype().ok_or_else(|| {
                 Error::Invalid(format!(
@@ -104,6 +105,15 @@ impl Memory {
 
     pub fn get(&self, base: BaseId) -> Option<RawBuffer> {
         self.buffers.get(&base).copied()
+    }
+
+    /// The metadata of a base with a buffer here.
+    pub fn base(&self, id: BaseId) -> Option<Base> {
+        self.get(id).map(|b| Base {
+            id,
+            dtype: b.dtype,
+            nelem: b.nelem,
+        })
     }
 
     /// Typed access to the buffer behind `view`, checked against the view's dtype and
@@ -170,26 +180,12 @@ impl<T: Elem> Array<T> {
         Ok(())
     }
 
-    /// [`Array::read`] without the check, for loops over a view whose extent
-    /// [`Memory::array`] already checked.
-    ///
-    /// # Safety
-    /// `offset` must lie in `0..nelem` of this buffer.
-    pub(crate) unsafe fn read_unchecked(&self, offset: isize) -> T {
-        debug_assert!(self.check(offset).is_ok());
-        // SAFETY: the caller keeps `offset` inside the buffer; the Memory's contract makes
-        // the buffer valid and unaliased.
-        unsafe { T::load(self.ptr.add(offset as usize * T::DTYPE.size())) }
-    }
-
-    /// [`Array::write`] without the check; the same contract as [`Array::read_unchecked`].
-    ///
-    /// # Safety
-    /// `offset` must lie in `0..nelem` of this buffer.
-    pub(crate) unsafe fn write_unchecked(&self, offset: isize, value: T) {
-        debug_assert!(self.check(offset).is_ok());
-        // SAFETY: as in `read_unchecked`.
-        unsafe { T::store(self.ptr.add(offset as usize * T::DTYPE.size()), value) }
+    /// The address of element `offset`, for loops over a view whose extent
+    /// [`Memory::array`] checked (the pointer itself is only computed, never read here).
+    pub(crate) fn element_ptr(&self, offset: isize) -> *const u8 {
+        self.ptr
+            .wrapping_offset(offset * T::DTYPE.size() as isize)
+            .cast_const()
     }
 }
 
