@@ -36,7 +36,17 @@ def test_jacobi_into_its_own_grid_matches(hs, same, shape):
 
 
 @pytest.mark.parametrize(
-    "dtype", [np.float32, np.float64, np.int32, np.int64, np.complex128]
+    "dtype",
+    [
+        np.float16,
+        np.float32,
+        np.float64,
+        np.int8,
+        np.uint16,
+        np.int32,
+        np.int64,
+        np.complex128,
+    ],
 )
 def test_jacobi_keeps_every_dtype(hs, same, dtype):
     data = sample(dtype, (23, 17), seed=2)
