@@ -213,9 +213,6 @@ impl DiskCache {
         source: &str,
         entries: &[Entry],
     ) -> Result<Vec<(u128, Compiled)>> {
-        let final_lib = self
-            .dir
-            .join(format!("k-{:016x}.so", xxh3_64(source.as_bytes())));
         let c_path = tmp_name(&self.dir, "c");
         let tmp_lib = tmp_name(&self.dir, "so");
         let result = compiler.compile(source, &c_path, &tmp_lib);
@@ -234,8 +231,15 @@ impl DiskCache {
             return Err(e);
         }
         let bytes = std::fs::read(&tmp_lib).map_err(|e| cache_err(&tmp_lib, e))?;
-        std::fs::rename(&tmp_lib, &final_lib).map_err(|e| cache_err(&final_lib, e))?;
         let sum = format!("{:016x}", xxh3_64(&bytes));
+        // Named by its bytes as well as its source: two processes compiling one source at
+        // once get libraries that differ (the compiler records the temporary source file's
+        // name), and a shared name would let one replace the library the other's entry
+        // describes, so that entry would fail its checksum and be rebuilt.
+        let final_lib = self
+            .dir
+            .join(format!("k-{:016x}-{sum}.so", xxh3_64(source.as_bytes())));
+        std::fs::rename(&tmp_lib, &final_lib).map_err(|e| cache_err(&final_lib, e))?;
         let lib_name = final_lib
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -253,5 +257,37 @@ impl DiskCache {
             out.push((e.key, c));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two processes compile one source at once. Their libraries differ (the compiler
+    /// records the temporary source file's name); if the first process's entry lands
+    /// last, it must still describe a library that is there, byte for byte.
+    #[test]
+    fn an_entry_written_last_by_a_racing_compile_still_loads() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path(), &cc);
+        let source = "int hs_k(void) { return 7; }\n";
+        let entry = Entry {
+            key: 42,
+            symbol: "hs_k".into(),
+            has_fin: false,
+        };
+        cache
+            .compile(&cc, source, std::slice::from_ref(&entry))
+            .unwrap();
+        let first = std::fs::read_to_string(cache.entry_path(42)).unwrap();
+        cache.compile(&cc, source, &[entry]).unwrap();
+        std::fs::write(cache.entry_path(42), first).unwrap();
+        assert!(
+            cache.load(42).is_some(),
+            "the first compile's entry was orphaned"
+        );
     }
 }
