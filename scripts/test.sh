@@ -12,6 +12,9 @@ failed=()
 echo "== cargo test (release profile, shares the build)"
 cargo test --release --workspace --exclude hassium-bridge-python || failed+=("cargo test")
 
+echo "== Python extension tests (bridge-python/tests)"
+.venv/bin/python -m pytest -q -p no:cacheprovider bridge-python/tests || failed+=("pytest (bridge)")
+
 echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
   tests/python/run_stacks.sh --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")

@@ -33,7 +33,7 @@ def _install():
     def reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
         if name in ("argmin", "argmax"):
             return count(getattr(np, name)(a, axis=axis, keepdims=keepdims))
-        kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims}
         if initial is not None:
             kwargs["initial"] = initial
         return count(np.asarray(getattr(np, name).reduce(a, **kwargs)))

@@ -21,7 +21,7 @@ import os as _os
 # Hassium is imported before NumPy (as under `python -m hassium`).
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-import numpy as _np  # noqa: E402
+import numpy as _np
 
 try:
     from . import _hassium

@@ -135,7 +135,7 @@ def _run_code(code, argv):
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
-    exec(compile(code, "<string>", "exec"), main.__dict__)
+    exec(compile(code, "<string>", "exec"), main.__dict__)  # noqa: S102 (python -m hassium -c)
 
 
 def main(argv=None):

@@ -196,7 +196,7 @@ class ufunc:
         where=True,
     ):
         if self.__name__ not in _REDUCIBLE or where is not True:
-            kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+            kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims}
             if initial is not _NoValue:
                 kwargs["initial"] = initial
             if where is not True:
@@ -224,7 +224,7 @@ class ufunc:
     def accumulate(self, array, axis=0, dtype=None, out=None):
         if self.__name__ not in _ACCUMULABLE:
             return self._fallback(
-                "accumulate", (array,), dict(axis=axis, dtype=dtype, out=out)
+                "accumulate", (array,), {"axis": axis, "dtype": dtype, "out": out}
             )
         if type(out) is tuple:
             (out,) = out
@@ -369,7 +369,9 @@ def imag(val):
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     if order not in (None, "C", "K", "A") or like is not None:
         return _fallback_np(
-            "asarray", (a,), dict(dtype=dtype, order=order, copy=copy, like=like)
+            "asarray",
+            (a,),
+            {"dtype": dtype, "order": order, "copy": copy, "like": like},
         )
     if type(a) is ndarray and dtype is None and not copy:
         return a
@@ -383,7 +385,9 @@ def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     if order not in (None, "C", "K", "A") or like is not None:
         return _fallback_np(
-            "array", (object,), dict(dtype=dtype, copy=copy, order=order, ndmin=ndmin)
+            "array",
+            (object,),
+            {"dtype": dtype, "copy": copy, "order": order, "ndmin": ndmin},
         )
     result = _ext.asarray(object, dtype=_dtype(dtype), copy=True if copy else copy)
     if result.ndim < ndmin:
@@ -474,7 +478,7 @@ def linspace(
         return _fallback_np(
             "linspace",
             (start, stop, num),
-            dict(endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis),
+            {"endpoint": endpoint, "retstep": retstep, "dtype": dtype, "axis": axis},
         )
     num = operator.index(num)
     if num < 0:
@@ -834,7 +838,7 @@ def round(a, decimals=0, out=None):
     a = _arr(a)
     kind = a.dtype.kind
     if kind == "c" or (kind in "biu" and decimals < 0):
-        return _fallback_np("round", (a,), dict(decimals=decimals, out=out))
+        return _fallback_np("round", (a,), {"decimals": decimals, "out": out})
     if kind in "biu":
         result = a.copy()
     elif decimals == 0:
@@ -912,7 +916,7 @@ def array_equal(a1, a2, equal_nan=False):
 
 def copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, ndarray):
-        return _fallback_np("copyto", (dst, src), dict(casting=casting, where=where))
+        return _fallback_np("copyto", (dst, src), {"casting": casting, "where": where})
     if not _is_python_scalar(src):
         src_dtype = _dtype_of(src)
         if not np.can_cast(src_dtype, dst.dtype, casting):
@@ -1071,7 +1075,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     operands; subscripts with ``...``, an index repeated within one operand (traces,
     diagonals) and the interleaved operand form run through NumPy.
     """
-    kwargs = dict(out=out, dtype=dtype, order=order, casting=casting, optimize=optimize)
+    kwargs = {
+        "out": out,
+        "dtype": dtype,
+        "order": order,
+        "casting": casting,
+        "optimize": optimize,
+    }
     if not operands or not isinstance(operands[0], str):
         return _fallback_np("einsum", operands, kwargs)
     subscripts = operands[0].replace(" ", "")
@@ -1327,13 +1337,13 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         shape = newshape
     if order != "C" or copy is not None:
-        return _fallback_np("reshape", (a, shape), dict(order=order, copy=copy))
+        return _fallback_np("reshape", (a, shape), {"order": order, "copy": copy})
     return _arr(a).reshape(shape)
 
 
 def ravel(a, order="C"):
     if order not in ("C", "K", "A"):
-        return _fallback_np("ravel", (a,), dict(order=order))
+        return _fallback_np("ravel", (a,), {"order": order})
     return _arr(a).reshape(-1)
 
 

@@ -25,7 +25,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
             _np.linalg.norm,
             "linalg.norm",
             (x,),
-            dict(ord=ord, axis=axis, keepdims=keepdims),
+            {"ord": ord, "axis": axis, "keepdims": keepdims},
         )
     if x.dtype.kind not in "fc":
         x = x.astype(_np.float64)

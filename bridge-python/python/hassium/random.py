@@ -185,7 +185,9 @@ class Generator(_PhiloxState):
         result = self._integers(low, high, size, dtype, endpoint)
         if result is None:
             return self._fallback(
-                "integers", (low, high), dict(size=size, dtype=dtype, endpoint=endpoint)
+                "integers",
+                (low, high),
+                {"size": size, "dtype": dtype, "endpoint": endpoint},
             )
         return _np.dtype(dtype).type(result.item()) if size is None else result
 
@@ -250,7 +252,7 @@ class RandomState(_PhiloxState):
         result = self._integers(low, high, size, dtype, False)
         if result is None:
             return self._fallback_legacy(
-                "randint", (low, high), dict(size=size, dtype=dtype)
+                "randint", (low, high), {"size": size, "dtype": dtype}
             )
         return result.item() if size is None else result
 
