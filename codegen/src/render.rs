@@ -146,6 +146,16 @@ impl Renderer<'_> {
         }
     }
 
+    /// The storage type of held-back view `j`.
+    fn lag_type(&self, j: usize) -> &'static str {
+        self.d.storage(self.l.views[self.l.lagged[j]].dtype)
+    }
+
+    /// The ring slot of held-back view `j` that holds row `row` (a C expression).
+    fn ring_slot(&self, j: usize, row: &str, lag: usize) -> String {
+        format!("lr{j} + (({row} - begin) % {}) * hs_row", lag + 1)
+    }
+
     /// A `Lagged` kernel's `part` layout, per held-back view `j`: a ring of `lag + 1` rows
     /// (`lr{j}`) then `lag` rows of the call's first rows (`lh{j}`), in 8-byte slots.
     fn lag_prologue(&mut self) {
@@ -155,8 +165,8 @@ impl Renderer<'_> {
         let row: Vec<String> = self.l.extents[1..].iter().map(|&e| num(e)).collect();
         self.out
             .line(format!("const int64_t hs_row = {};", row.join(" * ")));
-        for (j, &w) in self.l.lagged.clone().iter().enumerate() {
-            let st = self.d.storage(self.l.views[w].dtype);
+        for j in 0..self.l.lagged.len() {
+            let st = self.lag_type(j);
             let region = 2 * lag + 1;
             self.out.line(format!(
                 "{st} *const lr{j} = ({st} *)(part + {j} * {region} * hs_row * 8);"
@@ -172,11 +182,8 @@ impl Renderer<'_> {
             return;
         };
         for j in 0..self.l.lagged.len() {
-            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
-            self.out.line(format!(
-                "{st} *const lv{j} = lr{j} + ((i0 - begin) % {}) * hs_row;",
-                lag + 1
-            ));
+            let (st, slot) = (self.lag_type(j), self.ring_slot(j, "i0", lag));
+            self.out.line(format!("{st} *const lv{j} = {slot};"));
         }
     }
 
@@ -214,11 +221,8 @@ impl Renderer<'_> {
         self.out.line(format!("const int64_t hs_w = i0 - {lag};"));
         self.out.open("if (hs_w >= begin)");
         for j in 0..self.l.lagged.len() {
-            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
-            self.out.line(format!(
-                "const {st} *const src{j} = lr{j} + ((hs_w - begin) % {}) * hs_row;",
-                lag + 1
-            ));
+            let (st, slot) = (self.lag_type(j), self.ring_slot(j, "hs_w", lag));
+            self.out.line(format!("const {st} *const src{j} = {slot};"));
         }
         self.out.open(format!("if (hs_w < begin + {lag})"));
         for j in 0..self.l.lagged.len() {
@@ -246,10 +250,9 @@ impl Renderer<'_> {
         self.out
             .open("for (int64_t hs_w = begin; hs_w < end; hs_w++)");
         for j in 0..self.l.lagged.len() {
-            let st = self.d.storage(self.l.views[self.l.lagged[j]].dtype);
+            let (st, slot) = (self.lag_type(j), self.ring_slot(j, "hs_w", lag));
             self.out.line(format!(
-                "const {st} *const src{j} = hs_w >= end - {lag} ? lr{j} + ((hs_w - begin) % {}) * hs_row : lh{j} + (hs_w - begin) * hs_row;",
-                lag + 1
+                "const {st} *const src{j} = hs_w >= end - {lag} ? {slot} : lh{j} + (hs_w - begin) * hs_row;"
             ));
         }
         self.out.line(format!(
