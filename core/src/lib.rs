@@ -30,7 +30,7 @@ pub use ids::{sort_dedup, BuildIdHasher, IdHasher, IdMap, IdSet};
 pub use instr::{Instr, Operand};
 pub use kernel::Kernel;
 pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
-pub use overlap::{lag_rows, overlap, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
+pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
 pub use scalar::Scalar;
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};
 pub use view::{broadcast_shapes, Shape, Strides, View, MAX_DIMS};

@@ -117,6 +117,33 @@ fn solve(
     Some(false)
 }
 
+/// True when two points of `v` may name one element (a view made with `as_strided`, say):
+/// writing through it, the last write of an element wins, so a later read of that element
+/// through the same view must not be served the value of its own point. Conservative:
+/// dimensions sorted by stride must each step past everything the smaller ones span,
+/// which every view slicing and transposing make satisfies.
+pub fn self_overlaps(v: &View) -> bool {
+    if v.shape.contains(&0) {
+        return false;
+    }
+    let mut dims: smallvec::SmallVec<[(usize, usize); 4]> = v
+        .shape
+        .iter()
+        .zip(&v.strides)
+        .filter(|&(&n, _)| n > 1)
+        .map(|(&n, &s)| (s.unsigned_abs(), n))
+        .collect();
+    dims.sort_unstable();
+    let mut span = 0usize;
+    for (stride, n) in dims {
+        if stride <= span {
+            return true;
+        }
+        span += stride * (n - 1);
+    }
+    false
+}
+
 /// Most rows of dimension 0 a write may be held back (see [`lag_rows`]).
 pub const LAG_MAX_ROWS: usize = 4;
 /// Most bytes one call's held-back rows may take (`2k + 1` rows at 8 bytes an element).
@@ -148,7 +175,7 @@ pub fn lag_rows(read: &View, write: &View) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BaseId, DType};
+    use crate::{BaseId, DType, Shape, Strides};
 
     fn grid(n: usize) -> View {
         View::contiguous(BaseId(7), DType::Float64, &[n, n])
@@ -157,6 +184,42 @@ mod tests {
     fn brute(a: &View, b: &View) -> bool {
         let sa: std::collections::HashSet<isize> = a.offsets().collect();
         b.offsets().any(|o| sa.contains(&o))
+    }
+
+    #[test]
+    fn views_that_name_an_element_twice_self_overlap() {
+        let g = grid(10);
+        assert!(!self_overlaps(&g));
+        assert!(!self_overlaps(
+            &g.slice(0, 9, 0, -2).unwrap().transpose(&[1, 0]).unwrap()
+        ));
+        let bcast = View {
+            strides: Strides::from_slice(&[0, 1]),
+            ..grid(3)
+        };
+        assert!(self_overlaps(&bcast));
+        // Rows of 2 that start 3 apart, stepping back: element 34 is points (0,0) and (1,1).
+        let strided = View {
+            offset: 34,
+            shape: Shape::from_slice(&[3, 2]),
+            strides: Strides::from_slice(&[-3, 3]),
+            ..grid(10)
+        };
+        assert!(self_overlaps(&strided));
+        let brute = |v: &View| {
+            let mut offs: Vec<isize> = v.offsets().collect();
+            let n = offs.len();
+            offs.sort_unstable();
+            offs.dedup();
+            offs.len() < n
+        };
+        assert!(brute(&strided) && brute(&bcast) && !brute(&g));
+        // Empty views name nothing twice.
+        assert!(!self_overlaps(&View {
+            shape: Shape::from_slice(&[0, 4]),
+            strides: Strides::from_slice(&[0, 0]),
+            ..grid(3)
+        }));
     }
 
     #[test]

@@ -48,7 +48,8 @@
 
 use crate::bitset::BitSet;
 use hassium_core::{
-    lag_rows, overlap, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape, View,
+    lag_rows, overlap, self_overlaps, BaseId, Batch, Capabilities, Instr, OpClass, Overlap, Shape,
+    View,
 };
 use hassium_core::{IdMap, IdSet};
 use rustc_hash::FxHashMap;
@@ -348,6 +349,9 @@ impl<'a> Graph<'a> {
             uses.push(node_uses);
         }
         let view_bytes: Vec<u64> = views.iter().map(|v| footprint(v)).collect();
+        // Views naming an element twice: a read through one is not served by the write of
+        // its own point (the element's last write wins), so such a pair never fuses.
+        let aliased: Vec<bool> = views.iter().map(|v| self_overlaps(v)).collect();
 
         let mut edges: Vec<(u32, u32)> = Vec::new();
         // Most nodes prevent nothing: their sets stay unallocated.
@@ -378,8 +382,10 @@ impl<'a> Graph<'a> {
                     if ap.node == aq.node || !(ap.write || aq.write) {
                         continue;
                     }
-                    let rel = if ap.view == aq.view {
+                    let rel = if ap.view == aq.view && !aliased[ap.view as usize] {
                         Overlap::Identical
+                    } else if ap.view == aq.view {
+                        Overlap::Partial
                     } else {
                         overlap(views[ap.view as usize], views[aq.view as usize])
                     };
@@ -396,6 +402,8 @@ impl<'a> Graph<'a> {
                         // A read then a write of rows nearby: soft, when every pair of
                         // either node agrees on the shape.
                         let held_back = !scan_out
+                            && !aliased[ap.view as usize]
+                            && !aliased[aq.view as usize]
                             && caps.lagged_writes
                             && !ap.write
                             && aq.write
@@ -434,8 +442,10 @@ impl<'a> Graph<'a> {
         for (info, acc) in bases.iter_mut().zip(&access) {
             let written = acc.iter().any(|a| a.write);
             let served = acc.iter().filter(|a| !a.write).all(|r| {
-                acc.iter()
-                    .any(|w| w.write && w.node < r.node && w.view == r.view)
+                !aliased[r.view as usize]
+                    && acc
+                        .iter()
+                        .any(|w| w.write && w.node < r.node && w.view == r.view)
             });
             info.contractible =
                 written && served && freed.contains(&info.id) && !batch.sync.contains(&info.id);
