@@ -67,11 +67,17 @@ pub(crate) fn finish_kernel_in(
         set.sort_unstable();
         set.dedup();
     }
-    let (contracted, writes) = writes.into_iter().partition(|&b| {
-        reads.binary_search(&b).is_err()
+    // Split in place: most kernels contract nothing, and then no vector is allocated.
+    let mut contracted = Vec::new();
+    writes.retain(|&b| {
+        let contract = reads.binary_search(&b).is_err()
             && !batch.sync.contains(&b)
             && !touched_elsewhere(b)
-            && freed(b)
+            && freed(b);
+        if contract {
+            contracted.push(b);
+        }
+        !contract
     });
     Kernel {
         instrs,

@@ -47,7 +47,7 @@ impl Stack {
             cache: FuseCache::new(),
             engine,
             caps,
-            fallback: ReferenceEngine::new(),
+            fallback: ReferenceEngine::trusting(),
         })
     }
 }
@@ -59,7 +59,7 @@ pub fn create_engine(config: &Config, name: &str) -> Result<Box<dyn Engine>> {
         .get(name)
         .ok_or_else(|| Error::Config(format!("{}: no section [engines.{name}]", config.source)))?;
     if ec.library == "builtin" {
-        return Ok(Box::new(ReferenceEngine::new()));
+        return Ok(Box::new(ReferenceEngine::trusting()));
     }
     let child = ec
         .child
