@@ -40,7 +40,12 @@ def hassium_ns_per_op(hs, size: int, ops: int) -> tuple[float, float]:
     each chunk is flushed outside the recording clock: the first column is recording
     alone, the second adds execution in batches of the size a real loop produces.
     """
-    chunk = 1000  # each op records an instruction and a free: 2000 < 4096
+    # Each op records an instruction and a free: chunks stay below the threshold that
+    # applies to arrays of this size, so no flush falls inside the recording clock.
+    info = hs.info()
+    small = size <= 16 * 1024  # vem's SMALL_ARRAY_ELEMENTS
+    threshold = info["small_flush_threshold" if small else "flush_threshold"]
+    chunk = max(1, threshold // 2 - 1)
     a, b = hs.ones(size), hs.ones(size)
     hs.flush()
     recording = flushing = 0

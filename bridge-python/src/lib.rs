@@ -474,6 +474,10 @@ fn info(py: Python<'_>) -> PyResult<PyObject> {
     d.set_item("config_source", &config.source)?;
     d.set_item("stack", &config.runtime.stack)?;
     d.set_item("flush_threshold", config.runtime.flush_threshold)?;
+    d.set_item(
+        "small_flush_threshold",
+        config.runtime.small_flush_threshold,
+    )?;
     let stacks = PyDict::new(py);
     for (name, sc) in &config.stacks {
         let s = PyDict::new(py);

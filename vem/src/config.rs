@@ -37,12 +37,26 @@ pub struct RuntimeConfig {
     pub stack: String,
     #[serde(default = "default_flush_threshold")]
     pub flush_threshold: usize,
+    /// The threshold while every array the queue names is small: see
+    /// [`SMALL_ARRAY_ELEMENTS`].
+    #[serde(default = "default_small_flush_threshold")]
+    pub small_flush_threshold: usize,
     #[serde(default)]
     pub verify: bool,
 }
 
+/// Arrays of at most this many elements count as small for `small_flush_threshold`: a
+/// batch of them fits the processor's cache whether fused or not, so fusing more of it
+/// saves little memory traffic, while the batch itself (~half a kilobyte per
+/// instruction) competes with them for that cache.
+pub const SMALL_ARRAY_ELEMENTS: usize = 16 * 1024;
+
 fn default_flush_threshold() -> usize {
     4096
+}
+
+fn default_small_flush_threshold() -> usize {
+    512
 }
 
 #[derive(Clone, Debug, Deserialize)]

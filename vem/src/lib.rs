@@ -12,7 +12,9 @@ mod runtime;
 mod stack;
 mod stats;
 
-pub use config::{Config, EngineConfig, RuntimeConfig, StackConfig, DEFAULT_CONFIG};
+pub use config::{
+    Config, EngineConfig, RuntimeConfig, StackConfig, DEFAULT_CONFIG, SMALL_ARRAY_ELEMENTS,
+};
 pub use error::{Error, Result};
 pub use memory::HostMemory;
 pub use paths::engine_dirs;

@@ -1,9 +1,10 @@
 //! The runtime: records instructions, owns host memory, and runs the stack at each flush.
 
+use crate::config::SMALL_ARRAY_ELEMENTS;
 use crate::memory::Block;
 use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
 use hassium_core::{sort_dedup, IdMap, IdSet};
-use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode};
+use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode, View};
 use hassium_engine_abi::{Buffers, Engine, HostBuffer};
 use std::time::Instant;
 use tracing::{debug_span, info_span};
@@ -23,6 +24,9 @@ pub struct Runtime {
     stack: Stack,
     bases: IdMap<BaseState>,
     queue: Vec<Instr>,
+    /// The most elements any view of the queued instructions has: while it is small,
+    /// the queue flushes at `small_flush_threshold`.
+    queue_max_elems: usize,
     sync: Vec<BaseId>,
     next_id: u64,
     memory: HostMemory,
@@ -58,6 +62,7 @@ impl Runtime {
             stack,
             bases: IdMap::default(),
             queue: Vec::new(),
+            queue_max_elems: 0,
             sync: Vec::new(),
             next_id: 1,
             memory: HostMemory::default(),
@@ -125,9 +130,17 @@ impl Runtime {
             return self.free(instr.out.base);
         }
         verify_instr(&instr, |id| self.base(id))?;
+        let elems = (instr.input_views().map(View::nelem)).fold(instr.out.nelem(), usize::max);
+        self.queue_max_elems = self.queue_max_elems.max(elems);
         self.queue.push(instr);
         self.stats.instrs_recorded += 1;
-        if self.queue.len() >= self.config.runtime.flush_threshold {
+        let rc = &self.config.runtime;
+        let threshold = if self.queue_max_elems <= SMALL_ARRAY_ELEMENTS {
+            rc.small_flush_threshold.min(rc.flush_threshold)
+        } else {
+            rc.flush_threshold
+        };
+        if self.queue.len() >= threshold {
             self.flush()?;
         }
         Ok(())
@@ -223,6 +236,7 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
+        self.queue_max_elems = 0;
         // Collected in one go: building a BTreeMap from sorted, distinct keys fills its
         // nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
         let mut ids: Vec<BaseId> = Vec::with_capacity(3 * batch.instrs.len() + batch.sync.len());

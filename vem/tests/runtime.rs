@@ -81,6 +81,44 @@ fn flush_threshold_flushes_automatically() {
 }
 
 #[test]
+fn a_queue_of_small_arrays_flushes_at_the_small_threshold() {
+    let mut rt = reference_runtime(&[
+        ("HASSIUM_RUNTIME_FLUSH_THRESHOLD", "6"),
+        ("HASSIUM_RUNTIME_SMALL_FLUSH_THRESHOLD", "3"),
+    ]);
+    let add_one = |rt: &mut Runtime, v: &View| {
+        rt.record(Instr::new(
+            Opcode::Add,
+            v.clone(),
+            [v.clone().into(), Scalar::Float64(1.0).into()],
+        ))
+        .unwrap()
+    };
+    let small = from_f64(&mut rt, &[0.0; 4]);
+    for _ in 0..2 {
+        add_one(&mut rt, &small);
+    }
+    assert_eq!(rt.queued(), 2);
+    add_one(&mut rt, &small);
+    assert_eq!(rt.queued(), 0, "three instructions on small arrays flush");
+    // One large array in the queue: the general threshold applies until it flushes.
+    let large = rt.new_base(DType::Float64, hassium_vem::SMALL_ARRAY_ELEMENTS + 1);
+    let large = View::contiguous(large.id, DType::Float64, &[large.nelem]);
+    add_one(&mut rt, &large);
+    for _ in 0..4 {
+        add_one(&mut rt, &small);
+    }
+    assert_eq!(rt.queued(), 5);
+    add_one(&mut rt, &small);
+    assert_eq!(rt.queued(), 0);
+    for _ in 0..3 {
+        add_one(&mut rt, &small);
+    }
+    assert_eq!(rt.queued(), 0, "after the flush the queue is small again");
+    assert_eq!(read_f64(&mut rt, small.base, 4), vec![11.0; 4]);
+}
+
+#[test]
 fn bad_instructions_are_rejected_at_record_time() {
     let mut rt = reference_runtime(&[]);
     let a = from_f64(&mut rt, &[1.0, 2.0]);

@@ -41,6 +41,7 @@ def format_info(info):
         ("running_stack", "stack running"),
         ("running_engine", "engine running"),
         ("flush_threshold", "flush threshold"),
+        ("small_flush_threshold", "flush threshold, small arrays"),
         ("stacks", "stacks"),
         ("engines", "engines found"),
         ("engine_dirs", "engine search path"),
