@@ -322,7 +322,7 @@ mod tests {
             }
         }
         let k = Kernel {
-            instrs: vec![0, 1],
+            instrs: crate::KernelInstrs::from_slice(&[0, 1]),
             ..Default::default()
         };
         assert_eq!(

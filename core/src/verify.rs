@@ -429,7 +429,7 @@ mod tests {
         b.instrs
             .push(Instr::new(Opcode::Add, o, [ghost.into(), a.into()]));
         let k = |i: usize| crate::Kernel {
-            instrs: vec![i],
+            instrs: crate::KernelInstrs::from_slice(&[i]),
             ..Default::default()
         };
         assert!(verify_kernels(&b, &[k(0)]).is_ok());

@@ -4,7 +4,9 @@
 
 use crate::{FuseStats, Fuser, Result};
 use hassium_core::IdMap;
-use hassium_core::{batch_key, BaseId, Batch, Capabilities, Kernel, KernelKey, Shape};
+use hassium_core::{
+    batch_key, BaseId, Batch, Capabilities, Kernel, KernelBases, KernelInstrs, KernelKey, Shape,
+};
 use rustc_hash::FxHashMap;
 use std::time::Instant;
 
@@ -139,7 +141,7 @@ fn to_canon(batch: &Batch, kernels: &[Kernel]) -> Vec<CanonKernel> {
     kernels
         .iter()
         .map(|k| CanonKernel {
-            instrs: k.instrs.clone(),
+            instrs: k.instrs.to_vec(),
             shape: k.shape.clone(),
             contracted: slots(&k.contracted),
             reads: slots(&k.reads),
@@ -158,8 +160,8 @@ fn from_canon(batch: &Batch, canon: &[CanonKernel]) -> Option<Vec<Kernel>> {
             k => i.ins.get(k as usize - 1)?.base(),
         }
     };
-    let bases = |ss: &[Slot]| -> Option<Vec<BaseId>> {
-        let mut v = ss.iter().map(base).collect::<Option<Vec<_>>>()?;
+    let bases = |ss: &[Slot]| -> Option<KernelBases> {
+        let mut v = ss.iter().map(base).collect::<Option<KernelBases>>()?;
         v.sort_unstable();
         Some(v)
     };
@@ -170,7 +172,7 @@ fn from_canon(batch: &Batch, canon: &[CanonKernel]) -> Option<Vec<Kernel>> {
                 return None;
             }
             Some(Kernel {
-                instrs: c.instrs.clone(),
+                instrs: KernelInstrs::from_slice(&c.instrs),
                 shape: c.shape.clone(),
                 contracted: bases(&c.contracted)?,
                 reads: bases(&c.reads)?,

@@ -1,4 +1,4 @@
-use hassium_core::{BaseId, Batch, Kernel, View};
+use hassium_core::{BaseId, Batch, Kernel, KernelBases, KernelInstrs, View};
 use hassium_core::{IdMap, IdSet};
 
 /// Fills a kernel's derived fields from its instruction list (batch indices, program
@@ -13,11 +13,11 @@ use hassium_core::{IdMap, IdSet};
 /// - `writes`: the other bases it writes.
 pub fn finish_kernel(
     batch: &Batch,
-    instrs: Vec<usize>,
+    instrs: impl Into<KernelInstrs>,
     touched_elsewhere: impl Fn(BaseId) -> bool,
 ) -> Kernel {
     let mut freed = None;
-    finish_kernel_in(batch, instrs, touched_elsewhere, |b| {
+    finish_kernel_in(batch, instrs.into(), touched_elsewhere, |b| {
         freed
             .get_or_insert_with(|| batch.freed().collect::<IdSet>())
             .contains(&b)
@@ -28,14 +28,14 @@ pub fn finish_kernel(
 /// batch computes that set once, not once per kernel.
 pub(crate) fn finish_kernel_in(
     batch: &Batch,
-    instrs: Vec<usize>,
+    instrs: KernelInstrs,
     touched_elsewhere: impl Fn(BaseId) -> bool,
     mut freed: impl FnMut(BaseId) -> bool,
 ) -> Kernel {
-    // Sized up front: grown push by push, these two cost more than the rest of a
-    // one-instruction kernel (the singleton fuser makes one per instruction).
-    let mut reads: Vec<BaseId> = Vec::with_capacity(3 * instrs.len());
-    let mut writes: Vec<BaseId> = Vec::with_capacity(instrs.len());
+    // Inline for a kernel of a few instructions (the singleton fuser makes one per
+    // instruction); sized up front for a longer one.
+    let mut reads = KernelBases::with_capacity(3 * instrs.len());
+    let mut writes = KernelBases::with_capacity(instrs.len());
     // The views each base was written through so far. An instruction never serves its
     // own reads, so a kernel of one (every kernel of the singleton fuser) needs no table.
     let mut written: Option<IdMap<Vec<&View>>> = (instrs.len() > 1).then(IdMap::default);
@@ -68,8 +68,9 @@ pub(crate) fn finish_kernel_in(
         set.dedup();
     }
     // Split in place: most kernels contract nothing, and then no vector is allocated.
-    let mut contracted = Vec::new();
-    writes.retain(|&b| {
+    let mut contracted = KernelBases::new();
+    writes.retain(|b| {
+        let b = *b;
         let contract = reads.binary_search(&b).is_err()
             && !batch.sync.contains(&b)
             && !touched_elsewhere(b)

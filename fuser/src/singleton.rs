@@ -1,7 +1,7 @@
 use crate::kernel_info::finish_kernel_in;
 use crate::{Fuser, Result};
 use hassium_core::{Batch, Capabilities, IdMap, IdSet, Kernel};
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 
 /// One kernel per instruction: no fusion. The baseline every other fuser is measured
 /// against, and the safe choice for debugging an engine.
@@ -33,7 +33,12 @@ impl Fuser for Singleton {
         let freed: IdSet = batch.freed().collect();
         let mut kernels = Vec::with_capacity(batch.instrs.len());
         kernels.extend(compute().map(|(k, _)| {
-            finish_kernel_in(batch, vec![k], |b| touchers[&b] > 1, |b| freed.contains(&b))
+            finish_kernel_in(
+                batch,
+                smallvec![k],
+                |b| touchers[&b] > 1,
+                |b| freed.contains(&b),
+            )
         }));
         Ok(kernels)
     }

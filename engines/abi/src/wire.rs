@@ -311,11 +311,11 @@ impl Reader<'_> {
 
     fn kernel(&mut self) -> Option<Kernel> {
         Some(Kernel {
-            instrs: self.usizes()?,
+            instrs: self.usizes()?.into(),
             shape: self.shape()?,
-            contracted: self.ids()?,
-            reads: self.ids()?,
-            writes: self.ids()?,
+            contracted: self.ids()?.into(),
+            reads: self.ids()?.into(),
+            writes: self.ids()?.into(),
         })
     }
 
@@ -397,9 +397,9 @@ mod tests {
             Kernel {
                 instrs: (0..b.instrs.len()).collect(),
                 shape: [2usize, 3].into_iter().collect(),
-                contracted: vec![BaseId(1001)],
-                reads: vec![BaseId(1000), BaseId(1002)],
-                writes: vec![BaseId(1003)],
+                contracted: [BaseId(1001)].into_iter().collect(),
+                reads: [BaseId(1000), BaseId(1002)].into_iter().collect(),
+                writes: [BaseId(1003)].into_iter().collect(),
             },
             Kernel::default(),
         ];
@@ -431,7 +431,7 @@ mod tests {
         let n = batch.instrs.len();
         let picked = [3usize, 7];
         let kernels = vec![Kernel {
-            instrs: picked.to_vec(),
+            instrs: picked.into_iter().collect(),
             ..Kernel::default()
         }];
         let (got, got_kernels) = decode_call(&encode_call(&batch, &kernels).unwrap()).unwrap();

@@ -45,7 +45,7 @@ pub fn unfused(batch: &Batch) -> Vec<Kernel> {
     (0..batch.instrs.len())
         .filter(|&k| !batch.instrs[k].op.is_system())
         .map(|k| Kernel {
-            instrs: vec![k],
+            instrs: [k].into_iter().collect(),
             shape: batch.instrs[k].out.shape.clone(),
             ..Default::default()
         })

@@ -57,7 +57,7 @@ fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
         (2, 1)
     );
     let kernel = Kernel {
-        instrs: vec![0],
+        instrs: [0].into_iter().collect(),
         ..Kernel::default()
     };
     engine
@@ -89,7 +89,7 @@ fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
     let e = engine.execute(
         &h.batch,
         &[Kernel {
-            instrs: vec![0],
+            instrs: [0].into_iter().collect(),
             ..Kernel::default()
         }],
         &Buffers::new(&list),

@@ -99,7 +99,7 @@ impl Harness {
     ) -> Result<(), hassium_engine_abi::Error> {
         let kernel = Kernel {
             instrs: (0..self.batch.instrs.len()).collect(),
-            contracted,
+            contracted: contracted.into(),
             ..Kernel::default()
         };
         let list: Vec<HostBuffer> = self
