@@ -84,12 +84,20 @@ pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
     let out = mem.array::<U>(&instr.out)?;
     if let Some(linear) = Linear::<T, N>::of(instr, mem)? {
         let dst = out.element_ptr(instr.out.offset) as *mut u8;
+        // A constant is read through a step of 0 from its slot, so the loop has no
+        // branch per lane.
+        let size = T::DTYPE.size();
+        let lanes: [(*const u8, usize); N] = std::array::from_fn(|k| match linear.starts[k] {
+            p if p.is_null() => ((&linear.consts[k] as *const T).cast::<u8>(), 0),
+            p => (p, size),
+        });
         // Same order as the strided walk below: element i is read, then written.
         for i in 0..instr.out.nelem() {
             // SAFETY: `Memory::array` checked that every view, the output's included,
             // lies in its buffer, and a contiguous view of n elements addresses exactly
-            // its start plus 0..n.
-            let value = f(unsafe { linear.args(i) })?;
+            // its start plus 0..n; a constant's step is 0, so it is read at its slot.
+            let args = std::array::from_fn(|k| unsafe { T::load(lanes[k].0.add(i * lanes[k].1)) });
+            let value = f(args)?;
             unsafe { U::store(dst.add(i * U::DTYPE.size()), value) };
         }
         return Ok(());
@@ -113,9 +121,9 @@ pub(crate) fn map<T: Elem, U: Elem, const N: usize>(
 /// one shape: element `i` of a view input is at its offset plus `i`, so no walker is
 /// needed. This is the common case, and the one where walking costs most next to the work:
 /// the lanes are fixed arrays of `N`, so the per-element loop has no enum to match and no
-/// vector to index, only one address per view input.
+/// vector to index, only one address and step per input.
 struct Linear<T, const N: usize> {
-    /// The constants' values; a view input's slot is overwritten by each element read.
+    /// The constants' values (a view input's slot is unused).
     consts: [T; N],
     /// The address of element 0 of each view input; null for a constant.
     starts: [*const u8; N],
@@ -142,23 +150,6 @@ impl<T: Elem, const N: usize> Linear<T, N> {
             }
         }
         Ok(Some(lanes))
-    }
-
-    /// Element `i` of every input.
-    ///
-    /// # Safety
-    /// `i` must be below the views' element count.
-    #[inline(always)]
-    unsafe fn args(&self, i: usize) -> [T; N] {
-        let mut args = self.consts;
-        for (arg, &start) in args.iter_mut().zip(&self.starts) {
-            if !start.is_null() {
-                // SAFETY: forwarded; `Memory::array` checked the view's extent, and a
-                // contiguous view of n elements addresses its start plus 0..n.
-                *arg = unsafe { T::load(start.add(i * T::DTYPE.size())) };
-            }
-        }
-        args
     }
 }
 
