@@ -114,12 +114,20 @@ fn expand_home(p: &str) -> PathBuf {
 fn select(v: &toml::Value) -> Option<Select> {
     match v {
         toml::Value::Integer(i) => usize::try_from(*i).ok().map(Select::Index),
-        toml::Value::String(s) if s.is_empty() || s == "any" => Some(Select::Any),
-        toml::Value::String(s) => Some(match s.parse::<usize>() {
+        toml::Value::String(s) => Some(Select::from_text(s)),
+        _ => None,
+    }
+}
+
+impl Select {
+    /// A selector written as text: empty or `any`, a string of digits (an index), or a
+    /// name substring.
+    pub fn from_text(s: &str) -> Select {
+        match s.parse::<usize>() {
+            _ if s.is_empty() || s == "any" => Select::Any,
             Ok(i) => Select::Index(i),
             Err(_) => Select::Name(s.to_lowercase()),
-        }),
-        _ => None,
+        }
     }
 }
 
