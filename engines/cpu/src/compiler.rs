@@ -58,6 +58,11 @@ pub struct Compiler {
 /// compiler vectorise math calls; NaN/inf semantics are unaffected) and simd pragmas.
 const EXTRA: &[&str] = &[
     "-std=gnu11",
+    // NumPy rounds every operation; gnu11 would let gcc fuse a multiply and an add into
+    // one FMA that skips the product's rounding. With AVX512-FP16 it even narrows
+    // float16 chains (`HS_F16R(c - HS_F16R(a * b))`) into one half-precision FMA,
+    // several ulps off NumPy.
+    "-ffp-contract=off",
     "-fno-math-errno",
     "-fno-strict-aliasing",
     // Honours the `#pragma omp simd` codegen puts on independent inner loops (no OpenMP
@@ -109,19 +114,21 @@ impl Compiler {
         }
     }
 
+    /// The compiler with every flag a kernel gets.
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.flags).args(EXTRA).args(ARCH_EXTRA);
+        cmd
+    }
+
     /// Compiles `source` (written to `c_path`) into the shared object `so_path`.
     pub fn compile(&self, source: &str, c_path: &Path, so_path: &Path) -> Result<()> {
         std::fs::write(c_path, source).map_err(|e| Error::Cache {
             path: c_path.display().to_string(),
             reason: e.to_string(),
         })?;
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.flags)
-            .args(EXTRA)
-            .args(ARCH_EXTRA)
-            .arg("-o")
-            .arg(so_path)
-            .arg(c_path);
+        let mut cmd = self.command();
+        cmd.arg("-o").arg(so_path).arg(c_path);
         if self.libmvec {
             cmd.arg("-lmvec");
         }
@@ -143,5 +150,55 @@ impl Compiler {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A float16 chain as codegen writes it, compiled for a CPU with AVX512-FP16 (the
+    /// compiler only emits the assembly): NumPy rounds the product to half before it
+    /// subtracts, so no half-precision FMA may appear. gcc made one under gnu11's default
+    /// contraction, and the stencil tests failed by a few ulps on such a machine.
+    #[test]
+    fn float16_chains_keep_every_rounding_on_cpus_with_half_arithmetic() {
+        let flags: Vec<String> = ["-O2", "-march=sapphirerapids", "-S"]
+            .map(String::from)
+            .into();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler");
+        let dir = tempfile::tempdir().unwrap();
+        let c_path = dir.path().join("f16.c");
+        let kernel = "void k(_Float16 *restrict o, const _Float16 *restrict a,
+                             const _Float16 *restrict b, const _Float16 *restrict c, long n) {
+            for (long i = 0; i < n; i++)
+                o[i] = (_Float16)HS_F16R((float)c[i] - HS_F16R((float)a[i] * (float)b[i]));
+        }\n";
+        let source = format!(
+            "{}{kernel}",
+            hassium_codegen::prelude(&hassium_codegen::C99)
+        );
+        std::fs::write(&c_path, source).unwrap();
+        let out = cc
+            .command()
+            .arg("-o")
+            .arg("-")
+            .arg(&c_path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let asm = String::from_utf8_lossy(&out.stdout);
+        let half = |t: &&str| t.starts_with('v') && (t.ends_with("sh") || t.ends_with("ph"));
+        let ops: Vec<&str> = asm.split_whitespace().filter(half).collect();
+        // Half arithmetic was generated at all, so the check below can fail.
+        assert!(ops.iter().any(|t| t.starts_with("vmul")), "{ops:?}");
+        assert!(
+            !ops.iter().any(|t| t.contains("madd") || t.contains("msub")),
+            "a half-precision FMA drops NumPy's rounding of the product: {ops:?}"
+        );
     }
 }
