@@ -382,12 +382,10 @@ impl<'a> Graph<'a> {
                     if ap.node == aq.node || !(ap.write || aq.write) {
                         continue;
                     }
-                    let rel = if ap.view == aq.view && !aliased[ap.view as usize] {
-                        Overlap::Identical
-                    } else if ap.view == aq.view {
-                        Overlap::Partial
-                    } else {
-                        overlap(views[ap.view as usize], views[aq.view as usize])
+                    let rel = match (ap.view == aq.view, aliased[ap.view as usize]) {
+                        (true, false) => Overlap::Identical,
+                        (true, true) => Overlap::Partial,
+                        (false, _) => overlap(views[ap.view as usize], views[aq.view as usize]),
                     };
                     if rel == Overlap::Disjoint {
                         continue;
