@@ -1,18 +1,21 @@
 //! An execute call on the wire: `(Batch, Vec<Kernel>)` in bincode's default layout
 //! (fixed-width little-endian integers, `u64` lengths, `u32` enum variant indices).
 //!
-//! Encoding is bincode's own. Decoding reads that same layout by hand: a batch holds
-//! thousands of instructions, and serde's generic path (a visitor per field, every
-//! `Instr` built on the stack and moved, a `Vec` grown in steps because serde will not
-//! trust a length of more than 1 MiB) cost more than everything the CPU engine then did
-//! with a batch of small kernels. Anything the hand decoder does not accept goes to
+//! Both directions are written by hand against that layout. A batch holds thousands of
+//! instructions, and serde's generic path cost more than everything the CPU engine then
+//! did with a batch of small kernels: decoding built every `Instr` on the stack and moved
+//! it, and grew the `Vec` in steps (serde will not trust a length of more than 1 MiB);
+//! encoding went through a serializer call per shape and stride element, a tenth of all
+//! the work of a small-array program. Anything the hand decoder does not accept goes to
 //! bincode itself, so a layout it does not know still decodes, and errors are bincode's.
-//! The tests check that both decoders agree on every opcode, dtype and operand kind.
+//! The tests check that the hand encoder writes exactly bincode's bytes and that both
+//! decoders agree, on every opcode, dtype and operand kind.
 
 use crate::{Error, Result};
 use hassium_core::{
     Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, Shape, Strides, View,
 };
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -47,16 +50,174 @@ pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
             bases.push(entry);
         }
     }
-    let call = CallBatch {
-        bases,
-        instrs,
-        sync: &batch.sync,
+    let mut w = Writer {
+        out: Vec::with_capacity(64 + 28 * bases.len() + 96 * instrs.len() + 64 * kernels.len()),
     };
-    bincode::serialize(&(call, kernels)).map_err(|e| Error::Other(format!("encoding batch: {e}")))
+    w.len(bases.len());
+    for (&id, base) in bases {
+        w.u64(id.0);
+        w.u64(base.id.0);
+        w.u32(base.dtype as u32);
+        w.u64(base.nelem as u64);
+    }
+    w.len(instrs.len());
+    for i in instrs {
+        w.instr(i)?;
+    }
+    w.ids(&batch.sync);
+    w.len(kernels.len());
+    for k in kernels {
+        w.usizes(&k.instrs);
+        w.usizes(&k.shape);
+        w.ids(&k.contracted);
+        w.ids(&k.reads);
+        w.ids(&k.writes);
+    }
+    Ok(w.out)
 }
 
-/// A [`Batch`] by reference, serialised in its layout (bincode is positional: the fields
-/// keep `Batch`'s order).
+/// Writes bincode's default layout (what `#[derive(Serialize)]` on the core types makes
+/// of them) field by field.
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.out.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    fn words(&mut self, ws: impl ExactSizeIterator<Item = u64>) {
+        self.len(ws.len());
+        self.out.reserve(8 * ws.len());
+        for x in ws {
+            self.u64(x);
+        }
+    }
+    fn usizes(&mut self, v: &[usize]) {
+        self.words(v.iter().map(|&x| x as u64));
+    }
+    fn ids(&mut self, v: &[BaseId]) {
+        self.words(v.iter().map(|b| b.0));
+    }
+    fn view(&mut self, v: &View) {
+        self.u64(v.base.0);
+        self.u32(v.dtype as u32);
+        self.u64(v.offset as i64 as u64);
+        self.usizes(&v.shape);
+        self.words(v.strides.iter().map(|&x| x as i64 as u64));
+    }
+    fn scalar(&mut self, s: &Scalar) {
+        // Variant indices in declaration order, as the reader's table.
+        match *s {
+            Scalar::Bool(v) => {
+                self.u32(0);
+                self.u8(v as u8);
+            }
+            Scalar::Int8(v) => {
+                self.u32(1);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Int16(v) => {
+                self.u32(2);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Int32(v) => {
+                self.u32(3);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Int64(v) => {
+                self.u32(4);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::UInt8(v) => {
+                self.u32(5);
+                self.u8(v);
+            }
+            Scalar::UInt16(v) => {
+                self.u32(6);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::UInt32(v) => {
+                self.u32(7);
+                self.u32(v);
+            }
+            Scalar::UInt64(v) => {
+                self.u32(8);
+                self.u64(v);
+            }
+            Scalar::Float16(v) => {
+                self.u32(9);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Float32(v) => {
+                self.u32(10);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Float64(v) => {
+                self.u32(11);
+                self.out.extend_from_slice(&v.to_le_bytes());
+            }
+            Scalar::Complex64(re, im) => {
+                self.u32(12);
+                self.out.extend_from_slice(&re.to_le_bytes());
+                self.out.extend_from_slice(&im.to_le_bytes());
+            }
+            Scalar::Complex128(re, im) => {
+                self.u32(13);
+                self.out.extend_from_slice(&re.to_le_bytes());
+                self.out.extend_from_slice(&im.to_le_bytes());
+            }
+        }
+    }
+    fn instr(&mut self, i: &Instr) -> Result<()> {
+        let variant = variant_of(i.op)
+            .ok_or_else(|| Error::Other(format!("encoding batch: opcode {:?}", i.op)))?;
+        self.u32(variant);
+        self.view(&i.out);
+        self.len(i.ins.len());
+        for o in &i.ins {
+            match o {
+                Operand::View(v) => {
+                    self.u32(0);
+                    self.view(v);
+                }
+                Operand::Scalar(s) => {
+                    self.u32(1);
+                    self.scalar(s);
+                }
+            }
+        }
+        match i.axis {
+            Some(a) => {
+                self.u8(1);
+                self.u64(a as u64);
+            }
+            None => self.u8(0),
+        }
+        match &i.method {
+            Some(m) => {
+                self.u8(1);
+                self.len(m.len());
+                self.out.extend_from_slice(m.as_bytes());
+            }
+            None => self.u8(0),
+        }
+        Ok(())
+    }
+}
+
+/// A [`Batch`] by reference, serialised by bincode in its layout (bincode is positional:
+/// the fields keep `Batch`'s order): what the hand encoder must agree with.
+#[cfg(test)]
 #[derive(serde::Serialize)]
 struct CallBatch<'a> {
     #[serde(serialize_with = "as_map")]
@@ -65,6 +226,7 @@ struct CallBatch<'a> {
     sync: &'a [BaseId],
 }
 
+#[cfg(test)]
 fn as_map<S: serde::Serializer>(
     pairs: &[(&BaseId, &Base)],
     s: S,
@@ -87,6 +249,21 @@ pub fn decode_call(bytes: &[u8]) -> Result<(Batch, Vec<Kernel>)> {
         "the hand decoder disagrees with bincode"
     );
     Ok(decoded)
+}
+
+/// The serde variant index of `op` (the inverse of [`opcodes`]).
+fn variant_of(op: Opcode) -> Option<u32> {
+    static TABLE: OnceLock<Vec<Option<u32>>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = vec![None; 1 + Opcode::ALL.iter().map(|&o| o as usize).max().unwrap_or(0)];
+        for (i, op) in opcodes().iter().enumerate() {
+            if let Some(op) = op {
+                t[*op as usize] = Some(i as u32);
+            }
+        }
+        t
+    });
+    table.get(op as usize).copied().flatten()
 }
 
 /// Opcodes by serde variant index (declaration order; the `u16` discriminants differ),
@@ -181,6 +358,10 @@ impl Reader<'_> {
     /// [`Reader::call`] insists on, every word is a valid `usize` and `isize`.)
     fn words<T, C: FromIterator<T>>(&mut self, f: impl Fn(u64) -> T) -> Option<C> {
         let n = self.len(8)?;
+        self.words_of(n, f)
+    }
+    /// [`Reader::words`] once the length `n` is read.
+    fn words_of<T, C: FromIterator<T>>(&mut self, n: usize, f: impl Fn(u64) -> T) -> Option<C> {
         let b = self.bytes.get(self.at..self.at + 8 * n)?;
         self.at += 8 * n;
         Some(
@@ -200,10 +381,23 @@ impl Reader<'_> {
         self.words(|w| w as usize)
     }
     fn shape(&mut self) -> Option<Shape> {
-        self.words(|w| w as usize)
+        self.dims(|w| w as usize)
     }
     fn strides(&mut self) -> Option<Strides> {
-        self.words(|w| w as i64 as isize)
+        self.dims(|w| w as i64 as isize)
+    }
+    /// A shape or strides: up to four words fill the inline buffer directly (collecting
+    /// through `Extend` cost a fifth of decoding a call).
+    fn dims<T: Copy + Default>(&mut self, f: impl Fn(u64) -> T) -> Option<SmallVec<[T; 4]>> {
+        let n = self.len(8)?;
+        if n > 4 {
+            return self.words_of(n, f);
+        }
+        let mut buf = [T::default(); 4];
+        for slot in &mut buf[..n] {
+            *slot = f(self.u64()?);
+        }
+        Some(SmallVec::from_buf_and_len(buf, n))
     }
 
     fn view(&mut self) -> Option<View> {
@@ -404,6 +598,54 @@ mod tests {
             Kernel::default(),
         ];
         (b, kernels)
+    }
+
+    /// What bincode itself makes of the call [`encode_call`] encodes.
+    fn bincode_call(batch: &Batch, kernels: &[Kernel]) -> Vec<u8> {
+        let placeholder = Instr {
+            op: Opcode::None,
+            ..blank_instr()
+        };
+        let used: Vec<usize> = kernels.iter().flat_map(|k| k.instrs.to_vec()).collect();
+        let instrs: Vec<&Instr> = (batch.instrs.iter().enumerate())
+            .map(|(k, i)| if used.contains(&k) { i } else { &placeholder })
+            .collect();
+        let named: Vec<BaseId> = (instrs.iter())
+            .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
+            .collect();
+        let call = CallBatch {
+            bases: batch
+                .bases
+                .iter()
+                .filter(|(id, _)| named.contains(id))
+                .collect(),
+            instrs,
+            sync: &batch.sync,
+        };
+        bincode::serialize(&(call, kernels)).unwrap()
+    }
+
+    #[test]
+    fn the_hand_encoder_writes_what_bincode_writes() {
+        let (mut batch, kernels) = everything();
+        assert_eq!(
+            encode_call(&batch, &kernels).unwrap(),
+            bincode_call(&batch, &kernels)
+        );
+        // Instructions no kernel names travel as placeholders.
+        batch
+            .instrs
+            .push(Instr::system(Opcode::Free, &batch.bases[&BaseId(1005)]));
+        let some = vec![Kernel {
+            instrs: [0usize, 5, 9].into_iter().collect(),
+            ..Kernel::default()
+        }];
+        assert_eq!(
+            encode_call(&batch, &some).unwrap(),
+            bincode_call(&batch, &some)
+        );
+        let empty = Batch::default();
+        assert_eq!(encode_call(&empty, &[]).unwrap(), bincode_call(&empty, &[]));
     }
 
     #[test]
