@@ -478,6 +478,10 @@ fn info(py: Python<'_>) -> PyResult<PyObject> {
         "small_flush_threshold",
         config.runtime.small_flush_threshold,
     )?;
+    d.set_item(
+        "small_skip_filters",
+        PyList::new(py, &config.runtime.small_skip_filters)?,
+    )?;
     let stacks = PyDict::new(py);
     for (name, sc) in &config.stacks {
         let s = PyDict::new(py);

@@ -98,5 +98,9 @@ def test_info_and_stats_are_dicts_naming_the_stack(hs, stack):
     assert isinstance(info, dict) and info
     stats = hs.stats()
     assert isinstance(stats, dict)
+    # The small-array policy is visible, and every filter it names exists.
+    assert info["small_flush_threshold"] <= info["flush_threshold"]
+    filters = {f for s in info["stacks"].values() for f in s["filters"]}
+    assert set(info["small_skip_filters"]) <= filters | {"expand_powk", "dump"}
     if stack != "default":
         assert stack in str(info) or stack in str(stats)

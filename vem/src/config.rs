@@ -41,6 +41,11 @@ pub struct RuntimeConfig {
     /// [`SMALL_ARRAY_ELEMENTS`].
     #[serde(default = "default_small_flush_threshold")]
     pub small_flush_threshold: usize,
+    /// Filters of the stack skipped on a batch whose arrays are all small: analysing an
+    /// instruction costs more than computing a few thousand elements, so the rewrites
+    /// that only save arithmetic lose there. Empty: every filter always runs.
+    #[serde(default = "default_small_skip_filters")]
+    pub small_skip_filters: Vec<String>,
     #[serde(default)]
     pub verify: bool,
 }
@@ -57,6 +62,10 @@ fn default_flush_threshold() -> usize {
 
 fn default_small_flush_threshold() -> usize {
     512
+}
+
+fn default_small_skip_filters() -> Vec<String> {
+    ["simplify", "cse", "dead_code"].map(String::from).to_vec()
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -188,6 +197,14 @@ impl Config {
                 self.runtime.stack,
                 names(self.stacks.keys().map(String::as_str))
             )));
+        }
+        for f in &self.runtime.small_skip_filters {
+            if !hassium_filters::REGISTRY.iter().any(|(n, _)| n == f) {
+                return Err(Error::Config(format!(
+                    "{src}: runtime.small_skip_filters: unknown filter \"{f}\"; valid filters: {}",
+                    names(hassium_filters::REGISTRY.iter().map(|(n, _)| *n))
+                )));
+            }
         }
         for (name, stack) in &self.stacks {
             for f in &stack.filters {

@@ -236,6 +236,7 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
+        let small = self.queue_max_elems <= SMALL_ARRAY_ELEMENTS;
         self.queue_max_elems = 0;
         // Collected in one go: building a BTreeMap from sorted, distinct keys fills its
         // nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
@@ -252,7 +253,7 @@ impl Runtime {
             .collect();
         self.stats.flushes += 1;
         self.stats.instrs_flushed += batch.instrs.len() as u64;
-        let result = self.run_batch(&mut batch);
+        let result = self.run_batch(&mut batch, small);
         // Frees take effect even when the batch failed: nothing is leaked, and the
         // runtime stays usable.
         for id in batch.freed().collect::<Vec<_>>() {
@@ -278,14 +279,21 @@ impl Runtime {
     /// 3. the fuser (through its cache) cuts each part into kernels;
     /// 4. host memory is allocated only for bases that are not contracted;
     /// 5. the engine executes; then synced bases are made visible on the host.
-    fn run_batch(&mut self, batch: &mut Batch) -> Result<()> {
+    ///
+    /// `small`: every array the batch names is small (see [`SMALL_ARRAY_ELEMENTS`]); the
+    /// filters in `runtime.small_skip_filters` are then skipped.
+    fn run_batch(&mut self, batch: &mut Batch, small: bool) -> Result<()> {
         if batch.instrs.is_empty() {
             // Only syncs (reading an element in a Python loop): nothing to rewrite, fuse
             // or execute.
             return self.sync_all(batch);
         }
         let t = Instant::now();
+        let skip = &self.config.runtime.small_skip_filters;
         for (name, filter) in &mut self.stack.filters {
+            if small && skip.contains(name) {
+                continue;
+            }
             let _s = debug_span!("filter", name = name.as_str()).entered();
             filter.apply(batch)?;
         }

@@ -118,6 +118,61 @@ fn a_queue_of_small_arrays_flushes_at_the_small_threshold() {
     assert_eq!(read_f64(&mut rt, small.base, 4), vec![11.0; 4]);
 }
 
+/// Kernels run for `c = a + 1` after a dead `t = a * a` over `n` elements, on the
+/// reference stack with the `dead_code` filter.
+fn kernels_after_dead_code(n: usize, extra_env: &[(&str, &str)]) -> u64 {
+    let mut env = vec![("HASSIUM_STACKS_REFERENCE_FILTERS", r#"["dead_code"]"#)];
+    env.extend_from_slice(extra_env);
+    let mut rt = reference_runtime(&env);
+    let a = from_f64(&mut rt, &vec![2.0; n]);
+    let t = rt.new_base(DType::Float64, n);
+    let tv = View::contiguous(t.id, DType::Float64, &[n]);
+    rt.record(Instr::new(
+        Opcode::Multiply,
+        tv,
+        [a.clone().into(), a.clone().into()],
+    ))
+    .unwrap();
+    rt.free(t.id).unwrap();
+    let c = rt.new_base(DType::Float64, n);
+    let cv = View::contiguous(c.id, DType::Float64, &[n]);
+    rt.record(Instr::new(
+        Opcode::Add,
+        cv,
+        [a.into(), Scalar::Float64(1.0).into()],
+    ))
+    .unwrap();
+    assert_eq!(read_f64(&mut rt, c.id, n), vec![3.0; n]);
+    rt.stats().kernels
+}
+
+#[test]
+fn small_skip_filters_are_skipped_on_batches_of_small_arrays() {
+    let large = hassium_vem::SMALL_ARRAY_ELEMENTS + 1;
+    assert_eq!(kernels_after_dead_code(large, &[]), 1, "dead code removed");
+    assert_eq!(
+        kernels_after_dead_code(4, &[]),
+        2,
+        "dead_code skipped by default"
+    );
+    let never = [("HASSIUM_RUNTIME_SMALL_SKIP_FILTERS", "[]")];
+    assert_eq!(kernels_after_dead_code(4, &never), 1);
+    let bad = Config::from_toml(
+        DEFAULT_CONFIG,
+        "default",
+        [(
+            "HASSIUM_RUNTIME_SMALL_SKIP_FILTERS".into(),
+            r#"["cse", "nope"]"#.into(),
+        )],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("runtime.small_skip_filters") && bad.contains("\"nope\""),
+        "{bad}"
+    );
+}
+
 #[test]
 fn bad_instructions_are_rejected_at_record_time() {
     let mut rt = reference_runtime(&[]);

@@ -42,6 +42,7 @@ def format_info(info):
         ("running_engine", "engine running"),
         ("flush_threshold", "flush threshold"),
         ("small_flush_threshold", "flush threshold, small arrays"),
+        ("small_skip_filters", "filters skipped, small arrays"),
         ("stacks", "stacks"),
         ("engines", "engines found"),
         ("engine_dirs", "engine search path"),
