@@ -138,7 +138,7 @@ impl Canon {
         bytes.clear();
         ids.reset();
         let mut h = Buf(bytes);
-        h.update(&[mode as u8, 1]); // mode, canonical-form version
+        h.update(&[mode as u8, 2]); // mode, canonical-form version
         Canon { h, ids, mode }
     }
 
@@ -146,8 +146,13 @@ impl Canon {
         let (idx, fresh) = self.ids.number(id);
         self.h.update(&idx.to_le_bytes());
         if fresh && self.mode == KeyMode::Fixed {
-            let n = batch.base(id).map_or(0, |b| b.nelem) as u64;
-            self.h.update(&n.to_le_bytes());
+            // Size and dtype: with the views, everything `verify` checks, so an engine
+            // may skip verifying a kernel whose fixed key it verified before.
+            let (n, dtype) = batch
+                .base(id)
+                .map_or((0, 255), |b| (b.nelem, b.dtype as u8));
+            self.h.update(&(n as u64).to_le_bytes());
+            self.h.update(&[dtype]);
         }
     }
 

@@ -256,10 +256,33 @@ impl CpuEngine {
     }
 
     /// Lowers a kernel as the specialisation policy says.
+    /// Verifies the call's kernels and returns their fixed keys. A fixed key holds every
+    /// view and the size and dtype of every base, everything verification looks at, so a
+    /// kernel whose structure `patterns` knows (planned, hence verified, in an earlier
+    /// call) is not verified again: in a loop of small arrays that was a twentieth of the
+    /// work of every operation.
+    fn verify(&self, batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u128>> {
+        let n = batch.instrs.len();
+        if kernels.iter().any(|k| k.instrs.iter().any(|&i| i >= n)) {
+            // Names an instruction the batch lacks: verification says which.
+            hassium_core::verify_kernels(batch, kernels)?;
+        }
+        let fkeys: Vec<u128> = (kernels.iter())
+            .map(|k| kernel_key(batch, k, KeyMode::Fixed).0)
+            .collect();
+        let unseen: Vec<Kernel> = (kernels.iter().zip(&fkeys))
+            .filter(|(_, f)| !self.patterns.contains_key(f))
+            .map(|(k, _)| k.clone())
+            .collect();
+        hassium_core::verify_kernels(batch, &unseen)?;
+        Ok(fkeys)
+    }
+
     fn plan(
         &mut self,
         batch: &Batch,
         kernel: &Kernel,
+        fkey: u128,
     ) -> std::result::Result<Task, hassium_engine_abi::Error> {
         let single = (kernel.instrs.len() == 1).then(|| &batch.instrs[kernel.instrs[0]]);
         if single
@@ -270,7 +293,6 @@ impl CpuEngine {
         if self.compiler.is_none() {
             return Ok(Task::Interpret);
         }
-        let fkey = kernel_key(batch, kernel, KeyMode::Fixed).0;
         if self.cfg.specialize == SpecializePolicy::Dynamic {
             return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
         }
@@ -425,7 +447,7 @@ impl Engine for CpuEngine {
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
         let start = Instant::now();
-        hassium_core::verify_kernels(batch, kernels)?;
+        let fkeys = self.verify(batch, kernels)?;
         // 1. Decide each kernel's path and gather the new ones.
         let mut tasks = Vec::with_capacity(kernels.len());
         let mut todo: Vec<(u128, Arc<Lowered>)> = Vec::new();
@@ -433,8 +455,8 @@ impl Engine for CpuEngine {
         // Element-operations the new kernels would cost interpreted: tiering pays off only
         // when that is cheaper than waiting for the compiler.
         let mut new_work = 0usize;
-        for k in kernels {
-            let task = self.plan(batch, k)?;
+        for (k, fkey) in kernels.iter().zip(fkeys) {
+            let task = self.plan(batch, k, fkey)?;
             if let Task::Native { lowered, key, .. } = &task {
                 if !matches!(lowered.plan, Plan::Empty) && !queued.contains(key) {
                     if self.shared.memory.lock().contains_key(key) {

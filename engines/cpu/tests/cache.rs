@@ -93,6 +93,34 @@ fn a_loop_of_identical_batches_compiles_once() {
 }
 
 #[test]
+fn a_known_kernel_structure_is_verified_again_when_its_bases_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = engine(1, SpecializePolicy::Both, dir.path());
+    run_iteration(&mut cpu, 0.5).unwrap();
+    run_iteration(&mut cpu, 0.5).unwrap();
+    // The same instructions over an input base of another dtype, or one too short for
+    // the views that read it: the engine must not trust what it verified before.
+    type Change = fn(&mut hassium_core::Base);
+    let changes: [(&str, Change); 2] = [
+        ("dtype float64 but its base holds int64", |b| {
+            b.dtype = DType::Int64
+        }),
+        ("outside its base of 999 elements", |b| b.nelem = 999),
+    ];
+    for (want, change) in changes {
+        let (mut b, ks) = iteration(0.5);
+        change(b.bases.get_mut(&hassium_core::BaseId(1)).unwrap());
+        let mut a = Arrays::new(&b);
+        let e = cpu
+            .execute(&b, &ks, &a.buffers(&ks[0].contracted))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+    assert!(run_iteration(&mut cpu, 0.5).is_ok());
+}
+
+#[test]
 fn strict_cache_turns_a_later_miss_into_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = strict(dir.path(), SpecializePolicy::Fixed);
