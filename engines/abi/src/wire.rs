@@ -116,67 +116,11 @@ impl Writer {
         self.words(v.strides.iter().map(|&x| x as i64 as u64));
     }
     fn scalar(&mut self, s: &Scalar) {
-        // Variant indices in declaration order, as the reader's table.
-        match *s {
-            Scalar::Bool(v) => {
-                self.u32(0);
-                self.u8(v as u8);
-            }
-            Scalar::Int8(v) => {
-                self.u32(1);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Int16(v) => {
-                self.u32(2);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Int32(v) => {
-                self.u32(3);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Int64(v) => {
-                self.u32(4);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::UInt8(v) => {
-                self.u32(5);
-                self.u8(v);
-            }
-            Scalar::UInt16(v) => {
-                self.u32(6);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::UInt32(v) => {
-                self.u32(7);
-                self.u32(v);
-            }
-            Scalar::UInt64(v) => {
-                self.u32(8);
-                self.u64(v);
-            }
-            Scalar::Float16(v) => {
-                self.u32(9);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Float32(v) => {
-                self.u32(10);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Float64(v) => {
-                self.u32(11);
-                self.out.extend_from_slice(&v.to_le_bytes());
-            }
-            Scalar::Complex64(re, im) => {
-                self.u32(12);
-                self.out.extend_from_slice(&re.to_le_bytes());
-                self.out.extend_from_slice(&im.to_le_bytes());
-            }
-            Scalar::Complex128(re, im) => {
-                self.u32(13);
-                self.out.extend_from_slice(&re.to_le_bytes());
-                self.out.extend_from_slice(&im.to_le_bytes());
-            }
-        }
+        // `Scalar`'s variants are declared in `DType`'s order, and bincode writes each
+        // variant's fields as the little-endian bytes kernels receive scalars in.
+        let d = s.dtype();
+        self.u32(d as u32);
+        self.out.extend_from_slice(&s.to_le_bytes()[..d.size()]);
     }
     fn instr(&mut self, i: &Instr) -> Result<()> {
         let variant = variant_of(i.op)
