@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import importlib.metadata
 import json
 import math
@@ -320,6 +321,7 @@ def run_once(
     except subprocess.TimeoutExpired:
         return timeout, None, "TIMEOUT", f"timed out after {timeout:.0f} s"
     wall = time.perf_counter() - start
+    wait_for_finishing(cache_dir)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         return wall, None, "CRASH", f"exit status {proc.returncode}: {tail}"
@@ -334,6 +336,19 @@ def run_once(
         return wall, float(match.group(1)), "ok", ""
     except ValueError:
         return wall, None, "CRASH", f"checksum is not a float: {match.group(1)!r}"
+
+
+def wait_for_finishing(cache_dir: Path | None) -> None:
+    """Waits (untimed) for the process the cpu engine leaves at exit to finish the
+    compiles the program started, so that it neither competes with the next run for
+    cores nor leaves the next warm run a cache with holes. It holds
+    `<cache_dir>/finishing.lock` shared while it works."""
+    lock = cache_dir / "finishing.lock" if cache_dir is not None else None
+    if lock is None or not lock.exists():
+        return
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def startup_times(

@@ -41,6 +41,7 @@ pub struct DiskCache {
     /// and nothing is persisted.
     persistent: bool,
     libs: Mutex<HashMap<PathBuf, &'static libloading::Library>>,
+    running: Mutex<Vec<Running>>,
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -83,6 +84,7 @@ impl DiskCache {
                 dir,
                 persistent: true,
                 libs: Mutex::new(HashMap::new()),
+                running: Mutex::new(Vec::new()),
             },
             Err(e) => {
                 tracing::warn!(
@@ -95,6 +97,7 @@ impl DiskCache {
                     dir,
                     persistent: false,
                     libs: Mutex::new(HashMap::new()),
+                    running: Mutex::new(Vec::new()),
                 }
             }
         }
@@ -213,9 +216,61 @@ impl DiskCache {
         source: &str,
         entries: &[Entry],
     ) -> Result<Vec<(u128, Compiled)>> {
+        let lib = self.build(compiler, source, true)?;
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            let c = self.resolve(&lib.path, e)?;
+            self.write_entry(&lib, e)?;
+            out.push((e.key, c));
+        }
+        Ok(out)
+    }
+
+    /// What [`DiskCache::compile`] stores, without loading it: for a process that only
+    /// fills the cache (the one finishing compiles at exit, see `tiered`). It takes no
+    /// lock another thread could hold.
+    pub fn compile_and_store(
+        &self,
+        compiler: &Compiler,
+        source: &str,
+        entries: &[Entry],
+    ) -> Result<()> {
+        let lib = self.build(compiler, source, false)?;
+        entries.iter().try_for_each(|e| self.write_entry(&lib, e))
+    }
+
+    /// Stops the compilers running now (their whole process groups) and deletes their
+    /// temporary files: at exit, before their jobs are handed to a finishing process.
+    pub fn stop_running(&self) {
+        for r in self.running.lock().drain(..) {
+            if let Ok(pgid) = i32::try_from(r.pid) {
+                // SAFETY: plain syscall; the group is the compiler's own (process_group(0)).
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            }
+            for f in &r.files {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+    }
+
+    /// Compiles `source` into a library under its final name (temporary file + rename).
+    /// With `track`, the running compiler is listed for [`DiskCache::stop_running`].
+    fn build(&self, compiler: &Compiler, source: &str, track: bool) -> Result<Library> {
         let c_path = tmp_name(&self.dir, "c");
         let tmp_lib = tmp_name(&self.dir, "so");
-        let result = compiler.compile(source, &c_path, &tmp_lib);
+        let mut pid = None;
+        let result = compiler.compile(source, &c_path, &tmp_lib, &mut |p| {
+            if track {
+                pid = Some(p);
+                self.running.lock().push(Running {
+                    pid: p,
+                    files: [c_path.clone(), tmp_lib.clone()],
+                });
+            }
+        });
+        if let Some(p) = pid {
+            self.running.lock().retain(|r| r.pid != p);
+        }
         let _ = std::fs::remove_file(&c_path);
         // `HASSIUM_DUMP=dir` also keeps each translation unit, next to the kernels it
         // came from, for reading and for compiling by hand.
@@ -236,28 +291,65 @@ impl DiskCache {
         // once get libraries that differ (the compiler records the temporary source file's
         // name), and a shared name would let one replace the library the other's entry
         // describes, so that entry would fail its checksum and be rebuilt.
-        let final_lib = self
+        let path = self
             .dir
             .join(format!("k-{:016x}-{sum}.so", xxh3_64(source.as_bytes())));
-        std::fs::rename(&tmp_lib, &final_lib).map_err(|e| cache_err(&final_lib, e))?;
-        let lib_name = final_lib
+        std::fs::rename(&tmp_lib, &path).map_err(|e| cache_err(&path, e))?;
+        let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
-            let c = self.resolve(&final_lib, e)?;
-            if self.persistent {
-                let text = format!(
-                    "hassium-kernel-entry 1\nlib={lib_name}\nsym={}\nfin={}\nsum={sum}\n",
-                    e.symbol, e.has_fin as u8
-                );
-                write_atomic(&self.entry_path(e.key), text.as_bytes())?;
-            }
-            out.push((e.key, c));
-        }
-        Ok(out)
+        Ok(Library { path, name, sum })
     }
+
+    fn write_entry(&self, lib: &Library, e: &Entry) -> Result<()> {
+        if !self.persistent {
+            return Ok(());
+        }
+        let text = format!(
+            "hassium-kernel-entry 1\nlib={}\nsym={}\nfin={}\nsum={}\n",
+            lib.name, e.symbol, e.has_fin as u8, lib.sum
+        );
+        write_atomic(&self.entry_path(e.key), text.as_bytes())
+    }
+
+    /// Deletes temporary files older than an hour: what compiles of killed processes
+    /// left (a live compile's are minutes old at most).
+    pub fn remove_stale_temporaries(&self) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let hour = std::time::Duration::from_secs(3600);
+        for e in dir.flatten() {
+            let stale = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok()?.elapsed().ok());
+            if e.file_name().as_encoded_bytes().starts_with(b".tmp-")
+                && stale.is_some_and(|age| age > hour)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+
+    /// Whether compiled kernels outlive this process.
+    pub fn persistent(&self) -> bool {
+        self.persistent
+    }
+}
+
+/// A library [`DiskCache::build`] stored: its path, file name and checksum.
+struct Library {
+    path: PathBuf,
+    name: String,
+    sum: String,
+}
+
+/// A compiler running for this process: its process group and temporary files.
+struct Running {
+    pid: u32,
+    files: [PathBuf; 2],
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! kernels of an execute call) into one shared object.
 
 use crate::error::{Error, Result};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Declarations that give the compiler glibc's vector math (libmvec) variants of libm
@@ -122,7 +123,15 @@ impl Compiler {
     }
 
     /// Compiles `source` (written to `c_path`) into the shared object `so_path`.
-    pub fn compile(&self, source: &str, c_path: &Path, so_path: &Path) -> Result<()> {
+    /// `started` learns the compiler's process id, which is also its process group's:
+    /// killing that group stops the driver and the programs it runs (cc1, as, ld).
+    pub fn compile(
+        &self,
+        source: &str,
+        c_path: &Path,
+        so_path: &Path,
+        started: &mut dyn FnMut(u32),
+    ) -> Result<()> {
         std::fs::write(c_path, source).map_err(|e| Error::Cache {
             path: c_path.display().to_string(),
             reason: e.to_string(),
@@ -134,10 +143,19 @@ impl Compiler {
         }
         cmd.arg("-lm");
         let shown = format!("{cmd:?}").replace('"', "");
-        let out = cmd.output().map_err(|e| Error::Compile {
+        let spawn_err = |e: std::io::Error| Error::Compile {
             command: shown.clone(),
             stderr: e.to_string(),
-        })?;
+        };
+        let child = cmd
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_err)?;
+        started(child.id());
+        let out = child.wait_with_output().map_err(spawn_err)?;
         if !out.status.success() {
             let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             if stderr.len() > 8000 {

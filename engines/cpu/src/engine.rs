@@ -367,7 +367,7 @@ impl CpuEngine {
                 has_fin: l.has_fin(),
             })
             .collect();
-        if let Some(t) = self.tiered.as_ref().filter(|_| background) {
+        if let Some(t) = self.tiered.as_mut().filter(|_| background) {
             self.shared
                 .pending
                 .lock()

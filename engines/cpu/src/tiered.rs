@@ -1,16 +1,27 @@
 //! The background compile thread of tiered execution: jobs arrive over a crossbeam
 //! channel; finished kernels land in the shared memory cache, where the next execute call
 //! finds them. Until then the engine interprets those kernels.
+//!
+//! A short script exits while its last kernels are still compiling. Killing those
+//! compiles would lose them, and every later run of the script would interpret and
+//! compile them again. So at process exit (a C `atexit` hook) the jobs not finished are
+//! handed to a forked process that compiles them into the disk cache and exits, while the
+//! script's process exits at once. That process holds a shared `flock` on
+//! `<cache_dir>/finishing.lock` for its life: whoever needs the cache complete (the
+//! benchmark harness, tests) takes the lock exclusively to wait for it.
 
 use crate::cache::{Compiled, DiskCache, Entry};
 use crate::compiler::Compiler;
 use crossbeam_channel::{unbounded, Sender};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
 use std::time::Instant;
 
 /// One compile: a translation unit and the kernels it defines.
+#[derive(Clone)]
 pub struct Job {
     pub source: String,
     pub entries: Vec<Entry>,
@@ -26,19 +37,44 @@ pub struct Shared {
     pub failed: Mutex<HashSet<u128>>,
     /// (kernels compiled, seconds) by the background thread.
     pub compiled: Mutex<(u64, f64)>,
+    /// Jobs submitted and not finished, by submission number: what exit hands on.
+    unfinished: Mutex<Vec<(u64, Job)>>,
 }
 
+/// What the exit hook needs of one engine's compile thread.
+struct Finisher {
+    compiler: Compiler,
+    disk: Arc<DiskCache>,
+    shared: Arc<Shared>,
+}
+
+/// Every compile thread alive in this process (each removes itself when it ends).
+static FINISHERS: Mutex<Vec<Arc<Finisher>>> = Mutex::new(Vec::new());
+static HOOK: Once = Once::new();
+/// Set by the exit hook: a compile it stopped is not a failure worth a warning.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
 pub struct Tiered {
-    tx: Sender<Job>,
+    tx: Sender<(u64, Job)>,
+    shared: Arc<Shared>,
+    submitted: u64,
 }
 
 impl Tiered {
     pub fn start(compiler: Compiler, disk: Arc<DiskCache>, shared: Arc<Shared>) -> Tiered {
-        let (tx, rx) = unbounded::<Job>();
+        let (tx, rx) = unbounded::<(u64, Job)>();
+        let finisher = Arc::new(Finisher {
+            compiler: compiler.clone(),
+            disk: disk.clone(),
+            shared: shared.clone(),
+        });
+        let thread_shared = shared.clone();
+        let registered = finisher.clone();
         let spawned = std::thread::Builder::new()
             .name("hassium-cpu-compile".into())
             .spawn(move || {
-                for job in rx {
+                let shared = thread_shared;
+                for (id, job) in rx {
                     let start = Instant::now();
                     let keys: Vec<u128> = job.entries.iter().map(|e| e.key).collect();
                     match disk.compile(&compiler, &job.source, &job.entries) {
@@ -49,6 +85,7 @@ impl Tiered {
                             c.0 += n;
                             c.1 += start.elapsed().as_secs_f64();
                         }
+                        Err(_) if EXITING.load(Ordering::Relaxed) => {}
                         Err(e) => {
                             tracing::warn!(
                                 "background compile failed; those kernels stay interpreted: {e}"
@@ -56,22 +93,157 @@ impl Tiered {
                             shared.failed.lock().extend(keys.iter().copied());
                         }
                     }
+                    shared.unfinished.lock().retain(|(j, _)| *j != id);
                     let mut p = shared.pending.lock();
                     for k in keys {
                         p.remove(&k);
                     }
                 }
+                FINISHERS.lock().retain(|f| !Arc::ptr_eq(f, &registered));
             });
-        if let Err(e) = spawned {
+        match spawned {
+            Ok(_) => {
+                FINISHERS.lock().push(finisher);
+                HOOK.call_once(|| {
+                    // SAFETY: registers a plain `extern "C" fn()`; failure only means no
+                    // finishing at exit (kernels are compiled again by the next run).
+                    unsafe { libc::atexit(finish_at_exit) };
+                });
+            }
             // The receiver is gone with the closure, so `submit` reports false and the
             // engine compiles in the foreground.
-            tracing::warn!("cannot start the background compile thread: {e}");
+            Err(e) => tracing::warn!("cannot start the background compile thread: {e}"),
         }
-        Tiered { tx }
+        Tiered {
+            tx,
+            shared,
+            submitted: 0,
+        }
     }
 
     /// Queues a job; false when the thread is gone (the caller compiles in the foreground).
-    pub fn submit(&self, job: Job) -> bool {
-        self.tx.send(job).is_ok()
+    pub fn submit(&mut self, job: Job) -> bool {
+        self.submitted += 1;
+        let id = self.submitted;
+        self.shared.unfinished.lock().push((id, job.clone()));
+        if self.tx.send((id, job)).is_ok() {
+            return true;
+        }
+        self.shared.unfinished.lock().retain(|(j, _)| *j != id);
+        false
+    }
+}
+
+/// The lock file a finishing process holds shared while it fills the cache under `root`.
+pub fn finishing_lock(root: &Path) -> PathBuf {
+    root.join("finishing.lock")
+}
+
+/// The `atexit` hook: hands every unfinished compile job to a forked process.
+extern "C" fn finish_at_exit() {
+    // Ignore a panic here rather than unwind across the C boundary.
+    let _ = std::panic::catch_unwind(finish_unfinished);
+}
+
+fn finish_unfinished() {
+    let work: Vec<(Arc<Finisher>, Vec<Job>)> = FINISHERS
+        .lock()
+        .iter()
+        .filter(|f| f.disk.persistent())
+        .map(|f| {
+            let jobs = f
+                .shared
+                .unfinished
+                .lock()
+                .iter()
+                .map(|(_, j)| j.clone())
+                .collect();
+            (f.clone(), jobs)
+        })
+        .filter(|(_, jobs): &(_, Vec<Job>)| !jobs.is_empty())
+        .collect();
+    if work.is_empty() {
+        return;
+    }
+    EXITING.store(true, Ordering::Relaxed);
+    // The compiles running now would be orphaned by the exit and leave their temporary
+    // files behind; the finishing process does their jobs again from the start.
+    for (f, _) in &work {
+        f.disk.stop_running();
+    }
+    let locks: Vec<i32> = work
+        .iter()
+        .filter_map(|(f, _)| f.disk.dir().parent().map(finishing_lock))
+        .filter_map(|p| shared_lock(&p))
+        .collect();
+    // SAFETY: the child runs only code that takes no lock another thread may hold
+    // (`compile_and_store`, std's process spawning, file I/O; glibc's malloc is safe
+    // after fork) and leaves through `_exit`, so no atexit hook or destructor runs twice.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        detach(&locks);
+        for (f, jobs) in &work {
+            for job in jobs {
+                let _ = f
+                    .disk
+                    .compile_and_store(&f.compiler, &job.source, &job.entries);
+            }
+            f.disk.remove_stale_temporaries();
+        }
+        // SAFETY: ends the child without running the parent's exit path again.
+        unsafe { libc::_exit(0) };
+    }
+    // The parent (or a failed fork): the child has its own copies of the lock fds.
+    for fd in locks {
+        // SAFETY: fds this function opened.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Opens `path` and takes a shared lock without waiting: the fd, or None (no lock file,
+/// or someone waiting for the cache holds it: the finishing then cannot be waited for).
+fn shared_lock(path: &Path) -> Option<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: plain syscalls on a NUL-terminated path and the fd they return.
+    unsafe {
+        let fd = libc::open(
+            c.as_ptr(),
+            libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+            0o644,
+        );
+        if fd < 0 {
+            return None;
+        }
+        if libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) != 0 {
+            libc::close(fd);
+            return None;
+        }
+        Some(fd)
+    }
+}
+
+/// In the finishing process: its own session at low priority, no terminal, and no fd of
+/// the parent's but the locks, so nobody reading the parent's output waits for it.
+fn detach(locks: &[i32]) {
+    // SAFETY: plain syscalls in a single-threaded child.
+    unsafe {
+        libc::setsid();
+        libc::nice(10);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+        }
+        let max = match libc::sysconf(libc::_SC_OPEN_MAX) {
+            n if n > 0 => n.min(1 << 16) as i32,
+            _ => 1024,
+        };
+        for fd in 3..max {
+            if !locks.contains(&fd) {
+                libc::close(fd);
+            }
+        }
     }
 }

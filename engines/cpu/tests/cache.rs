@@ -301,6 +301,86 @@ fn tiered_execution_interprets_first_then_runs_native_code() {
     assert!((first - second).abs() <= 1e-12 * first.abs());
 }
 
+/// A compiler that takes `seconds` before it starts, so a compile is surely still running
+/// when a short program exits.
+fn slow_compiler(dir: &std::path::Path, seconds: u32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("slow-cc");
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\n[ \"$1\" = --version ] || sleep {seconds}\nexec cc \"$@\"\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// Not a test by itself: when `HASSIUM_TEST_EXIT_COMPILING` names a directory, runs one
+/// new kernel with tiered execution and a slow compiler, then lets the process exit
+/// while the compile runs.
+#[test]
+fn helper_exit_while_compiling() {
+    if let Some(dir) = std::env::var_os("HASSIUM_TEST_EXIT_COMPILING") {
+        let dir = std::path::Path::new(&dir);
+        let mut cpu = CpuEngine::new(CpuConfig {
+            tiered: true,
+            compiler: slow_compiler(dir, 2),
+            ..config(1, SpecializePolicy::Fixed, &dir.join("cache"))
+        })
+        .unwrap();
+        run_iteration(&mut cpu, 0.5).unwrap();
+        let s = cpu.stats();
+        assert_eq!((s.interpreted, s.kernels_compiled), (1, 0), "{s:?}");
+    }
+}
+
+/// A script that ends while its kernels compile must not lose them (every later run would
+/// interpret and compile them again): a process it leaves behind finishes them into the
+/// disk cache, holding `finishing.lock` meanwhile, and leaves no temporary file.
+#[test]
+fn compiles_running_at_exit_are_finished_into_the_disk_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_exit_while_compiling",
+            "--test-threads=1",
+            "--quiet",
+        ])
+        .env("HASSIUM_TEST_EXIT_COMPILING", dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let cache = dir.path().join("cache");
+    let lock = std::fs::File::open(cache.join("finishing.lock")).expect("a finishing process");
+    // SAFETY: flock on an fd `lock` keeps open.
+    let flock = |how| unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), how) };
+    // The program is gone and its compile (2 s of sleep before the compiler) is not done.
+    assert_ne!(
+        flock(libc::LOCK_EX | libc::LOCK_NB),
+        0,
+        "nothing holds the lock"
+    );
+    assert_eq!(flock(libc::LOCK_EX), 0);
+    let mut later = CpuEngine::new(CpuConfig {
+        compiler: slow_compiler(dir.path(), 2),
+        ..config(1, SpecializePolicy::Fixed, &cache)
+    })
+    .unwrap();
+    run_iteration(&mut later, 0.5).unwrap();
+    let s = later.stats();
+    assert_eq!((s.cache_hits_disk, s.kernels_compiled), (1, 0), "{s:?}");
+    let files: Vec<String> = std::fs::read_dir(later.cache_dir().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files.iter().all(|f| !f.starts_with(".tmp")),
+        "temporaries left: {files:?}"
+    );
+}
+
 #[test]
 fn unknown_config_keys_are_rejected_by_name() {
     let t: toml::Table = "threds = 2".parse().unwrap();
