@@ -48,8 +48,9 @@ HS_VEC double hypot(double, double); HS_VEC float hypotf(float, float);
 pub struct Compiler {
     pub program: String,
     pub flags: Vec<String>,
-    /// Hash of the compiler's `--version` first line, the flags and the extra flags: part
-    /// of every disk cache entry's directory, so a compiler upgrade never loads old code.
+    /// Hash of the compiler's `--version` first line, the flags, the extra flags and, under
+    /// `-march=native`, the host CPU: part of every disk cache entry's directory, so a
+    /// compiler upgrade or another CPU never loads old code.
     pub identity: u64,
     /// Whether glibc's libmvec can be linked.
     pub libmvec: bool,
@@ -80,6 +81,37 @@ const ARCH_EXTRA: &[&str] = &["-mprefer-vector-width=512"];
 #[cfg(not(target_arch = "x86_64"))]
 const ARCH_EXTRA: &[&str] = &[];
 
+/// The host CPU's model and instruction-set flags as Linux reports them: code compiled
+/// with `-march=native` is only valid on such a CPU, and a cache directory shared between
+/// machines (a home directory on a cluster) must not hand it to another.
+fn host_cpu() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .unwrap_or("")
+            .to_string()
+    };
+    // x86 says "model name" and "flags"; arm64 "CPU part" and "Features".
+    ["model name", "flags", "CPU part", "Features"]
+        .map(field)
+        .join("|")
+}
+
+/// What names a compiler's output: its version line, every flag, libmvec and, when a flag
+/// asks for the host's own CPU (`-march=native`), that CPU (`cpu` is only called then).
+fn identity(version: &str, flags: &[String], libmvec: bool, cpu: impl FnOnce() -> String) -> u64 {
+    let native = flags.iter().any(|f| f.ends_with("=native"));
+    let cpu = if native { cpu() } else { String::new() };
+    let id = format!(
+        "{version}|{}|{}|{}|{libmvec}|{cpu}",
+        flags.join(" "),
+        EXTRA.join(" "),
+        ARCH_EXTRA.join(" ")
+    );
+    xxh3_64(id.as_bytes())
+}
+
 impl Compiler {
     /// Probes `program --version`; `None` when it cannot be run at all.
     pub fn probe(program: &str, flags: &[String]) -> Option<Compiler> {
@@ -92,16 +124,10 @@ impl Compiler {
         let libmvec = Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/usr/lib64/libmvec.so").exists();
-        let id = format!(
-            "{first}|{}|{}|{}|{libmvec}",
-            flags.join(" "),
-            EXTRA.join(" "),
-            ARCH_EXTRA.join(" ")
-        );
         Some(Compiler {
             program: program.to_string(),
             flags: flags.to_vec(),
-            identity: xxh3_64(id.as_bytes()),
+            identity: identity(&first, flags, libmvec, host_cpu),
             libmvec,
         })
     }
@@ -174,6 +200,21 @@ impl Compiler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn native_code_is_cached_per_cpu_and_portable_code_is_not() {
+        let flags = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let native = flags(&["-O2", "-march=native"]);
+        let portable = flags(&["-O2", "-march=x86-64-v2"]);
+        let id = |f: &[String], cpu: &str| identity("gcc 12", f, true, || cpu.to_string());
+        assert_ne!(id(&native, "avx512f avx2"), id(&native, "avx2"));
+        assert_eq!(id(&portable, "avx512f avx2"), id(&portable, "avx2"));
+        let host = host_cpu();
+        assert!(
+            host.len() > 10,
+            "/proc/cpuinfo names no model or flags: {host:?}"
+        );
+    }
 
     /// A float16 chain as codegen writes it, compiled for a CPU with AVX512-FP16 (the
     /// compiler only emits the assembly): NumPy rounds the product to half before it
