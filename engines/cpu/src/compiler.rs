@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -81,6 +81,44 @@ const ARCH_EXTRA: &[&str] = &["-mprefer-vector-width=512"];
 #[cfg(not(target_arch = "x86_64"))]
 const ARCH_EXTRA: &[&str] = &[];
 
+/// Names the file `program` runs (found on `PATH` as a shell would, links followed) by
+/// its path, size, modification time and inode.
+fn file_key(program: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let found = if program.contains('/') {
+        Some(PathBuf::from(program))
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    }?;
+    let path = std::fs::canonicalize(found).ok()?;
+    let m = std::fs::metadata(&path).ok()?;
+    let id = format!(
+        "{}|{}|{}.{}|{}|{}",
+        path.display(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino(),
+        m.dev()
+    );
+    Some(xxh3_64(id.as_bytes()))
+}
+
+/// Writes a probed version line to `memo` (temporary file and rename: a reader sees all of
+/// it or nothing). Failing only means probing again next time.
+fn remember(memo: &Path, line: &str) {
+    let Some(dir) = memo.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".tmp-{}", std::process::id()));
+    if std::fs::write(&tmp, format!("{line}\n")).is_ok() && std::fs::rename(&tmp, memo).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
 /// The host CPU's model and instruction-set flags as Linux reports them: code compiled
 /// with `-march=native` is only valid on such a CPU, and a cache directory shared between
 /// machines (a home directory on a cluster) must not hand it to another.
@@ -114,13 +152,36 @@ fn identity(version: &str, flags: &[String], libmvec: bool, cpu: impl FnOnce() -
 
 impl Compiler {
     /// Probes `program --version`; `None` when it cannot be run at all.
+    #[cfg(test)]
     pub fn probe(program: &str, flags: &[String]) -> Option<Compiler> {
-        let out = Command::new(program).arg("--version").output().ok()?;
-        let first = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string();
+        Compiler::probe_remembered(program, flags, None)
+    }
+
+    /// [`Compiler::probe`], remembering the version line in `memo_dir` under the
+    /// compiler's resolved file and its size, time and inode: running the compiler costs
+    /// milliseconds at every start, a lookup microseconds, and an upgrade replaces the file.
+    pub fn probe_remembered(
+        program: &str,
+        flags: &[String],
+        memo_dir: Option<&Path>,
+    ) -> Option<Compiler> {
+        let memo = memo_dir.and_then(|d| Some(d.join(format!("{:016x}", file_key(program)?))));
+        let known = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok());
+        let first = match known.filter(|k| k.ends_with('\n')) {
+            Some(line) => line.trim_end().to_string(),
+            None => {
+                let out = Command::new(program).arg("--version").output().ok()?;
+                let first = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                if let Some(m) = &memo {
+                    remember(m, &first);
+                }
+                first
+            }
+        };
         let libmvec = Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/usr/lib64/libmvec.so").exists();
@@ -200,6 +261,31 @@ impl Compiler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probed_version_is_remembered_per_compiler_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = vec!["-O1".to_string()];
+        let probed = Compiler::probe_remembered("cc", &flags, Some(dir.path())).unwrap();
+        assert_eq!(
+            probed.identity,
+            Compiler::probe("cc", &flags).unwrap().identity
+        );
+        let memo = dir.path().join(format!("{:016x}", file_key("cc").unwrap()));
+        let line = std::fs::read_to_string(&memo).unwrap();
+        assert!(line.ends_with('\n') && line.len() > 5, "{line:?}");
+        // The next probe reads the memo instead of running the compiler.
+        std::fs::write(&memo, "a compiler from the memo\n").unwrap();
+        let again = Compiler::probe_remembered("cc", &flags, Some(dir.path())).unwrap();
+        let from_memo = identity("a compiler from the memo", &flags, again.libmvec, host_cpu);
+        assert_eq!(again.identity, from_memo);
+        // A truncated memo (no newline) is probed again and rewritten.
+        std::fs::write(&memo, "a compiler fr").unwrap();
+        let fixed = Compiler::probe_remembered("cc", &flags, Some(dir.path())).unwrap();
+        assert_eq!(fixed.identity, probed.identity);
+        assert_eq!(std::fs::read_to_string(&memo).unwrap(), line);
+        assert!(Compiler::probe_remembered("no-such-cc", &flags, Some(dir.path())).is_none());
+    }
 
     #[test]
     fn native_code_is_cached_per_cpu_and_portable_code_is_not() {

@@ -105,7 +105,8 @@ impl CpuEngine {
             .thread_name(|i| format!("hassium-cpu-{i}"))
             .build()
             .map_err(|e| engine_err(format!("cannot start {threads} worker threads: {e}")))?;
-        let compiler = Compiler::probe(&cfg.compiler, &cfg.flags);
+        let memo = cfg.cache_dir.join("compilers");
+        let compiler = Compiler::probe_remembered(&cfg.compiler, &cfg.flags, Some(&memo));
         if compiler.is_none() {
             tracing::warn!(
                 "C compiler `{}` cannot be run; the cpu engine interprets every kernel (install a C compiler or set [engines.cpu] compiler)",
