@@ -41,7 +41,7 @@ pub struct DiskCache {
     /// and nothing is persisted.
     persistent: bool,
     libs: Mutex<HashMap<PathBuf, &'static libloading::Library>>,
-    running: Mutex<Vec<Running>>,
+    running: Mutex<RunningSet>,
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -84,7 +84,7 @@ impl DiskCache {
                 dir,
                 persistent: true,
                 libs: Mutex::new(HashMap::new()),
-                running: Mutex::new(Vec::new()),
+                running: Mutex::new(RunningSet::default()),
             },
             Err(e) => {
                 tracing::warn!(
@@ -97,7 +97,7 @@ impl DiskCache {
                     dir,
                     persistent: false,
                     libs: Mutex::new(HashMap::new()),
-                    running: Mutex::new(Vec::new()),
+                    running: Mutex::new(RunningSet::default()),
                 }
             }
         }
@@ -241,35 +241,48 @@ impl DiskCache {
 
     /// Stops the compilers running now (their whole process groups) and deletes their
     /// temporary files: at exit, before their jobs are handed to a finishing process.
+    /// Compiles that would start later fail at once.
     pub fn stop_running(&self) {
-        for r in self.running.lock().drain(..) {
-            if let Ok(pgid) = i32::try_from(r.pid) {
-                // SAFETY: plain syscall; the group is the compiler's own (process_group(0)).
-                unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            }
-            for f in &r.files {
-                let _ = std::fs::remove_file(f);
-            }
+        let mut running = self.running.lock();
+        running.closed = true;
+        for r in running.list.drain(..) {
+            r.stop();
         }
     }
 
     /// Compiles `source` into a library under its final name (temporary file + rename).
-    /// With `track`, the running compiler is listed for [`DiskCache::stop_running`].
+    /// With `track`, the running compiler is listed for [`DiskCache::stop_running`] from
+    /// before its source file is written until its temporaries are gone.
     fn build(&self, compiler: &Compiler, source: &str, track: bool) -> Result<Library> {
         let c_path = tmp_name(&self.dir, "c");
         let tmp_lib = tmp_name(&self.dir, "so");
-        let mut pid = None;
-        let result = compiler.compile(source, &c_path, &tmp_lib, &mut |p| {
-            if track {
-                pid = Some(p);
-                self.running.lock().push(Running {
-                    pid: p,
-                    files: [c_path.clone(), tmp_lib.clone()],
+        let files = [c_path.clone(), tmp_lib.clone()];
+        // Held from before the source is written until the compiler is listed, so that
+        // `stop_running` either finds it listed or has already closed the set.
+        let mut gate = track.then(|| self.running.lock());
+        if gate.as_ref().is_some_and(|g| g.closed) {
+            return Err(cache_err(&c_path, "the process is exiting"));
+        }
+        let result = compiler.compile(source, &c_path, &tmp_lib, &mut |pid| {
+            if let Some(mut g) = gate.take() {
+                g.list.push(Running {
+                    pid: Some(pid),
+                    files: files.clone(),
                 });
             }
         });
-        if let Some(p) = pid {
-            self.running.lock().retain(|r| r.pid != p);
+        drop(gate);
+        let _finish = track.then(|| Untrack {
+            cache: self,
+            c_path: &c_path,
+        });
+        if track {
+            // The compiler is reaped: its process id may be reused from now on.
+            for r in self.running.lock().list.iter_mut() {
+                if r.files[0] == c_path {
+                    r.pid = None;
+                }
+            }
         }
         let _ = std::fs::remove_file(&c_path);
         // `HASSIUM_DUMP=dir` also keeps each translation unit, next to the kernels it
@@ -346,10 +359,47 @@ struct Library {
     sum: String,
 }
 
-/// A compiler running for this process: its process group and temporary files.
+/// A compile of this process: its compiler's process group while it runs, and its
+/// temporary files.
 struct Running {
-    pid: u32,
+    pid: Option<u32>,
     files: [PathBuf; 2],
+}
+
+impl Running {
+    fn stop(&self) {
+        if let Some(pgid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: plain syscall; the group is the compiler's own (process_group(0))
+            // and not yet reaped, so the id is still its.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+/// The compiles of one cache, and whether the process is exiting (no new ones start).
+#[derive(Default)]
+struct RunningSet {
+    closed: bool,
+    list: Vec<Running>,
+}
+
+/// Unlists a compile when `build` returns, its temporaries renamed or deleted.
+struct Untrack<'a> {
+    cache: &'a DiskCache,
+    c_path: &'a Path,
+}
+
+impl Drop for Untrack<'_> {
+    fn drop(&mut self) {
+        self.cache
+            .running
+            .lock()
+            .list
+            .retain(|r| r.files[0] != self.c_path);
+    }
 }
 
 #[cfg(test)]

@@ -154,17 +154,18 @@ fn helper_fill_cache() {
     }
 }
 
+/// The helper test `name` of this binary as a child process, given `dir` in `var`.
+fn helper(name: &str, var: &str, dir: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", name, "--test-threads=1", "--quiet"])
+        .env(var, dir)
+        .stdout(std::process::Stdio::null());
+    cmd
+}
+
 /// Runs `helper_fill_cache` in a child process filling `dir`.
 fn fill_in_child(dir: &std::path::Path) -> std::process::Child {
-    std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "helper_fill_cache",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .env("HASSIUM_TEST_FILL_CACHE", dir)
-        .stdout(std::process::Stdio::null())
+    helper("helper_fill_cache", "HASSIUM_TEST_FILL_CACHE", dir)
         .spawn()
         .unwrap()
 }
@@ -340,17 +341,13 @@ fn helper_exit_while_compiling() {
 #[test]
 fn compiles_running_at_exit_are_finished_into_the_disk_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "helper_exit_while_compiling",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .env("HASSIUM_TEST_EXIT_COMPILING", dir.path())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
+    let status = helper(
+        "helper_exit_while_compiling",
+        "HASSIUM_TEST_EXIT_COMPILING",
+        dir.path(),
+    )
+    .status()
+    .unwrap();
     assert!(status.success());
     let cache = dir.path().join("cache");
     let lock = std::fs::File::open(cache.join("finishing.lock")).expect("a finishing process");
