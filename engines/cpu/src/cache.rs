@@ -62,7 +62,7 @@ fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory + rename).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = tmp_name(dir, "part");
     std::fs::write(&tmp, bytes).map_err(|e| cache_err(&tmp, e))?;

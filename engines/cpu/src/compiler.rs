@@ -106,16 +106,14 @@ fn file_key(program: &str) -> Option<u64> {
     Some(xxh3_64(id.as_bytes()))
 }
 
-/// Writes a probed version line to `memo` (temporary file and rename: a reader sees all of
-/// it or nothing). Failing only means probing again next time.
+/// Writes a probed version line to `memo` (atomically, as cache entries are). Failing
+/// only means probing again next time.
 fn remember(memo: &Path, line: &str) {
-    let Some(dir) = memo.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(".tmp-{}", std::process::id()));
-    if std::fs::write(&tmp, format!("{line}\n")).is_ok() && std::fs::rename(&tmp, memo).is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if memo
+        .parent()
+        .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+    {
+        let _ = crate::cache::write_atomic(memo, format!("{line}\n").as_bytes());
     }
 }
 

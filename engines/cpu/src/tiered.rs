@@ -21,7 +21,6 @@ use std::sync::{Arc, Once};
 use std::time::Instant;
 
 /// One compile: a translation unit and the kernels it defines.
-#[derive(Clone)]
 pub struct Job {
     pub source: String,
     pub entries: Vec<Entry>,
@@ -38,7 +37,7 @@ pub struct Shared {
     /// (kernels compiled, seconds) by the background thread.
     pub compiled: Mutex<(u64, f64)>,
     /// Jobs submitted and not finished, by submission number: what exit hands on.
-    unfinished: Mutex<Vec<(u64, Job)>>,
+    unfinished: Mutex<Vec<(u64, Arc<Job>)>>,
 }
 
 /// What the exit hook needs of one engine's compile thread.
@@ -55,14 +54,14 @@ static HOOK: Once = Once::new();
 static EXITING: AtomicBool = AtomicBool::new(false);
 
 pub struct Tiered {
-    tx: Sender<(u64, Job)>,
+    tx: Sender<(u64, Arc<Job>)>,
     shared: Arc<Shared>,
     submitted: u64,
 }
 
 impl Tiered {
     pub fn start(compiler: Compiler, disk: Arc<DiskCache>, shared: Arc<Shared>) -> Tiered {
-        let (tx, rx) = unbounded::<(u64, Job)>();
+        let (tx, rx) = unbounded::<(u64, Arc<Job>)>();
         let finisher = Arc::new(Finisher {
             compiler: compiler.clone(),
             disk: disk.clone(),
@@ -125,6 +124,7 @@ impl Tiered {
     pub fn submit(&mut self, job: Job) -> bool {
         self.submitted += 1;
         let id = self.submitted;
+        let job = Arc::new(job);
         self.shared.unfinished.lock().push((id, job.clone()));
         if self.tx.send((id, job)).is_ok() {
             return true;
@@ -146,7 +146,7 @@ extern "C" fn finish_at_exit() {
 }
 
 fn finish_unfinished() {
-    let work: Vec<(Arc<Finisher>, Vec<Job>)> = FINISHERS
+    let work: Vec<(Arc<Finisher>, Vec<Arc<Job>>)> = FINISHERS
         .lock()
         .iter()
         .filter(|f| f.disk.persistent())
@@ -160,7 +160,7 @@ fn finish_unfinished() {
                 .collect();
             (f.clone(), jobs)
         })
-        .filter(|(_, jobs): &(_, Vec<Job>)| !jobs.is_empty())
+        .filter(|(_, jobs): &(_, Vec<Arc<Job>>)| !jobs.is_empty())
         .collect();
     if work.is_empty() {
         return;
