@@ -19,6 +19,7 @@ mod lower;
 mod ops;
 mod prelude;
 mod render;
+mod traffic;
 
 pub use dialect::{Dialect, C99, OPENCL};
 pub use error::{Error, Result};

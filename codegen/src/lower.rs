@@ -7,6 +7,7 @@
 //! `meta` array, except strides of 0 and 1, which stay literal because they decide
 //! whether the inner loop is unit-stride (vectorisable) or a broadcast.
 
+use crate::traffic::Traffic;
 use crate::{Error, Result};
 use hassium_core::{lag_rows, overlap, Overlap};
 use hassium_core::{BaseId, Batch, DType, Instr, Kernel, OpClass, Opcode, Operand, Scalar, View};
@@ -155,7 +156,7 @@ pub struct Lowered {
     pub scalars: Vec<Scalar>,
     /// The `meta` array of a `Dynamic` kernel (empty for `Fixed`).
     pub meta: Vec<i64>,
-    /// Bytes the kernel reads and writes in memory (distinct views), for GB/s.
+    /// Bytes the kernel must read and write in memory at least, for GB/s (see `traffic`).
     pub bytes: u64,
     /// Elements of the iteration space.
     pub elements: usize,
@@ -300,7 +301,7 @@ struct Builder<'a> {
     view_ids: FxHashMap<(View, bool), usize>,
     /// Views before collapsing: strides over the iteration shape's dimensions.
     raw: Vec<(ViewKind, DType, isize, Vec<isize>)>,
-    bytes: u64,
+    traffic: Traffic,
     /// The operand being registered, and where each slot's base was first seen.
     site: Site,
     slot_sites: Vec<Site>,
@@ -339,11 +340,9 @@ impl Builder<'_> {
         let kind = if linear {
             ViewKind::Linear
         } else {
-            let slot = self.slot(v.base);
-            if slot.is_some() {
-                self.bytes += (v.nelem() * v.dtype.size()) as u64;
+            ViewKind::Data {
+                slot: self.slot(v.base),
             }
-            ViewKind::Data { slot }
         };
         self.raw
             .push((kind, v.dtype, if linear { 0 } else { v.offset }, strides));
@@ -453,7 +452,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         slots: Vec::new(),
         view_ids: FxHashMap::default(),
         raw: Vec::new(),
-        bytes: 0,
+        traffic: Traffic::default(),
         site: Site { at: 0, operand: 0 },
         slot_sites: Vec::new(),
     };
@@ -548,8 +547,14 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
                         strides_of(v)?
                     };
                     args.push(Arg::View(b.view(v, st, false)));
+                    if !kernel.contracts(v.base) {
+                        b.traffic.read(v);
+                    }
                 }
             }
+        }
+        if out.is_some() && !kernel.contracts(i.out.base) {
+            b.traffic.write(&i.out);
         }
         let in_dtype = match i.op {
             Opcode::Where => i.ins[1].dtype(),
@@ -729,7 +734,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         slot_dtypes,
         scalars,
         meta: b.meta,
-        bytes: b.bytes,
+        bytes: b.traffic.bytes(),
         elements,
         structure,
         extents,
@@ -832,7 +837,7 @@ fn random_access(
     let slot = b
         .slot(v.base)
         .ok_or_else(|| Error::Unsupported("indexing into a contracted base".into()))?;
-    b.bytes += (v.nelem() * v.dtype.size()) as u64;
+    b.traffic.random(v);
     randoms.push((slot, v.dtype, v.offset, v.strides[0], v.shape[0]));
     Ok(randoms.len() - 1)
 }
