@@ -15,6 +15,10 @@ an empty program with the same imports), so interpreter and import costs do not 
 computation. JAX times therefore include tracing and XLA compilation, which a script run
 once always pays.
 
+Hassium runs also report their kernels' bandwidth: the bytes the engine's kernels must
+move at least (its own estimate, `HASSIUM_STATS=1`) over the time spent executing them, a
+share of the STREAM triad measured in the same invocation.
+
 Every checksum is compared with NumPy's within the program's tolerance; a mismatch, a crash
 or a timeout is reported as FAIL/CRASH/TIMEOUT and makes the exit status 1.
 
@@ -52,6 +56,9 @@ PEER_RUNNERS = ("numexpr", "jax")
 # Environment variable through which the Python bridge takes its kernel-cache directory.
 CACHE_ENV = "HASSIUM_CACHE_DIR"
 CHECKSUM_RE = re.compile(r"^checksum: (\S+)\s*$")
+# Lines of the report HASSIUM_STATS=1 prints at exit (vem/src/stats.rs).
+STATS_BYTES_RE = re.compile(r"^\s*bytes moved\s+(\d+)", re.MULTILINE)
+STATS_EXECUTE_RE = re.compile(r"^\s*time\s.*\bexecute ([0-9.]+)s", re.MULTILINE)
 
 
 def _pi_sampling_atol(sizes: dict[str, int]) -> float:
@@ -180,6 +187,7 @@ class Runner:
         env = dict(os.environ)
         if self.kind == "hassium":
             env["HASSIUM_STACK"] = self.stack or ""
+            env["HASSIUM_STATS"] = "1"
             if cache_dir is not None:
                 env[CACHE_ENV] = str(cache_dir)
         return env
@@ -195,6 +203,8 @@ class Result:
 
     walls: list[float] = field(default_factory=list)
     checksums: list[float] = field(default_factory=list)
+    # Hassium runs: (bytes the kernels moved, seconds executing them) per run.
+    kernels: list[tuple[int, float]] = field(default_factory=list)
     status: str = "ok"  # ok | FAIL | CRASH | TIMEOUT
     detail: str = ""
 
@@ -295,6 +305,28 @@ def sizes_for(bench: Bench, quick: bool, scale: float) -> dict[str, int]:
     return sizes
 
 
+def kernel_traffic(stderr: str) -> tuple[int, float] | None:
+    """(bytes moved, execute seconds) from the report HASSIUM_STATS=1 prints, or None."""
+    moved = STATS_BYTES_RE.findall(stderr)
+    spent = STATS_EXECUTE_RE.findall(stderr)
+    if not moved or not spent:
+        return None
+    return int(moved[-1]), float(spent[-1])
+
+
+@dataclass
+class Run:
+    """One run of a program: wall seconds, checksum (None if it gave none), status ("ok",
+    "CRASH" for a non-zero exit or no checksum line, "TIMEOUT"), error text, and for
+    Hassium what its kernels moved in what time."""
+
+    wall: float
+    checksum: float | None
+    status: str
+    error: str
+    kernels: tuple[int, float] | None = None
+
+
 def run_once(
     runner: Runner,
     script: Path,
@@ -303,10 +335,8 @@ def run_once(
     cache_dir: Path | None,
     timeout: float,
     expect_checksum: bool = True,
-) -> tuple[float, float | None, str, str]:
-    """Runs a program once: (wall seconds, checksum or None, status, error text).
-
-    status is "ok", "CRASH" (non-zero exit or no checksum line) or "TIMEOUT"."""
+) -> Run:
+    """Runs a program once."""
     cmd = runner.command(python, script, args)
     start = time.perf_counter()
     try:
@@ -319,23 +349,26 @@ def run_once(
             env=runner.env(cache_dir),
         )
     except subprocess.TimeoutExpired:
-        return timeout, None, "TIMEOUT", f"timed out after {timeout:.0f} s"
+        return Run(timeout, None, "TIMEOUT", f"timed out after {timeout:.0f} s")
     wall = time.perf_counter() - start
     wait_for_finishing(cache_dir)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
-        return wall, None, "CRASH", f"exit status {proc.returncode}: {tail}"
+        return Run(wall, None, "CRASH", f"exit status {proc.returncode}: {tail}")
+    kernels = kernel_traffic(proc.stderr) if runner.kind == "hassium" else None
     if not expect_checksum:
-        return wall, None, "ok", ""
+        return Run(wall, None, "ok", "", kernels)
     lines = proc.stdout.strip().splitlines()
     match = CHECKSUM_RE.match(lines[-1]) if lines else None
     if match is None:
         last = lines[-1:]
-        return wall, None, "CRASH", f"no 'checksum: <float>' line ends stdout: {last}"
+        error = f"no 'checksum: <float>' line ends stdout: {last}"
+        return Run(wall, None, "CRASH", error, kernels)
     try:
-        return wall, float(match.group(1)), "ok", ""
+        return Run(wall, float(match.group(1)), "ok", "", kernels)
     except ValueError:
-        return wall, None, "CRASH", f"checksum is not a float: {match.group(1)!r}"
+        error = f"checksum is not a float: {match.group(1)!r}"
+        return Run(wall, None, "CRASH", error, kernels)
 
 
 def wait_for_finishing(cache_dir: Path | None) -> None:
@@ -369,15 +402,15 @@ def startup_times(
         # it from disk, and a start-up measured cold is subtracted from warm runs.
         run_once(runner, script, [], python, cache, 120, expect_checksum=False)
         for _ in range(reps):
-            wall, _, _, err = run_once(
+            run = run_once(
                 runner, script, [], python, cache, 120, expect_checksum=False
             )
-            if err:
+            if run.error:
                 print(
-                    f"warning: start-up probe of {runner.name} failed: {err}",
+                    f"warning: start-up probe of {runner.name} failed: {run.error}",
                     file=sys.stderr,
                 )
-            walls.append(wall)
+            walls.append(run.wall)
         times[runner.name] = min(walls)
     return times
 
@@ -585,10 +618,24 @@ class Report:
         frac = f" ({gbs / self.stream[0]:.0%})" if self.stream else ""
         return f"{gbs:.3g} GB/s{frac}"
 
+    def cell_kernel_bandwidth(self, program: str, runner: str) -> str:
+        res = self.results.get((program, runner))
+        if res is None or res.status != "ok":
+            return "–"
+        rates = [b / s / 1e9 for b, s in res.kernels if b > 0 and s > 0]
+        if not rates:
+            return "–"
+        gbs = statistics.median(rates)
+        frac = f" ({gbs / self.stream[0]:.0%})" if self.stream else ""
+        return f"{gbs:.3g} GB/s{frac}"
+
     def table(
-        self, cell: Callable[[str, str], str], programs: list[str] | None = None
+        self,
+        cell: Callable[[str, str], str],
+        programs: list[str] | None = None,
+        runners: list[str] | None = None,
     ) -> str:
-        names = [r.name for r in self.runners]
+        names = runners or [r.name for r in self.runners]
         rows = [["program", *names]]
         for program in programs or self.programs:
             rows.append([program, *(cell(program, n) for n in names)])
@@ -653,6 +700,17 @@ class Report:
                 "## Achieved bandwidth (estimated minimal traffic / time; share of STREAM)",
                 "",
                 self.table(self.cell_bandwidth, streaming),
+            ]
+        engines = [r.name for r in self.runners if r.kind == "hassium"]
+        if engines:
+            parts += [
+                "",
+                (
+                    "## Kernel bandwidth (bytes the engine's kernels must move / time "
+                    "executing them, median; share of STREAM)"
+                ),
+                "",
+                self.table(self.cell_kernel_bandwidth, runners=engines),
             ]
         parts += ["", "## Sizes and checksums (NumPy)", ""]
         for program in self.programs:
@@ -723,9 +781,10 @@ def measure_program(
                 cold = tmp / f"cache-{runner.stack}-{program}-cold{rep}"
                 cache = warm if (not runner.cold or rep == 0) else cold
             script = runner.script(program)
-            wall, checksum, status, err = run_once(
-                runner, script, cli, args.python, cache, args.timeout
-            )
+            run = run_once(runner, script, cli, args.python, cache, args.timeout)
+            wall, checksum, status, err = run.wall, run.checksum, run.status, run.error
+            if run.kernels is not None:
+                res.kernels.append(run.kernels)
             if checksum is not None:
                 res.walls.append(wall)
                 res.checksums.append(checksum)
@@ -828,6 +887,7 @@ def main() -> int:
             f"{p}/{r}": {
                 "walls_s": v.walls,
                 "checksums": v.checksums,
+                "kernels_bytes_s": v.kernels,
                 "status": v.status,
             }
             for (p, r), v in results.items()

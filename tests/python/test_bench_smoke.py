@@ -60,6 +60,11 @@ if os.environ.get("FAKE_HASSIUM_WRONG") and not sys.argv[0].endswith("empty_hass
     print("checksum: 12345.0")
     sys.exit(0)
 runpy.run_path(sys.argv[0], run_name="__main__")
+if os.environ.get("HASSIUM_STATS") == "1":  # the report's lines the harness reads
+    print("hassium stats (stack fake)", file=sys.stderr)
+    print("  time                   filters 0.0001s, fusion 0.0002s, compile 0.0000s, "
+          "execute 0.5000s", file=sys.stderr)
+    print("  bytes moved            2000000000 (4.00 GB/s)", file=sys.stderr)
 '''
 
 
@@ -83,6 +88,10 @@ def test_hassium_stacks_run_cold_then_warm_with_their_own_cache(tmp_path):
     report = (tmp_path / "out" / "latest.md").read_text()
     for column in ("hassium-reference-cold", "hassium-reference", "hassium-fast"):
         assert column in report
+    # The kernels' bandwidth comes from the stats each Hassium run prints: 2 GB in 0.5 s.
+    kernels = report.split("## Kernel bandwidth")[1].split("##")[0]
+    row = next(line for line in kernels.splitlines() if "leibnitz_pi" in line)
+    assert row.count("4 GB/s") == 4 and "numpy" not in kernels
     runs = [line.split() for line in (tmp_path / "bridge.log").read_text().splitlines()]
     program_runs = [r for r in runs if r[1] == "leibnitz_pi.py"]
     # per stack and repetition: cold (empty cache) then warm (filled cache)
