@@ -1,6 +1,13 @@
 //! A partition of a graph's nodes into blocks, with the block-level DAG kept up to date
 //! so that "would merging these two blocks create a cycle?" is a few bit tests. Greedy and
 //! optimal grow one of these; every fuser turns its blocks into kernels with [`emit`].
+//!
+//! Reachability is kept per loop-iteration segment ([`crate::period`]). Blocks of two
+//! segments never merge, and a path between two blocks of one segment never leaves it:
+//! edges run forward in program order and no block spans a cut, so a block on the path
+//! lies after the first in program order and before the last. Each block's reach is
+//! then a bitset over its own segment's nodes, and a merge updates only that segment —
+//! a 20-step shallow-water batch (4 600 nodes) fused in 59 ms with batch-wide bitsets.
 
 use crate::bitset::BitSet;
 use crate::kernel_info::finish_kernel_in;
@@ -18,8 +25,27 @@ pub(crate) struct Partition {
     pub owner: Vec<u32>,
     succ: Vec<Vec<u32>>,
     pred: Vec<Vec<u32>>,
-    /// Block ids reachable from each block through at least one edge.
+    /// Node → the node ids `[lo, hi)` of its segment (all nodes when there are none).
+    span: Vec<(u32, u32)>,
+    /// Block ids reachable from each block through at least one edge, in its segment,
+    /// as offsets from the segment's `lo`.
     reach: Vec<BitSet>,
+}
+
+/// Node → `[lo, hi)` of its segment; segments are contiguous runs of nodes.
+fn spans(g: &Graph) -> Vec<(u32, u32)> {
+    let n = g.len();
+    let Some(seg) = &g.segment else {
+        return vec![(0, n as u32); n];
+    };
+    let mut span = vec![(0, 0); n];
+    let mut lo = 0;
+    while lo < n {
+        let hi = (lo..n).find(|&k| seg[k] != seg[lo]).unwrap_or(n);
+        span[lo..hi].fill((lo as u32, hi as u32));
+        lo = hi;
+    }
+    span
 }
 
 fn insert_sorted(v: &mut Vec<u32>, x: u32) {
@@ -45,11 +71,13 @@ impl Partition {
             }
         }
         // Edges run forward in program order, so reverse order is a topological order.
-        let mut reach = vec![BitSet::new(n); n];
+        let span = spans(g);
+        let mut reach = vec![BitSet::new(0); n];
         for a in (0..n).rev() {
-            let mut r = BitSet::new(n);
-            for &b in &g.succ[a] {
-                r.insert(b as usize);
+            let (lo, hi) = span[a];
+            let mut r = BitSet::new((hi - lo) as usize);
+            for &b in g.succ[a].iter().filter(|&&b| b < hi) {
+                r.insert((b - lo) as usize);
                 r.union_with(&reach[b as usize]);
             }
             reach[a] = r;
@@ -59,6 +87,7 @@ impl Partition {
             owner: (0..n as u32).collect(),
             succ: g.succ.clone(),
             pred,
+            span,
             reach,
         }
     }
@@ -73,10 +102,14 @@ impl Partition {
     /// True when merging blocks `a` and `b` would close a cycle (a path between them
     /// through a third block).
     pub fn would_cycle(&self, a: u32, b: u32) -> bool {
+        let reaches = |s: u32, y: u32| {
+            let (lo, hi) = self.span[y as usize];
+            (lo..hi).contains(&s) && self.reach[s as usize].contains((y - lo) as usize)
+        };
         let via = |x: u32, y: u32| {
             self.succ[x as usize]
                 .iter()
-                .any(|&s| s != y && self.reach[s as usize].contains(y as usize))
+                .any(|&s| s != y && reaches(s, y))
         };
         via(a, b) || via(b, a)
     }
@@ -110,16 +143,20 @@ impl Partition {
         }
         remove_sorted(&mut self.succ[au], b);
         remove_sorted(&mut self.pred[au], b);
+        let (lo, hi) = self.span[au];
+        debug_assert_eq!((lo, hi), self.span[bu], "blocks of two segments merged");
+        let (la, lb) = ((a - lo) as usize, (b - lo) as usize);
         let mut r = std::mem::take(&mut self.reach[au]);
         r.union_with(&self.reach[bu]);
-        r.remove(au);
-        r.remove(bu);
+        r.remove(la);
+        r.remove(lb);
         self.reach[bu].clear();
-        for (x, rx) in self.reach.iter_mut().enumerate() {
-            if x != au && (rx.contains(au) || rx.contains(bu)) {
+        for x in lo as usize..hi as usize {
+            let rx = &mut self.reach[x];
+            if x != au && (rx.contains(la) || rx.contains(lb)) {
                 rx.union_with(&r);
-                rx.insert(au);
-                rx.remove(bu);
+                rx.insert(la);
+                rx.remove(lb);
             }
         }
         self.reach[au] = r;
