@@ -6,6 +6,7 @@
 
 mod config;
 mod error;
+mod flush_point;
 mod memory;
 mod paths;
 mod runtime;

@@ -1,6 +1,7 @@
 //! The runtime: records instructions, owns host memory, and runs the stack at each flush.
 
 use crate::config::SMALL_ARRAY_ELEMENTS;
+use crate::flush_point::FlushPoint;
 use crate::memory::Block;
 use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
 use hassium_core::{sort_dedup, IdMap, IdSet};
@@ -27,6 +28,8 @@ pub struct Runtime {
     /// The most elements any view of the queued instructions has: while it is small,
     /// the queue flushes at `small_flush_threshold`.
     queue_max_elems: usize,
+    /// Where a full queue is cut (at a low point of the live arrays).
+    flush_point: FlushPoint,
     sync: Vec<BaseId>,
     next_id: u64,
     memory: HostMemory,
@@ -63,6 +66,7 @@ impl Runtime {
             bases: IdMap::default(),
             queue: Vec::new(),
             queue_max_elems: 0,
+            flush_point: FlushPoint::default(),
             sync: Vec::new(),
             next_id: 1,
             memory: HostMemory::default(),
@@ -90,6 +94,7 @@ impl Runtime {
         let id = BaseId(self.next_id);
         self.next_id += 1;
         let base = Base { id, dtype, nelem };
+        self.flush_point.created(base.nbytes());
         self.bases.insert(
             id,
             BaseState {
@@ -124,7 +129,8 @@ impl Runtime {
     }
 
     /// Appends one instruction after checking it, so errors surface at the call site.
-    /// Flushes when the queue reaches the configured threshold.
+    /// Flushes once the queue has reached the configured threshold, at the next low point
+    /// of the live arrays (see `flush_point`).
     pub fn record(&mut self, instr: Instr) -> Result<()> {
         if instr.op == Opcode::Free {
             return self.free(instr.out.base);
@@ -140,7 +146,7 @@ impl Runtime {
         } else {
             rc.flush_threshold
         };
-        if self.queue.len() >= threshold {
+        if self.flush_point.record(self.queue.len(), threshold) {
             self.flush()?;
         }
         Ok(())
@@ -151,6 +157,7 @@ impl Runtime {
         let base = match self.bases.get_mut(&id) {
             Some(s) if !s.freed => {
                 s.freed = true;
+                self.flush_point.freed(s.base.nbytes());
                 s.base
             }
             // `live` says why: freed already, or never made.
@@ -227,6 +234,7 @@ impl Runtime {
 
     /// Runs every queued instruction down the stack.
     pub fn flush(&mut self) -> Result<()> {
+        self.flush_point.flushed();
         if self.queue.is_empty() && self.sync.is_empty() {
             return Ok(());
         }
