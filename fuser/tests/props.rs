@@ -4,8 +4,8 @@
 mod exec;
 
 use hassium_core::{
-    lag_rows, overlap, verify_instr, Batch, Capabilities, DType, Instr, Opcode, Operand, Overlap,
-    Scalar, View,
+    lag_rows, overlap, self_overlaps, verify_instr, Batch, Capabilities, DType, Instr, Opcode,
+    Operand, Overlap, Scalar, View,
 };
 use hassium_fuser::recorder::Recorder;
 use hassium_fuser::{check_partition, cost, create, FuserOptions};
@@ -457,4 +457,115 @@ fn random_batches_are_varied() {
         fused_somewhere > 100 && reductions > 50 && partial > 30,
         "{fused_somewhere} {reductions} {partial}"
     );
+}
+
+/// An operand of a loop body: a temporary made earlier in the same iteration, a view of
+/// one of the loop's arrays, or a scalar.
+#[derive(Clone)]
+enum Slot {
+    Temp(usize),
+    Persistent(View),
+    Scalar(f64),
+}
+
+/// One instruction of a loop body: opcode, shape, output (None: a new temporary), inputs.
+type Step = (Opcode, Vec<usize>, Option<View>, Vec<Slot>);
+
+/// A random loop body over three arrays, recorded `iterations` times with fresh
+/// temporaries each time (freed at the end of the iteration), then synced: long enough
+/// for `period.rs` to cut it into segments, inside which the fusers keep reachability.
+fn looped_batch(seed: u64, iterations: usize) -> Batch {
+    let mut rng = Rng(seed);
+    let mut r = Recorder::new();
+    let persistent: Vec<View> = (0..3).map(|_| r.array(DType::Float64, &[NELEM])).collect();
+    let mut body: Vec<Step> = Vec::new();
+    let mut temps: Vec<Vec<usize>> = Vec::new();
+    for _ in 0..3 + rng.below(6) {
+        let op = *rng.pick(&[
+            Opcode::Add,
+            Opcode::Subtract,
+            Opcode::Multiply,
+            Opcode::Maximum,
+        ]);
+        let shape = rng.pick(SHAPES).to_vec();
+        let mut ins = Vec::new();
+        for _ in 0..2 {
+            let same: Vec<usize> = (0..temps.len()).filter(|&t| temps[t] == shape).collect();
+            ins.push(match rng.below(4) {
+                0 if !same.is_empty() => Slot::Temp(*rng.pick(&same)),
+                1 => Slot::Scalar(rng.below(5) as f64 - 1.5),
+                _ => {
+                    let base = rng_pick_base(&mut rng, &persistent);
+                    let broadcast = rng.below(4) == 0;
+                    Slot::Persistent(random_view(&mut rng, base, &shape, broadcast))
+                }
+            });
+        }
+        let out = if rng.below(2) == 0 {
+            None
+        } else {
+            let base = rng_pick_base(&mut rng, &persistent);
+            let o = random_view(&mut rng, base, &shape, false);
+            // What verification would refuse: a view naming an element twice written,
+            // or written while another view of its elements is read.
+            let clash = |s: &Slot| match s {
+                Slot::Persistent(v) => overlap(&o, v) == Overlap::Partial,
+                _ => false,
+            };
+            if self_overlaps(&o) || ins.iter().any(clash) {
+                continue;
+            }
+            Some(o)
+        };
+        if out.is_none() {
+            temps.push(shape.clone());
+        }
+        body.push((op, shape, out, ins));
+    }
+    for _ in 0..iterations {
+        let mut made: Vec<View> = Vec::new();
+        for (op, shape, out, ins) in &body {
+            let ins: Vec<Operand> = ins
+                .iter()
+                .map(|s| match s {
+                    Slot::Temp(t) => made[*t].clone().into(),
+                    Slot::Persistent(v) => v.clone().into(),
+                    Slot::Scalar(x) => Scalar::Float64(*x).into(),
+                })
+                .collect();
+            let out = out.clone().unwrap_or_else(|| {
+                let t = r.array(DType::Float64, shape);
+                made.push(t.clone());
+                t
+            });
+            r.push(Instr::new(*op, out, ins));
+        }
+        for t in &made {
+            r.free(t);
+        }
+    }
+    for p in &persistent {
+        r.sync(p);
+    }
+    r.finish()
+}
+
+#[test]
+fn loops_cut_into_segments_fuse_into_legal_partitions_that_compute_the_same_bytes() {
+    for seed in 0..24 {
+        let batch = looped_batch(seed, 60);
+        hassium_core::verify(&batch).unwrap();
+        let want = exec::observe(&batch, &exec::unfused(&batch), seed, true).unwrap();
+        for name in ["greedy", "optimal"] {
+            let kernels = create(name, &FuserOptions::default())
+                .unwrap()
+                .fuse(&batch, &Capabilities::all())
+                .unwrap();
+            if let Err(e) = check_partition(&batch, &kernels) {
+                panic!("seed {seed}, {name}: {e}");
+            }
+            let got = exec::observe(&batch, &kernels, seed, true).unwrap();
+            assert!(got == want, "seed {seed}: {name} changed the results");
+        }
+    }
 }
