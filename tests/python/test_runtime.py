@@ -1,5 +1,7 @@
 """Laziness, FREE on drop, errors during a flush, and the runtime's counters."""
 
+import time
+
 import numpy as np
 import pytest
 from conftest import AGAINST_NUMPY, USE_DOUBLE
@@ -104,3 +106,33 @@ def test_info_and_stats_are_dicts_naming_the_stack(hs, stack):
     assert set(info["small_skip_filters"]) <= filters | {"expand_powk", "dump"}
     if stack != "default":
         assert stack in str(info) or stack in str(stats)
+
+
+def test_stats_list_each_compiled_kernel_with_its_bandwidth(hs):
+    x = hs.asarray(np.linspace(0.0, 1.0, 50_000))
+    float(hs.sum(x))
+    on_cpu = hs.info()["running_engine"] == "cpu"
+    deadline = time.monotonic() + 120
+    step = 0
+    while True:  # tiered: the first calls run interpreted while the kernel compiles
+        y = hs.exp(x * (0.1 * step) + 1.0)
+        float(hs.sum(y))
+        step += 1
+        engine = hs.stats()["engine"]
+        if not on_cpu or engine["kernels"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    kernels = engine["kernels"]
+    assert isinstance(kernels, list)
+    if not on_cpu:
+        return  # other engines do not time kernels one by one
+    assert kernels, engine
+    assert sum(k["calls"] for k in kernels) <= engine["kernels_run"]
+    seconds = [k["seconds"] for k in kernels]
+    assert seconds == sorted(seconds, reverse=True)
+    for k in kernels:
+        assert k["calls"] >= 1 and k["seconds"] > 0 and k["instrs"] >= 1
+        rate = k["bytes_moved"] / k["seconds"] / 1e9
+        assert abs(k["gb_per_s"] - rate) <= 1e-9 * max(rate, 1.0)
+    # The loop's fused kernel reads x (400 kB) on every call.
+    assert any(k["bytes_moved"] >= 400_000 * k["calls"] > 0 for k in kernels), kernels

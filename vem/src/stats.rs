@@ -1,4 +1,7 @@
 use hassium_engine_abi::EngineStats;
+
+/// Kernels the `HASSIUM_STATS=1` report lists.
+const SHOWN_KERNELS: usize = 5;
 use serde::Serialize;
 
 /// What `hassium.stats()` reports: the runtime's own counters plus the engine's.
@@ -80,6 +83,16 @@ impl std::fmt::Display for RuntimeStats {
             "  bytes moved            {} ({:.2} GB/s)",
             e.bytes_moved,
             self.gbps()
-        )
+        )?;
+        // The kernels that took longest (all of them are in `hassium.stats()`).
+        for (n, k) in e.kernels.iter().take(SHOWN_KERNELS).enumerate() {
+            let label = if n == 0 { "slowest kernels" } else { "" };
+            write!(
+                f,
+                "\n  {label:<22} {:.12} {} calls, {:.4}s, {:.2} GB/s, {} instrs over {} elements",
+                k.key, k.calls, k.seconds, k.gb_per_s, k.instrs, k.elements
+            )?;
+        }
+        Ok(())
     }
 }

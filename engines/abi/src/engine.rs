@@ -24,6 +24,54 @@ pub struct EngineStats {
     pub bytes_moved: u64,
     /// Anything engine-specific, as name → value.
     pub extra: std::collections::BTreeMap<String, f64>,
+    /// Per compiled kernel, for engines that time kernels one by one: the most
+    /// time-consuming first, at most [`MAX_KERNEL_STATS`].
+    #[serde(default)]
+    pub kernels: Vec<KernelStats>,
+}
+
+/// Most kernels [`EngineStats::kernels`] lists.
+pub const MAX_KERNEL_STATS: usize = 100;
+
+/// One compiled kernel's counters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelStats {
+    /// The kernel's cache key in hex (its function is `hs_<key>`).
+    pub key: String,
+    /// Instructions fused into it.
+    pub instrs: u64,
+    /// Elements of its iteration space (of the last call).
+    pub elements: u64,
+    pub calls: u64,
+    pub seconds: f64,
+    /// Bytes its calls must move at least (the engine's estimate).
+    pub bytes_moved: u64,
+    pub gb_per_s: f64,
+}
+
+impl KernelStats {
+    /// Counts one call.
+    pub fn add(&mut self, seconds: f64, bytes: u64, elements: u64) {
+        self.calls += 1;
+        self.seconds += seconds;
+        self.bytes_moved += bytes;
+        self.elements = elements;
+        if self.seconds > 0.0 {
+            self.gb_per_s = self.bytes_moved as f64 / self.seconds / 1e9;
+        }
+    }
+}
+
+/// The `n` entries of `kernels` that took longest, longest first.
+pub fn slowest_kernels(kernels: impl Iterator<Item = KernelStats>, n: usize) -> Vec<KernelStats> {
+    let mut v: Vec<KernelStats> = kernels.collect();
+    v.sort_by(|a, b| {
+        b.seconds
+            .total_cmp(&a.seconds)
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    v.truncate(n);
+    v
 }
 
 /// An execution engine: the one verb `execute`, plus the memory hooks.

@@ -19,7 +19,9 @@ mod table;
 mod wire;
 
 pub use buffers::{Buffers, HostBuffer};
-pub use engine::{Engine, EngineContext, EngineStats};
+pub use engine::{
+    slowest_kernels, Engine, EngineContext, EngineStats, KernelStats, MAX_KERNEL_STATS,
+};
 pub use error::{Error, Result};
 pub use export::{into_engine_ref, ExportedEngine};
 

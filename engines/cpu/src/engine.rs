@@ -11,7 +11,10 @@ use hassium_codegen::{lower, render_unit, Binding, Lowered, Plan, Specialize, C9
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, OpClass, Opcode,
 };
-use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, HostBuffer, Result};
+use hassium_engine_abi::{
+    slowest_kernels, Buffers, Engine, EngineContext, EngineStats, HostBuffer, KernelStats, Result,
+    MAX_KERNEL_STATS,
+};
 use hassium_engine_reference::{execute_instr, Memory};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::HashSet;
@@ -39,7 +42,12 @@ pub struct CpuEngine {
     pattern_instrs: usize,
     calls: u64,
     stats: EngineStats,
+    /// Per compiled kernel (by cache key) and `matmul`: calls, time, bytes.
+    kernel_stats: FxHashMap<u128, KernelStats>,
 }
+
+/// `kernel_stats` entry of the GEMM extension method (no kernel key is all ones).
+const MATMUL_KEY: u128 = u128::MAX;
 
 /// What lowering gave one kernel structure for one specialisation: the lowered form (its
 /// slots and scalars those of the first kernel seen) and its cache key, or `None` when
@@ -134,6 +142,7 @@ impl CpuEngine {
             pattern_instrs: 0,
             calls: 0,
             stats: EngineStats::default(),
+            kernel_stats: FxHashMap::default(),
         })
     }
 
@@ -493,6 +502,7 @@ impl Engine for CpuEngine {
             match task {
                 Task::Matmul => {
                     let instr = &batch.instrs[k.instrs[0]];
+                    let ran = Instant::now();
                     let done = matmul::matmul(&self.pool, self.threads, instr, buffers)
                         .map_err(|e| Self::blame(batch, k, e))?;
                     if done {
@@ -500,10 +510,19 @@ impl Engine for CpuEngine {
                         let kk = instr.ins[0]
                             .as_view()
                             .map_or(0, |a| a.shape.get(1).copied().unwrap_or(0));
-                        self.stats.bytes_moved += ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
-                            * v.dtype.size())
-                            as u64;
+                        let bytes = ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
+                            * v.dtype.size()) as u64;
+                        self.stats.bytes_moved += bytes;
                         self.stats.kernels_run += 1;
+                        let elements = (v.nelem() * kk) as u64;
+                        self.kernel_stats
+                            .entry(MATMUL_KEY)
+                            .or_insert_with(|| KernelStats {
+                                key: "matmul".into(),
+                                instrs: 1,
+                                ..KernelStats::default()
+                            })
+                            .add(ran.elapsed().as_secs_f64(), bytes, elements);
                     } else {
                         self.interpret(batch, k, buffers, &mut mem)?;
                     }
@@ -521,6 +540,7 @@ impl Engine for CpuEngine {
                     match compiled {
                         Some(c) => {
                             let args = Self::args(&lowered, &binding, buffers)?;
+                            let ran = Instant::now();
                             run::execute(
                                 &self.pool,
                                 self.threads,
@@ -532,6 +552,18 @@ impl Engine for CpuEngine {
                             .map_err(|e| Self::blame(batch, k, e))?;
                             self.stats.kernels_run += 1;
                             self.stats.bytes_moved += lowered.bytes;
+                            self.kernel_stats
+                                .entry(key)
+                                .or_insert_with(|| KernelStats {
+                                    key: format!("{key:032x}"),
+                                    instrs: k.instrs.len() as u64,
+                                    ..KernelStats::default()
+                                })
+                                .add(
+                                    ran.elapsed().as_secs_f64(),
+                                    lowered.bytes,
+                                    lowered.elements as u64,
+                                );
                         }
                         None => self.interpret(batch, k, buffers, &mut mem)?,
                     }
@@ -563,6 +595,7 @@ impl Engine for CpuEngine {
             );
         }
         s.extra.insert("threads".into(), self.threads as f64);
+        s.kernels = slowest_kernels(self.kernel_stats.values().cloned(), MAX_KERNEL_STATS);
         s
     }
 }

@@ -93,6 +93,24 @@ fn a_loop_of_identical_batches_compiles_once() {
 }
 
 #[test]
+fn each_compiled_kernel_reports_its_calls_time_and_bandwidth() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = strict(dir.path(), SpecializePolicy::Fixed);
+    for step in 1..=3 {
+        run_iteration(&mut cpu, step as f64 * 0.01).unwrap();
+    }
+    let s = cpu.stats();
+    assert_eq!(s.kernels.len(), 1, "{s:?}");
+    let k = &s.kernels[0];
+    // Reads x and writes y, 1000 float64 each; the temporaries stay in registers.
+    assert_eq!((k.calls, k.instrs, k.elements), (3, 3, 1000));
+    assert_eq!((k.bytes_moved, s.bytes_moved), (3 * 16_000, 3 * 16_000));
+    assert!(k.seconds > 0.0 && k.seconds <= s.execute_seconds);
+    assert!((k.gb_per_s - k.bytes_moved as f64 / k.seconds / 1e9).abs() <= 1e-9 * k.gb_per_s);
+    assert_eq!(k.key.len(), 32);
+}
+
+#[test]
 fn a_known_kernel_structure_is_verified_again_when_its_bases_differ() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = engine(1, SpecializePolicy::Both, dir.path());
