@@ -42,7 +42,8 @@ pub struct CpuEngine {
     pattern_instrs: usize,
     calls: u64,
     stats: EngineStats,
-    /// Per compiled kernel (by cache key) and `matmul`: calls, time, bytes.
+    /// Per compiled kernel (by cache key) and `matmul`: calls, time, bytes; the source of
+    /// `kernels_run` and `bytes_moved`.
     kernel_stats: FxHashMap<u128, KernelStats>,
 }
 
@@ -210,6 +211,24 @@ impl CpuEngine {
             .pattern(fkey, kernel)
             .dkey
             .get_or_insert_with(|| kernel_key(batch, kernel, KeyMode::Dynamic).0)
+    }
+
+    /// Counts one native run (a compiled kernel, or `MATMUL_KEY`) that started at `ran`;
+    /// the engine's `kernels_run` and `bytes_moved` are these counts summed.
+    fn count_run(&mut self, key: u128, instrs: u64, ran: Instant, bytes: u64, elements: u64) {
+        let seconds = ran.elapsed().as_secs_f64();
+        self.kernel_stats
+            .entry(key)
+            .or_insert_with(|| KernelStats {
+                key: if key == MATMUL_KEY {
+                    "matmul".into()
+                } else {
+                    format!("{key:032x}")
+                },
+                instrs,
+                ..KernelStats::default()
+            })
+            .add(seconds, bytes, elements);
     }
 
     /// Lowers a kernel as `spec` says, or reuses the lowering of an earlier kernel of the
@@ -512,17 +531,8 @@ impl Engine for CpuEngine {
                             .map_or(0, |a| a.shape.get(1).copied().unwrap_or(0));
                         let bytes = ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
                             * v.dtype.size()) as u64;
-                        self.stats.bytes_moved += bytes;
-                        self.stats.kernels_run += 1;
                         let elements = (v.nelem() * kk) as u64;
-                        self.kernel_stats
-                            .entry(MATMUL_KEY)
-                            .or_insert_with(|| KernelStats {
-                                key: "matmul".into(),
-                                instrs: 1,
-                                ..KernelStats::default()
-                            })
-                            .add(ran.elapsed().as_secs_f64(), bytes, elements);
+                        self.count_run(MATMUL_KEY, 1, ran, bytes, elements);
                     } else {
                         self.interpret(batch, k, buffers, &mut mem)?;
                     }
@@ -550,20 +560,9 @@ impl Engine for CpuEngine {
                                 &args,
                             )
                             .map_err(|e| Self::blame(batch, k, e))?;
-                            self.stats.kernels_run += 1;
-                            self.stats.bytes_moved += lowered.bytes;
-                            self.kernel_stats
-                                .entry(key)
-                                .or_insert_with(|| KernelStats {
-                                    key: format!("{key:032x}"),
-                                    instrs: k.instrs.len() as u64,
-                                    ..KernelStats::default()
-                                })
-                                .add(
-                                    ran.elapsed().as_secs_f64(),
-                                    lowered.bytes,
-                                    lowered.elements as u64,
-                                );
+                            let instrs = k.instrs.len() as u64;
+                            let elements = lowered.elements as u64;
+                            self.count_run(key, instrs, ran, lowered.bytes, elements);
                         }
                         None => self.interpret(batch, k, buffers, &mut mem)?,
                     }
@@ -585,6 +584,8 @@ impl Engine for CpuEngine {
 
     fn stats(&self) -> EngineStats {
         let mut s = self.stats.clone();
+        s.kernels_run = self.kernel_stats.values().map(|k| k.calls).sum();
+        s.bytes_moved = self.kernel_stats.values().map(|k| k.bytes_moved).sum();
         let (n, secs) = *self.shared.compiled.lock();
         s.kernels_compiled += n;
         s.compile_seconds += secs;
