@@ -64,6 +64,22 @@ fn rounded(bytes: usize) -> usize {
     }
 }
 
+/// Asks Linux to back a large mapping with 2 MiB pages where transparent huge pages are
+/// on `madvise` (the Debian default). A fresh 8 MB array then costs 4 page faults instead
+/// of 2048, which is most of its first-touch time; the kernel aligns anonymous mappings of
+/// 2 MiB and more to huge-page boundaries. Only a hint: a failure changes nothing.
+fn advise_huge_pages(map: &memmap2::MmapMut) {
+    #[cfg(target_os = "linux")]
+    if map.len() >= HUGE_PAGE {
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = map;
+}
+
+/// The size of a transparent huge page on x86-64 and most arm64 kernels.
+const HUGE_PAGE: usize = 2 << 20;
+
 /// The pool of free blocks plus counters.
 #[derive(Default)]
 pub struct HostMemory {
@@ -87,7 +103,9 @@ impl HostMemory {
         self.fresh += 1;
         let oom = |e: String| Error::OutOfMemory(format!("cannot allocate {bytes} bytes: {e}"));
         let block = if size >= MAP_THRESHOLD {
-            Block::Map(memmap2::MmapMut::map_anon(size).map_err(|e| oom(e.to_string()))?)
+            let map = memmap2::MmapMut::map_anon(size).map_err(|e| oom(e.to_string()))?;
+            advise_huge_pages(&map);
+            Block::Map(map)
         } else {
             let layout = Layout::from_size_align(size, ALIGN).map_err(|e| oom(e.to_string()))?;
             // SAFETY: layout has non-zero size.
