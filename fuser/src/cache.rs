@@ -33,7 +33,10 @@ struct CanonKernel {
 /// Partitions by canonical batch key. Entries are only valid for the capabilities they
 /// were fused under; when those change the cache starts over.
 pub struct FuseCache {
-    map: FxHashMap<KernelKey, Vec<CanonKernel>>,
+    /// Partitions by batch key, each with the serial number of the fusion that made it.
+    map: FxHashMap<KernelKey, (u64, Vec<CanonKernel>)>,
+    /// Fusions so far.
+    serial: u64,
     caps: Option<Capabilities>,
     capacity: usize,
     stats: FuseStats,
@@ -58,6 +61,7 @@ impl FuseCache {
     pub fn with_capacity(capacity: usize) -> FuseCache {
         FuseCache {
             map: FxHashMap::default(),
+            serial: 0,
             caps: None,
             capacity: capacity.max(1),
             stats: FuseStats::default(),
@@ -88,21 +92,35 @@ impl FuseCache {
         caps: &Capabilities,
         fuser: &mut dyn Fuser,
     ) -> Result<(Vec<Kernel>, bool)> {
+        let f = self.get_or_fuse_keyed(batch, caps, fuser)?;
+        Ok((f.kernels, f.hit))
+    }
+
+    /// [`FuseCache::get_or_fuse`], also naming the partition it returns.
+    pub fn get_or_fuse_keyed(
+        &mut self,
+        batch: &Batch,
+        caps: &Capabilities,
+        fuser: &mut dyn Fuser,
+    ) -> Result<Fused> {
         let start = Instant::now();
         if self.caps.as_ref() != Some(caps) {
             self.map.clear();
             self.caps = Some(caps.clone());
         }
         let key = batch_key(batch);
-        let (kernels, hit) = match self.map.get(&key).and_then(|c| from_canon(batch, c)) {
-            Some(kernels) => (kernels, true),
+        let cached = (self.map.get(&key)).and_then(|(n, c)| Some((*n, from_canon(batch, c)?)));
+        let (kernels, hit, serial) = match cached {
+            Some((serial, kernels)) => (kernels, true, serial),
             None => {
                 let kernels = fuser.fuse(batch, caps)?;
                 if self.map.len() >= self.capacity {
                     self.map.clear();
                 }
-                self.map.insert(key, to_canon(batch, &kernels));
-                (kernels, false)
+                self.serial += 1;
+                self.map
+                    .insert(key, (self.serial, to_canon(batch, &kernels)));
+                (kernels, false, self.serial)
             }
         };
         let s = &mut self.stats;
@@ -119,8 +137,25 @@ impl FuseCache {
             s.cache_misses += 1;
         }
         s.fuse_seconds += start.elapsed().as_secs_f64();
-        Ok((kernels, hit))
+        Ok(Fused {
+            kernels,
+            hit,
+            key,
+            serial,
+        })
     }
+}
+
+/// What [`FuseCache::get_or_fuse_keyed`] returns.
+pub struct Fused {
+    pub kernels: Vec<Kernel>,
+    /// Whether the partition came from the cache.
+    pub hit: bool,
+    /// The batch's canonical key.
+    pub key: KernelKey,
+    /// Which fusion made the partition (one cache counts them). Two batches with equal
+    /// `key` and `serial` have one structure and were cut into the same kernels.
+    pub serial: u64,
 }
 
 fn to_canon(batch: &Batch, kernels: &[Kernel]) -> Vec<CanonKernel> {

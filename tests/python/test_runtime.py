@@ -149,3 +149,26 @@ def test_stats_list_each_compiled_kernel_with_its_bandwidth(hs):
         if k["seconds"] > 0:
             rate = k["bytes_moved"] / k["seconds"] / 1e9
             assert abs(k["gb_per_s"] - rate) <= 1e-9 * max(rate, 1.0)
+
+
+def test_a_loop_body_flushed_again_and_again_is_replayed_and_matches_numpy(hs):
+    """After its first flush, a loop body's batch reaches a loaded engine as its bases
+    and scalars only (a template replay); the results must be NumPy's all the same."""
+    n = 100
+    stiffness = 1.0 + np.arange(n) * 0.04
+    x_np, v_np = np.cos(np.arange(n, dtype=np.float64)), np.zeros(n)
+    k, x, v = hs.asarray(stiffness), hs.asarray(x_np), hs.asarray(v_np)
+    before = hs.stats()["engine"]["extra"].get("calls_replayed", 0)
+    for step in range(3000):
+        dt = 0.001 * (1 + step % 3)  # a changing scalar, as a time step
+        a = -k * x - 0.05 * v
+        v = v + dt * a
+        x = x + dt * v
+        a_np = -stiffness * x_np - 0.05 * v_np
+        v_np = v_np + dt * a_np
+        x_np = x_np + dt * v_np
+    np.testing.assert_allclose(np.asarray(x), x_np, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(np.asarray(v), v_np, rtol=1e-12, atol=0)
+    replayed = hs.stats()["engine"]["extra"].get("calls_replayed", 0) - before
+    if hs.info()["running_engine"] == "cpu":
+        assert replayed > 10, hs.stats()

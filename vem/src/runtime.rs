@@ -9,6 +9,7 @@ use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kern
 use hassium_engine_abi::{Buffers, Engine, HostBuffer};
 use std::time::Instant;
 use tracing::{debug_span, info_span};
+use xxhash_rust::xxh3::xxh3_128;
 
 struct BaseState {
     base: Base,
@@ -311,8 +312,8 @@ impl Runtime {
         }
         let supported = |i: &Instr| self.stack.caps.supports(i);
         if batch.instrs.iter().all(supported) {
-            let kernels = self.fuse(batch)?;
-            self.execute(batch, &kernels, false)?;
+            let (kernels, template) = self.fuse(batch)?;
+            self.execute(batch, &kernels, false, template)?;
         } else {
             self.run_split(batch)?;
         }
@@ -346,7 +347,7 @@ impl Runtime {
                 sync: Vec::new(),
             };
             let kernels = if on_engine {
-                self.fuse(&part)?
+                self.fuse(&part)?.0
             } else {
                 self.stats.fallback_instrs += part.instrs.len() as u64;
                 part.instrs
@@ -355,29 +356,33 @@ impl Runtime {
                     .map(|(k, _)| hassium_fuser::finish_kernel(&part, vec![k], |_| true))
                     .collect()
             };
-            self.execute(&part, &kernels, !on_engine)?;
+            self.execute(&part, &kernels, !on_engine, None)?;
             start = end;
         }
         Ok(())
     }
 
-    fn fuse(&mut self, batch: &Batch) -> Result<Vec<Kernel>> {
+    /// The batch's kernels and, when they came through the fuse cache, the template key
+    /// of their structure (see `Engine::execute_keyed`).
+    fn fuse(&mut self, batch: &Batch) -> Result<(Vec<Kernel>, Option<u128>)> {
         let _s = debug_span!("fuse").entered();
         let t = Instant::now();
         let stack = &mut self.stack;
-        let kernels = if stack.fuser.worth_caching() {
-            let (kernels, hit) =
-                stack
-                    .cache
-                    .get_or_fuse(batch, &stack.caps, stack.fuser.as_mut())?;
-            if hit {
+        let (kernels, template) = if stack.fuser.worth_caching() {
+            let f = stack
+                .cache
+                .get_or_fuse_keyed(batch, &stack.caps, stack.fuser.as_mut())?;
+            if f.hit {
                 self.stats.fuse_cache_hits += 1;
             } else {
                 self.stats.fuse_cache_misses += 1;
             }
-            kernels
+            let mut key = [0u8; 24];
+            key[..16].copy_from_slice(&f.key.0.to_le_bytes());
+            key[16..].copy_from_slice(&f.serial.to_le_bytes());
+            (f.kernels, Some(xxh3_128(&key)))
         } else {
-            stack.fuser.fuse(batch, &stack.caps)?
+            (stack.fuser.fuse(batch, &stack.caps)?, None)
         };
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
         if let Some(dir) = &self.dump_dir {
@@ -393,7 +398,7 @@ impl Runtime {
                 tracing::warn!("HASSIUM_DUMP: {e}");
             }
         }
-        Ok(kernels)
+        Ok((kernels, template))
     }
 
     /// A base's host buffer as engines receive it, allocating its memory if it has none
@@ -421,7 +426,15 @@ impl Runtime {
     /// goes back to the pool (and the engine's buffers are released), so that a loop body
     /// recorded many times into one batch reuses one set of buffers instead of touching
     /// fresh pages every iteration.
-    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
+    /// `template` (from `fuse`) names the structure of `batch` and `kernels`; each part
+    /// run is a template of its own.
+    fn execute(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        on_fallback: bool,
+        template: Option<u128>,
+    ) -> Result<()> {
         let parts = if on_fallback {
             vec![(kernels.len(), Vec::new())]
         } else {
@@ -429,7 +442,14 @@ impl Runtime {
         };
         let mut start = 0;
         for (end, dying) in parts {
-            self.execute_part(batch, &kernels[start..end], on_fallback)?;
+            let part = template.map(|t| {
+                let mut key = [0u8; 32];
+                key[..16].copy_from_slice(&t.to_le_bytes());
+                key[16..24].copy_from_slice(&(start as u64).to_le_bytes());
+                key[24..].copy_from_slice(&(end as u64).to_le_bytes());
+                xxh3_128(&key)
+            });
+            self.execute_part(batch, &kernels[start..end], on_fallback, part)?;
             for id in dying {
                 if let Some(mut s) = self.bases.remove(&id) {
                     let _ = self.stack.engine.free(id);
@@ -487,7 +507,13 @@ impl Runtime {
         parts
     }
 
-    fn execute_part(&mut self, batch: &Batch, kernels: &[Kernel], on_fallback: bool) -> Result<()> {
+    fn execute_part(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        on_fallback: bool,
+        template: Option<u128>,
+    ) -> Result<()> {
         let _s = debug_span!("execute", kernels = kernels.len()).entered();
         let n = kernels.iter().map(|k| k.reads.len() + k.writes.len()).sum();
         let mut touched = Vec::with_capacity(n);
@@ -516,7 +542,10 @@ impl Runtime {
         } else {
             self.stack.engine.as_mut()
         };
-        let result = engine.execute(batch, kernels, &buffers);
+        let result = match template {
+            Some(key) => engine.execute_keyed(key, batch, kernels, &buffers),
+            None => engine.execute(batch, kernels, &buffers),
+        };
         self.stats.execute_seconds += t.elapsed().as_secs_f64();
         self.stats.kernels += kernels.len() as u64;
         result?;

@@ -1,4 +1,4 @@
-use crate::{Buffers, HostBuffer, Result};
+use crate::{Buffers, HostBuffer, Memo, Result};
 use hassium_core::{BaseId, Batch, Capabilities, Kernel};
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +85,35 @@ pub trait Engine: Send {
     fn name(&self) -> &str;
     fn capabilities(&self) -> Capabilities;
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()>;
+    /// `execute` for a call the runtime marked as template `key`: calls with one key have
+    /// one structure (one fuse-cache key), differing only in bases and scalar values. A
+    /// loaded engine sends a repeated key's bindings instead of the call (see
+    /// `template.rs`); an in-process engine just executes.
+    fn execute_keyed(
+        &mut self,
+        key: u128,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+    ) -> Result<()> {
+        let _ = key;
+        self.execute(batch, kernels, buffers)
+    }
+    /// `execute` for a call of a template: `memo` is what this method left there on the
+    /// template's earlier calls (`None` on the first), whose batches had this one's
+    /// structure (every view, base size and dtype) over other bases and scalar values.
+    /// An engine may keep there what it derived from the structure alone, such as the
+    /// kernels' keys and that they passed verification.
+    fn execute_again(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+        memo: &mut Memo,
+    ) -> Result<()> {
+        let _ = memo;
+        self.execute(batch, kernels, buffers)
+    }
     /// Makes the base's current values visible in `host`.
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()>;
     /// Forgets everything the engine holds for `base`.

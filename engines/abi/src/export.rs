@@ -1,10 +1,13 @@
 //! The engine side of the boundary: wraps an [`Engine`] in the C table.
 
-use crate::table::{STATUS_ERROR, STATUS_OK};
+use crate::table::{STATUS_ERROR, STATUS_OK, STATUS_UNKNOWN};
+use crate::template::Template;
+use crate::wire::{decode_call, decode_replay};
 use crate::{
     Buffers, Engine, EngineApi, EngineContext, EngineRef, Error, HostBuffer, LoadedEngine, Result,
 };
 use hassium_core::BaseId;
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,6 +17,45 @@ pub struct ExportedEngine {
     engine: Box<dyn Engine>,
     last_error: CString,
     scratch: CString,
+    templates: Templates,
+}
+
+impl ExportedEngine {
+    fn new(engine: Box<dyn Engine>) -> ExportedEngine {
+        ExportedEngine {
+            engine,
+            last_error: CString::default(),
+            scratch: CString::default(),
+            templates: Templates::default(),
+        }
+    }
+}
+
+/// The templates an engine keeps (see `template.rs`), by key.
+#[derive(Default)]
+struct Templates {
+    map: FxHashMap<u128, Template>,
+    /// Instructions the kept templates hold, bounded by [`TEMPLATE_INSTRS`].
+    instrs: usize,
+    replays: u64,
+}
+
+/// A few tens of MB of decoded calls at most; past it every template is dropped (a loop
+/// sends its body's whole call once more).
+const TEMPLATE_INSTRS: usize = 1 << 16;
+
+impl Templates {
+    fn insert(&mut self, key: u128, t: Template) {
+        if let Some(old) = self.map.remove(&key) {
+            self.instrs -= old.size();
+        }
+        if self.instrs + t.size() > TEMPLATE_INSTRS {
+            self.map.clear();
+            self.instrs = 0;
+        }
+        self.instrs += t.size();
+        self.map.insert(key, t);
+    }
 }
 
 thread_local! {
@@ -30,13 +72,25 @@ fn cstring(s: String) -> CString {
 /// # Safety
 /// `handle` must come from `create` and not be destroyed.
 unsafe fn guarded(handle: *mut c_void, f: impl FnOnce(&mut dyn Engine) -> Result<()>) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { guarded_status(handle, |ex| f(ex.engine.as_mut()).map(|()| STATUS_OK)) }
+}
+
+/// [`guarded`] over the whole wrapper, for calls with a status of their own.
+///
+/// # Safety
+/// As [`guarded`].
+unsafe fn guarded_status(
+    handle: *mut c_void,
+    f: impl FnOnce(&mut ExportedEngine) -> Result<i32>,
+) -> i32 {
     if handle.is_null() {
         return STATUS_ERROR;
     }
     // SAFETY: handle is a live Box<ExportedEngine> per the contract above.
     let ex = unsafe { &mut *(handle as *mut ExportedEngine) };
-    match catch_unwind(AssertUnwindSafe(|| f(ex.engine.as_mut()))) {
-        Ok(Ok(())) => STATUS_OK,
+    match catch_unwind(AssertUnwindSafe(|| f(&mut *ex))) {
+        Ok(Ok(status)) => status,
         Ok(Err(e)) => {
             ex.last_error = cstring(e.to_string());
             STATUS_ERROR
@@ -85,11 +139,7 @@ pub unsafe fn create_with(
             config: table,
             child,
         })?;
-        Ok(Box::into_raw(Box::new(ExportedEngine {
-            engine,
-            last_error: CString::default(),
-            scratch: CString::default(),
-        })) as *mut c_void)
+        Ok(Box::into_raw(Box::new(ExportedEngine::new(engine))) as *mut c_void)
     }));
     let err = match result {
         Ok(Ok(h)) => return h,
@@ -139,14 +189,74 @@ pub unsafe extern "C" fn execute(
     // SAFETY: forwarded contract: `call` has `call_len` bytes, `buffers` `nbuffers` records.
     unsafe {
         guarded(handle, |e| {
-            let bytes = std::slice::from_raw_parts(call, call_len);
-            let (batch, kernels) = crate::wire::decode_call(bytes)?;
-            let list = if nbuffers == 0 {
-                &[][..]
-            } else {
-                std::slice::from_raw_parts(buffers, nbuffers)
+            let (batch, kernels) = decode_call(std::slice::from_raw_parts(call, call_len))?;
+            e.execute(&batch, &kernels, &buffer_list(buffers, nbuffers))
+        })
+    }
+}
+
+/// # Safety
+/// `buffers` holds `n` records (or is anything when `n` is 0).
+unsafe fn buffer_list(buffers: *const HostBuffer, n: usize) -> Buffers {
+    if n == 0 {
+        return Buffers::default();
+    }
+    // SAFETY: forwarded contract.
+    Buffers::new(unsafe { std::slice::from_raw_parts(buffers, n) })
+}
+
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
+pub unsafe extern "C" fn execute_keyed(
+    handle: *mut c_void,
+    key_lo: u64,
+    key_hi: u64,
+    call: *const u8,
+    call_len: usize,
+    buffers: *const HostBuffer,
+    nbuffers: usize,
+) -> i32 {
+    // SAFETY: forwarded contract, as `execute`.
+    unsafe {
+        guarded_status(handle, |ex| {
+            let (batch, kernels) = decode_call(std::slice::from_raw_parts(call, call_len))?;
+            let buffers = buffer_list(buffers, nbuffers);
+            let key = (u128::from(key_hi) << 64) | u128::from(key_lo);
+            match Template::new(batch, kernels) {
+                Ok(mut t) => {
+                    ex.engine
+                        .execute_again(&t.batch, &t.kernels, &buffers, &mut t.memo)?;
+                    ex.templates.insert(key, t);
+                }
+                Err((batch, kernels)) => ex.engine.execute(&batch, &kernels, &buffers)?,
+            }
+            Ok(STATUS_OK)
+        })
+    }
+}
+
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
+pub unsafe extern "C" fn replay(
+    handle: *mut c_void,
+    call: *const u8,
+    call_len: usize,
+    buffers: *const HostBuffer,
+    nbuffers: usize,
+) -> i32 {
+    // SAFETY: forwarded contract, as `execute`.
+    unsafe {
+        guarded_status(handle, |ex| {
+            let (key, bindings) = decode_replay(std::slice::from_raw_parts(call, call_len))?;
+            let Some(t) = ex.templates.map.get_mut(&key) else {
+                return Ok(STATUS_UNKNOWN);
             };
-            e.execute(&batch, &kernels, &Buffers::new(list))
+            let buffers = buffer_list(buffers, nbuffers);
+            t.rebind(&bindings, &buffers)?;
+            ex.templates.replays += 1;
+            ex.engine
+                .execute_again(&t.batch, &t.kernels, &buffers, &mut t.memo)?;
+            Ok(STATUS_OK)
         })
     }
 }
@@ -171,9 +281,12 @@ pub unsafe extern "C" fn stats(handle: *mut c_void) -> *const c_char {
     let mut json = String::new();
     // SAFETY: forwarded contract.
     let status = unsafe {
-        guarded(handle, |e| {
-            json = serde_json::to_string(&e.stats()).map_err(|e| Error::Other(e.to_string()))?;
-            Ok(())
+        guarded_status(handle, |ex| {
+            let mut s = ex.engine.stats();
+            s.extra
+                .insert("calls_replayed".into(), ex.templates.replays as f64);
+            json = serde_json::to_string(&s).map_err(|e| Error::Other(e.to_string()))?;
+            Ok(STATUS_OK)
         })
     };
     if status != STATUS_OK {
@@ -217,6 +330,8 @@ static WRAP_API: EngineApi = EngineApi {
     create_error,
     capabilities,
     execute,
+    execute_keyed,
+    replay,
     sync,
     free,
     stats,
@@ -227,11 +342,7 @@ static WRAP_API: EngineApi = EngineApi {
 /// Lends an in-process engine across the boundary (e.g. the built-in reference engine as
 /// another engine's child). Ownership passes with the returned reference.
 pub fn into_engine_ref(engine: Box<dyn Engine>) -> EngineRef {
-    let handle = Box::into_raw(Box::new(ExportedEngine {
-        engine,
-        last_error: CString::default(),
-        scratch: CString::default(),
-    })) as *mut c_void;
+    let handle = Box::into_raw(Box::new(ExportedEngine::new(engine))) as *mut c_void;
     EngineRef {
         api: &WRAP_API,
         handle,
@@ -258,6 +369,8 @@ macro_rules! export_engine {
             create_error: $crate::export_glue::create_error,
             capabilities: $crate::export_glue::capabilities,
             execute: $crate::export_glue::execute,
+            execute_keyed: $crate::export_glue::execute_keyed,
+            replay: $crate::export_glue::replay,
             sync: $crate::export_glue::sync,
             free: $crate::export_glue::free,
             stats: $crate::export_glue::stats,

@@ -4,7 +4,8 @@
 //! [`ENTRY_SYMBOL`], that returns a `#[repr(C)]` [`EngineApi`] table. Only C data crosses:
 //! batches and kernels travel as bincode bytes (the format is pinned by [`ABI_VERSION`];
 //! decoded by hand, see `wire.rs`),
-//! host buffers as [`HostBuffer`] records, errors as C strings.
+//! host buffers as [`HostBuffer`] records, errors as C strings. A call of a structure the
+//! engine has seen travels as its key and bindings only (`template.rs`).
 //!
 //! Engine authors implement [`Engine`] and call [`export_engine!`]; the runtime (and a
 //! parent engine reaching its child) uses [`LoadedEngine`], which implements [`Engine`]
@@ -16,6 +17,7 @@ mod error;
 mod export;
 mod loader;
 mod table;
+mod template;
 mod wire;
 
 pub use buffers::{Buffers, HostBuffer};
@@ -29,9 +31,11 @@ pub use export::{into_engine_ref, ExportedEngine};
 #[doc(hidden)]
 pub mod export_glue {
     pub use crate::export::{
-        capabilities, create_error, create_with, destroy, execute, free, last_error, stats, sync,
+        capabilities, create_error, create_with, destroy, execute, execute_keyed, free, last_error,
+        replay, stats, sync,
     };
 }
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
-pub use wire::{decode_call, encode_call};
+pub use template::{Bindings, Memo, Template};
+pub use wire::{decode_call, decode_replay, encode_call, encode_replay};

@@ -1,13 +1,14 @@
 //! The caller's side of the boundary: opens an engine library and drives its table.
 
 use crate::export::into_engine_ref;
-use crate::table::STATUS_OK;
-use crate::wire::encode_call;
+use crate::table::{STATUS_OK, STATUS_UNKNOWN};
+use crate::wire::{encode_call, encode_replay};
 use crate::{
-    Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result, ABI_VERSION,
-    ENTRY_SYMBOL,
+    Bindings, Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result,
+    ABI_VERSION, ENTRY_SYMBOL,
 };
 use hassium_core::{BaseId, Batch, Capabilities, Kernel};
+use rustc_hash::FxHashSet;
 use std::ffi::{c_char, CStr};
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,12 @@ pub struct LoadedEngine {
     api: &'static EngineApi,
     handle: *mut std::ffi::c_void,
     name: String,
+    /// Template keys the engine was sent whole (it may have dropped some since).
+    templates: FxHashSet<u128>,
 }
+
+/// Most template keys remembered; past it they are forgotten and sent whole once more.
+const MAX_TEMPLATES: usize = 4096;
 
 // SAFETY: engines are `Send` by the `Engine` trait's contract, and the handle is only used
 // through `&mut self`.
@@ -130,7 +136,12 @@ impl LoadedEngine {
                 message: msg,
             });
         }
-        Ok(LoadedEngine { api, handle, name })
+        Ok(LoadedEngine {
+            api,
+            handle,
+            name,
+            templates: FxHashSet::default(),
+        })
     }
 
     /// Takes ownership of an engine lent across the boundary.
@@ -159,6 +170,7 @@ impl LoadedEngine {
             api,
             handle: r.handle,
             name,
+            templates: FxHashSet::default(),
         })
     }
 
@@ -209,6 +221,53 @@ impl Engine for LoadedEngine {
             )
         };
         self.check(status)
+    }
+
+    /// The key's bindings when the engine holds the template, else the whole call.
+    fn execute_keyed(
+        &mut self,
+        key: u128,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+    ) -> Result<()> {
+        let list = buffers.to_vec();
+        if self.templates.contains(&key) {
+            let call = encode_replay(key, &Bindings::of(batch, kernels));
+            // SAFETY: pointers valid for the call's duration.
+            let status = unsafe {
+                (self.api.replay)(
+                    self.handle,
+                    call.as_ptr(),
+                    call.len(),
+                    list.as_ptr(),
+                    list.len(),
+                )
+            };
+            if status != STATUS_UNKNOWN {
+                return self.check(status);
+            }
+            self.templates.remove(&key);
+        }
+        let call = encode_call(batch, kernels)?;
+        // SAFETY: pointers valid for the call's duration.
+        let status = unsafe {
+            (self.api.execute_keyed)(
+                self.handle,
+                key as u64,
+                (key >> 64) as u64,
+                call.as_ptr(),
+                call.len(),
+                list.as_ptr(),
+                list.len(),
+            )
+        };
+        self.check(status)?;
+        if self.templates.len() >= MAX_TEMPLATES {
+            self.templates.clear();
+        }
+        self.templates.insert(key);
+        Ok(())
     }
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {

@@ -3,7 +3,7 @@ use std::ffi::{c_char, c_void};
 
 /// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
 /// change. The loader refuses a library of another version.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
 pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
@@ -11,6 +11,8 @@ pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
 /// Status codes returned by the table's functions.
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERROR: i32 = 1;
+/// `replay` only: the engine does not hold that template (send the whole call).
+pub const STATUS_UNKNOWN: i32 = 2;
 
 /// The function table an engine library hands the runtime. Every function is safe to call
 /// with the handle `create` returned until `destroy`; failures return `STATUS_ERROR` and
@@ -31,6 +33,26 @@ pub struct EngineApi {
     pub capabilities: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
     /// Executes a bincode-encoded `(Batch, Vec<Kernel>)` over the given host buffers.
     pub execute: unsafe extern "C" fn(
+        handle: *mut c_void,
+        call: *const u8,
+        call_len: usize,
+        buffers: *const HostBuffer,
+        nbuffers: usize,
+    ) -> i32,
+    /// `execute`, and keeps the call as the template `key` (its low and high 64 bits) for
+    /// `replay`. The runtime gives one key only to calls of one structure.
+    pub execute_keyed: unsafe extern "C" fn(
+        handle: *mut c_void,
+        key_lo: u64,
+        key_hi: u64,
+        call: *const u8,
+        call_len: usize,
+        buffers: *const HostBuffer,
+        nbuffers: usize,
+    ) -> i32,
+    /// Runs a kept template again over other bases and scalars (`wire::encode_replay`);
+    /// `STATUS_UNKNOWN` when the engine does not hold that template.
+    pub replay: unsafe extern "C" fn(
         handle: *mut c_void,
         call: *const u8,
         call_len: usize,

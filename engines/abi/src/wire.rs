@@ -11,6 +11,7 @@
 //! The tests check that the hand encoder writes exactly bincode's bytes and that both
 //! decoders agree, on every opcode, dtype and operand kind.
 
+use crate::template::Bindings;
 use crate::{Error, Result};
 use hassium_core::{
     Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, Shape, Strides, View,
@@ -74,6 +75,37 @@ pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
         w.ids(&k.writes);
     }
     Ok(w.out)
+}
+
+/// Encodes a replay of template `key` with the call's bindings: the key's 16 bytes, then
+/// the ids, the scalars and the synced ids in the call's layout.
+pub fn encode_replay(key: u128, b: &Bindings) -> Vec<u8> {
+    let mut w = Writer {
+        out: Vec::with_capacity(48 + 8 * b.ids.len() + 12 * b.scalars.len() + 8 * b.sync.len()),
+    };
+    w.out.extend_from_slice(&key.to_le_bytes());
+    w.ids(&b.ids);
+    w.len(b.scalars.len());
+    for s in &b.scalars {
+        w.scalar(s);
+    }
+    w.ids(&b.sync);
+    w.out
+}
+
+/// Decodes what [`encode_replay`] encoded.
+pub fn decode_replay(bytes: &[u8]) -> Result<(u128, Bindings)> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut read = || {
+        let key = u128::from_le_bytes(r.take()?);
+        let ids = r.ids()?;
+        // A scalar is at least a dtype word and one byte.
+        let n = r.len(5)?;
+        let scalars = (0..n).map(|_| r.scalar()).collect::<Option<Vec<_>>>()?;
+        let sync = r.ids()?;
+        (r.at == bytes.len()).then_some((key, Bindings { ids, scalars, sync }))
+    };
+    read().ok_or_else(|| Error::Other("decoding a replay: malformed bindings".into()))
 }
 
 /// Writes bincode's default layout (what `#[derive(Serialize)]` on the core types makes
@@ -590,6 +622,27 @@ mod tests {
         );
         let empty = Batch::default();
         assert_eq!(encode_call(&empty, &[]).unwrap(), bincode_call(&empty, &[]));
+    }
+
+    #[test]
+    fn a_replay_decodes_to_the_bindings_it_encoded_and_damage_is_refused() {
+        let (batch, kernels) = everything();
+        let b = Bindings::of(&batch, &kernels);
+        assert!(b.ids.len() > 3 && b.scalars.len() == Opcode::ALL.len());
+        let bytes = encode_replay(u128::MAX - 5, &b);
+        let (key, got) = decode_replay(&bytes).unwrap();
+        assert_eq!(key, u128::MAX - 5);
+        // Compared as text: a NaN scalar is not equal to itself.
+        assert_eq!(format!("{got:?}"), format!("{b:?}"));
+        for cut in [0, 15, 17, bytes.len() - 1] {
+            assert!(decode_replay(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_replay(&longer).is_err());
+        let mut huge = bytes;
+        huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode_replay(&huge).is_err());
     }
 
     #[test]

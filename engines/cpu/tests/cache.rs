@@ -47,6 +47,11 @@ fn iteration(dt: f64) -> (Batch, Vec<Kernel>) {
 }
 
 fn run_iteration(cpu: &mut dyn Engine, dt: f64) -> hassium_engine_abi::Result<f64> {
+    run_keyed(cpu, None, dt)
+}
+
+/// [`run_iteration`], as the runtime calls a batch from the fuse cache when `key` is set.
+fn run_keyed(cpu: &mut dyn Engine, key: Option<u128>, dt: f64) -> hassium_engine_abi::Result<f64> {
     let (b, ks) = iteration(dt);
     let mut a = Arrays::new(&b);
     for i in 0..1000 {
@@ -57,7 +62,11 @@ fn run_iteration(cpu: &mut dyn Engine, dt: f64) -> hassium_engine_abi::Result<f6
         );
     }
     let contracted = ks[0].contracted.clone();
-    cpu.execute(&b, &ks, &a.buffers(&contracted))?;
+    let buffers = a.buffers(&contracted);
+    match key {
+        Some(key) => cpu.execute_keyed(key, &b, &ks, &buffers)?,
+        None => cpu.execute(&b, &ks, &buffers)?,
+    }
     Ok(a.get(hassium_core::BaseId(2), 999).as_f64())
 }
 
@@ -408,8 +417,8 @@ fn unknown_config_keys_are_rejected_by_name() {
     assert!(e.to_string().contains("threds"), "{e}");
 }
 
-#[test]
-fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
+/// The CPU engine's library, built next to the test binaries.
+fn cdylib() -> std::path::PathBuf {
     // target/<profile>/deps/<test binary> → target/<profile>/libhassium_engine_cpu.so
     let exe = std::env::current_exe().unwrap();
     let lib = exe
@@ -419,16 +428,107 @@ fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
         .unwrap()
         .join("libhassium_engine_cpu.so");
     assert!(lib.exists(), "{} not built", lib.display());
-    let dir = tempfile::tempdir().unwrap();
+    lib
+}
+
+fn open_cdylib(dir: &std::path::Path, extra: &str) -> LoadedEngine {
     let cfg: toml::Table = format!(
-        "cache_dir = {:?}\nthreads = 2\nlibrary = \"x\"",
-        dir.path().display().to_string()
+        "cache_dir = {:?}\nthreads = 2\nlibrary = \"x\"\n{extra}",
+        dir.display().to_string()
     )
     .parse()
     .unwrap();
-    let mut e = LoadedEngine::open(&lib, &cfg, None).unwrap();
+    LoadedEngine::open(&cdylib(), &cfg, None).unwrap()
+}
+
+fn replayed(e: &dyn Engine) -> f64 {
+    e.stats()
+        .extra
+        .get("calls_replayed")
+        .copied()
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn the_cdylib_loads_through_the_abi_and_runs_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open_cdylib(dir.path(), "");
     assert_eq!(e.name(), "cpu");
     let y = run_iteration(&mut e, 0.5).unwrap();
     assert!((y - (0.999f64 * 0.5 + 1.0).exp()).abs() < 1e-12);
     assert_eq!(e.stats().kernels_compiled, 1);
+}
+
+#[test]
+fn a_repeated_template_is_replayed_from_its_bindings_with_new_bases_and_scalars() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open_cdylib(dir.path(), "strict_cache = true");
+    for step in 1..=6 {
+        // Fresh temporaries and a new scalar every step, as in a Python loop.
+        let dt = step as f64 * 0.01;
+        let y = run_keyed(&mut e, Some(7), dt).unwrap();
+        assert!(
+            (y - (0.999 * dt + 1.0).exp()).abs() < 1e-12,
+            "step {step}: {y}"
+        );
+    }
+    assert_eq!(replayed(&e), 5.0);
+    // Another key is another template: sent whole first.
+    run_keyed(&mut e, Some(8), 0.5).unwrap();
+    assert_eq!(replayed(&e), 5.0);
+    let s = e.stats();
+    assert_eq!((s.kernels_compiled, s.kernels_run), (1, 7), "{s:?}");
+}
+
+#[test]
+fn bindings_that_do_not_fit_their_template_are_an_error_not_a_wrong_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open_cdylib(dir.path(), "");
+    run_keyed(&mut e, Some(7), 0.5).unwrap();
+    // The runtime would never give this batch the same key: its input is shorter.
+    let (mut b, ks) = iteration(0.5);
+    b.bases.get_mut(&hassium_core::BaseId(1)).unwrap().nelem = 999;
+    let mut a = Arrays::new(&b);
+    let err = e
+        .execute_keyed(7, &b, &ks, &a.buffers(&ks[0].contracted))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("replaying a call") && err.contains("size or dtype"),
+        "{err}"
+    );
+    assert!(run_keyed(&mut e, Some(7), 0.5).is_ok());
+}
+
+#[test]
+fn an_engine_that_dropped_a_template_is_sent_the_whole_call_again() {
+    let r = hassium_engine_abi::into_engine_ref(Box::new(
+        hassium_engine_reference::ReferenceEngine::new(),
+    ));
+    // SAFETY: a fresh reference owned by nobody else.
+    let mut e = unsafe { LoadedEngine::from_ref(r, "reference") }.unwrap();
+    run_keyed(&mut e, Some(1), 0.1).unwrap();
+    run_keyed(&mut e, Some(1), 0.2).unwrap();
+    assert_eq!(replayed(&e), 1.0);
+    // A template of more instructions than an engine keeps pushes the others out.
+    let mut big = Batch::default();
+    let x = base(&mut big, DType::Float64, 1);
+    let v = View::contiguous(x, DType::Float64, &[1]);
+    let one = || Operand::Scalar(Scalar::Float64(1.0));
+    for _ in 0..70_000 {
+        big.instrs.push(Instr::new(
+            Opcode::Add,
+            v.clone(),
+            [v.clone().into(), one()],
+        ));
+    }
+    let k = hassium_fuser::finish_kernel(&big, (0..70_000).collect::<Vec<usize>>(), |_| false);
+    let mut a = Arrays::new(&big);
+    e.execute_keyed(2, &big, &[k], &a.buffers(&[])).unwrap();
+    assert_eq!(a.get(x, 0).as_f64(), 70_000.0);
+    let y = run_keyed(&mut e, Some(1), 0.3).unwrap();
+    assert!((y - (0.999f64 * 0.3 + 1.0).exp()).abs() < 1e-12);
+    assert_eq!(replayed(&e), 1.0);
+    run_keyed(&mut e, Some(1), 0.4).unwrap();
+    assert_eq!(replayed(&e), 2.0);
 }
