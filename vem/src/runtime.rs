@@ -467,6 +467,15 @@ impl Runtime {
     /// entry ending at `kernels.len()`. Only bases freed in this batch and not synced by it
     /// die early; their last use is the last kernel that reads or writes them.
     fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Vec<(usize, Vec<BaseId>)> {
+        // Cuts need RECYCLE_BYTES of dead bases: a batch of small arrays, whose frees
+        // together hold less, is never cut, and need not be looked at more closely.
+        let freed_bytes: usize = (batch.freed())
+            .filter_map(|id| self.bases.get(&id))
+            .map(|s| s.base.nbytes())
+            .sum();
+        if freed_bytes < RECYCLE_BYTES {
+            return vec![(kernels.len(), Vec::new())];
+        }
         let freed: IdSet = batch
             .freed()
             .filter(|id| !batch.sync.contains(id))
