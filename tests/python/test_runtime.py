@@ -172,3 +172,20 @@ def test_a_loop_body_flushed_again_and_again_is_replayed_and_matches_numpy(hs):
     replayed = hs.stats()["engine"]["extra"].get("calls_replayed", 0) - before
     if hs.info()["running_engine"] == "cpu":
         assert replayed > 10, hs.stats()
+
+
+def test_a_batch_of_large_steps_reuses_the_memory_of_arrays_it_frees(hs):
+    """Thirty steps recorded into one batch, each reading the last step's array reversed
+    (so no two steps fuse): the batch is cut where arrays die and their buffers serve the
+    next steps, instead of thirty fresh 8 MB buffers."""
+    n = 1_000_000
+    x = hs.arange(float(n))
+    float(x[0])
+    before = hs.stats()["host_bytes_allocated"]
+    want = np.arange(float(n))
+    for _ in range(30):
+        x = x[::-1] * 0.5 + 1.0
+        want = want[::-1] * 0.5 + 1.0
+    np.testing.assert_allclose(np.asarray(x), want, rtol=1e-15)
+    grown = hs.stats()["host_bytes_allocated"] - before
+    assert grown <= 6 * 8 * n, f"{grown / 8e6:.0f} arrays of 8 MB allocated"
