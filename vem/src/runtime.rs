@@ -426,6 +426,7 @@ impl Runtime {
     /// goes back to the pool (and the engine's buffers are released), so that a loop body
     /// recorded many times into one batch reuses one set of buffers instead of touching
     /// fresh pages every iteration.
+    ///
     /// `template` (from `fuse`) names the structure of `batch` and `kernels`; each part
     /// run is a template of its own.
     fn execute(
