@@ -313,6 +313,10 @@ impl Runtime {
         let supported = |i: &Instr| self.stack.caps.supports(i);
         if batch.instrs.iter().all(supported) {
             let (kernels, template) = self.fuse(batch)?;
+            // Templates save decoding and re-hashing a call, which only shows next to
+            // kernels over small arrays; a large batch's call would also keep every one
+            // of its thousands of instructions on the engine side.
+            let template = template.filter(|_| small);
             self.execute(batch, &kernels, false, template)?;
         } else {
             self.run_split(batch)?;

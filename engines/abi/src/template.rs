@@ -160,9 +160,10 @@ impl Template {
         })
     }
 
-    /// Instructions the template holds (what a cache of templates is bounded by).
+    /// Instructions the template holds, placeholders for those of other calls included
+    /// (what a cache of templates is bounded by).
     pub fn size(&self) -> usize {
-        self.instrs.len()
+        self.batch.instrs.len()
     }
 
     /// Rebinds the kept call to `b`, checked first against the template and the host
@@ -293,6 +294,8 @@ mod tests {
         let b = Bindings::of(&want, &want_k);
         assert_eq!(b.ids, vec![BaseId(20), BaseId(3)]);
         assert_eq!(b.scalars, vec![Scalar::Float64(0.25), Scalar::Float64(1.0)]);
+        // The free is no part of the call but still held (as a placeholder): it counts.
+        assert_eq!(t.size(), 3);
         t.rebind(&b, &buffers(&[(3, 10)])).unwrap();
         // The free is not part of the call, so it keeps the template's base.
         assert_eq!(t.batch.instrs[..2], want.instrs[..2]);
