@@ -7,6 +7,7 @@ use hassium_vem::{Error, Runtime};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The process-wide runtime, created on first use. Callers hold the lock only for Rust
@@ -17,6 +18,11 @@ static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
 /// re-entrantly, or by another): their `FREE` is recorded at the next lock.
 static PENDING_FREES: Mutex<Vec<BaseId>> = Mutex::new(Vec::new());
 
+/// Set after a push to `PENDING_FREES`, so that the common call, with nothing pending,
+/// takes one lock instead of two. A push sets it after pushing, so a free pushed while
+/// the list is being taken is seen at the next lock at the latest.
+static HAS_PENDING: AtomicBool = AtomicBool::new(false);
+
 /// Runs `f` on the runtime, creating it on first use.
 pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
     let mut guard = RUNTIME.lock();
@@ -26,9 +32,11 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
     }
     // Checked just above: the option is filled.
     let rt = guard.as_mut().expect("runtime created above");
-    let pending = std::mem::take(&mut *PENDING_FREES.lock());
-    for id in pending {
-        let _ = rt.free(id);
+    if HAS_PENDING.swap(false, Ordering::AcqRel) {
+        let pending = std::mem::take(&mut *PENDING_FREES.lock());
+        for id in pending {
+            let _ = rt.free(id);
+        }
     }
     f(rt)
 }
@@ -55,7 +63,10 @@ impl Drop for BaseOwner {
                     let _ = rt.free(self.id);
                 }
             }
-            None => PENDING_FREES.lock().push(self.id),
+            None => {
+                PENDING_FREES.lock().push(self.id);
+                HAS_PENDING.store(true, Ordering::Release);
+            }
         }
     }
 }
