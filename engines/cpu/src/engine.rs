@@ -446,95 +446,6 @@ impl CpuEngine {
         })
     }
 
-    /// The instruction a kernel's runtime error is attributed to (its indexing
-    /// instruction, else its first), so messages match the interpreter's.
-    fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> hassium_engine_abi::Error {
-        let index = kernel
-            .instrs
-            .iter()
-            .copied()
-            .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
-            .or(kernel.instrs.first().copied())
-            .unwrap_or(0);
-        let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
-        hassium_engine_abi::Error::Bytecode(CoreError::InInstr {
-            index,
-            op,
-            source: Box::new(e),
-        })
-    }
-}
-
-impl Engine for CpuEngine {
-    fn name(&self) -> &str {
-        "cpu"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::all()
-    }
-
-    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
-        let start = Instant::now();
-        let fkeys = self.verify(batch, kernels)?;
-        self.run(batch, kernels, buffers, &fkeys, start)
-    }
-
-    /// Keeps the kernels' fixed keys in `memo`: a template's later calls have the same
-    /// structure, hence the same keys, and that structure passed verification on the
-    /// first call. Hashing every kernel of the call was a tenth of a small-array loop's
-    /// flush.
-    fn execute_again(
-        &mut self,
-        batch: &Batch,
-        kernels: &[Kernel],
-        buffers: &Buffers,
-        memo: &mut Memo,
-    ) -> Result<()> {
-        let start = Instant::now();
-        let known = (memo.as_ref())
-            .and_then(|m| m.downcast_ref::<Vec<u128>>())
-            .filter(|f| f.len() == kernels.len());
-        let fkeys = match known {
-            Some(f) => f.clone(),
-            None => {
-                let f = self.verify(batch, kernels)?;
-                *memo = Some(Box::new(f.clone()));
-                f
-            }
-        };
-        self.run(batch, kernels, buffers, &fkeys, start)
-    }
-
-    /// Results are written straight into host buffers: nothing to copy.
-    fn sync(&mut self, _base: BaseId, _host: &HostBuffer) -> Result<()> {
-        Ok(())
-    }
-
-    fn free(&mut self, _base: BaseId) -> Result<()> {
-        Ok(())
-    }
-
-    fn stats(&self) -> EngineStats {
-        let mut s = self.stats.clone();
-        s.kernels_run = self.kernel_stats.values().map(|k| k.calls).sum();
-        s.bytes_moved = self.kernel_stats.values().map(|k| k.bytes_moved).sum();
-        let (n, secs) = *self.shared.compiled.lock();
-        s.kernels_compiled += n;
-        s.compile_seconds += secs;
-        if s.execute_seconds > 0.0 {
-            s.extra.insert(
-                "gb_per_s".into(),
-                s.bytes_moved as f64 / s.execute_seconds / 1e9,
-            );
-        }
-        s.extra.insert("threads".into(), self.threads as f64);
-        s.kernels = slowest_kernels(self.kernel_stats.values().cloned(), MAX_KERNEL_STATS);
-        s
-    }
-}
-
-impl CpuEngine {
     /// Executes verified kernels whose fixed keys are `fkeys`; `start` is when the call
     /// began (for the execute time).
     fn run(
@@ -639,5 +550,92 @@ impl CpuEngine {
         }
         self.stats.execute_seconds += start.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// The instruction a kernel's runtime error is attributed to (its indexing
+    /// instruction, else its first), so messages match the interpreter's.
+    fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> hassium_engine_abi::Error {
+        let index = kernel
+            .instrs
+            .iter()
+            .copied()
+            .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
+            .or(kernel.instrs.first().copied())
+            .unwrap_or(0);
+        let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
+        hassium_engine_abi::Error::Bytecode(CoreError::InInstr {
+            index,
+            op,
+            source: Box::new(e),
+        })
+    }
+}
+
+impl Engine for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::all()
+    }
+
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
+        let start = Instant::now();
+        let fkeys = self.verify(batch, kernels)?;
+        self.run(batch, kernels, buffers, &fkeys, start)
+    }
+
+    /// Keeps the kernels' fixed keys in `memo`: a template's later calls have the same
+    /// structure, hence the same keys, and that structure passed verification on the
+    /// first call. Hashing every kernel of the call was a tenth of a small-array loop's
+    /// flush.
+    fn execute_again(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+        memo: &mut Memo,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let known = (memo.as_ref())
+            .and_then(|m| m.downcast_ref::<Vec<u128>>())
+            .filter(|f| f.len() == kernels.len());
+        let fkeys = match known {
+            Some(f) => f.clone(),
+            None => {
+                let f = self.verify(batch, kernels)?;
+                *memo = Some(Box::new(f.clone()));
+                f
+            }
+        };
+        self.run(batch, kernels, buffers, &fkeys, start)
+    }
+
+    /// Results are written straight into host buffers: nothing to copy.
+    fn sync(&mut self, _base: BaseId, _host: &HostBuffer) -> Result<()> {
+        Ok(())
+    }
+
+    fn free(&mut self, _base: BaseId) -> Result<()> {
+        Ok(())
+    }
+
+    fn stats(&self) -> EngineStats {
+        let mut s = self.stats.clone();
+        s.kernels_run = self.kernel_stats.values().map(|k| k.calls).sum();
+        s.bytes_moved = self.kernel_stats.values().map(|k| k.bytes_moved).sum();
+        let (n, secs) = *self.shared.compiled.lock();
+        s.kernels_compiled += n;
+        s.compile_seconds += secs;
+        if s.execute_seconds > 0.0 {
+            s.extra.insert(
+                "gb_per_s".into(),
+                s.bytes_moved as f64 / s.execute_seconds / 1e9,
+            );
+        }
+        s.extra.insert("threads".into(), self.threads as f64);
+        s.kernels = slowest_kernels(self.kernel_stats.values().cloned(), MAX_KERNEL_STATS);
+        s
     }
 }
