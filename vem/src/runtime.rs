@@ -381,10 +381,8 @@ impl Runtime {
             } else {
                 self.stats.fuse_cache_misses += 1;
             }
-            let mut key = [0u8; 24];
-            key[..16].copy_from_slice(&f.key.0.to_le_bytes());
-            key[16..].copy_from_slice(&f.serial.to_le_bytes());
-            (f.kernels, Some(xxh3_128(&key)))
+            let template = template_key(&[f.key.0, f.serial.into()]);
+            (f.kernels, Some(template))
         } else {
             (stack.fuser.fuse(batch, &stack.caps)?, None)
         };
@@ -447,13 +445,7 @@ impl Runtime {
         };
         let mut start = 0;
         for (end, dying) in parts {
-            let part = template.map(|t| {
-                let mut key = [0u8; 32];
-                key[..16].copy_from_slice(&t.to_le_bytes());
-                key[16..24].copy_from_slice(&(start as u64).to_le_bytes());
-                key[24..].copy_from_slice(&(end as u64).to_le_bytes());
-                xxh3_128(&key)
-            });
+            let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
             self.execute_part(batch, &kernels[start..end], on_fallback, part)?;
             for id in dying {
                 if let Some(mut s) = self.bases.remove(&id) {
@@ -573,6 +565,12 @@ impl Runtime {
 }
 
 use std::collections::BTreeMap;
+
+/// A template key (see `Runtime::fuse`) made of `parts`: their xxh3-128.
+fn template_key(parts: &[u128]) -> u128 {
+    let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_le_bytes()).collect();
+    xxh3_128(&bytes)
+}
 
 /// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.
 const RECYCLE_BYTES: usize = 1 << 20;
