@@ -21,7 +21,7 @@ mod scalar;
 mod verify;
 mod view;
 
-pub use batch::{Base, BaseId, Batch};
+pub use batch::{Base, BaseId, Bases, Batch};
 pub use canon::{batch_key, kernel_key, scalars_of, KernelKey, KeyMode};
 pub use capabilities::Capabilities;
 pub use dtype::{promote, promote_weak, DType, Kind, ScalarKind, TypeSet};

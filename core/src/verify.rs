@@ -17,9 +17,9 @@ pub fn verify(batch: &Batch) -> Result<()> {
 /// memory between them), so checking the whole batch on every call would repeat work.
 pub fn verify_kernels(batch: &Batch, kernels: &[crate::Kernel]) -> Result<()> {
     let named = kernels.iter().map(|k| k.instrs.len()).sum::<usize>();
-    // Each instruction looks up about three bases. A search of the batch's tree costs
-    // several times a hash lookup, so when the kernels name much of the batch (every
-    // call of a flush that is not cut into parts) the bases are hashed once first.
+    // Each instruction looks up about three bases. A binary search of the batch's bases
+    // costs several times a hash lookup, so when the kernels name much of the batch
+    // (every call of a flush that is not cut into parts) the bases are hashed once first.
     if named * 4 >= batch.bases.len() {
         let bases: IdMap<Base> = batch.bases.iter().map(|(&id, &b)| (id, b)).collect();
         verify_kernels_in(batch, kernels, |id| bases.get(&id).copied())

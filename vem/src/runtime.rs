@@ -5,7 +5,9 @@ use crate::flush_point::FlushPoint;
 use crate::memory::Block;
 use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
 use hassium_core::{sort_dedup, IdMap, IdSet};
-use hassium_core::{verify, verify_instr, Base, BaseId, Batch, DType, Instr, Kernel, Opcode, View};
+use hassium_core::{
+    verify, verify_instr, Base, BaseId, Bases, Batch, DType, Instr, Kernel, Opcode, View,
+};
 use hassium_engine_abi::{Buffers, Engine, HostBuffer};
 use std::time::Instant;
 use tracing::{debug_span, info_span};
@@ -241,14 +243,13 @@ impl Runtime {
         }
         let _span = info_span!("flush", instrs = self.queue.len()).entered();
         let mut batch = Batch {
-            bases: BTreeMap::new(),
+            bases: Bases::default(),
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
         let small = self.queue_max_elems <= SMALL_ARRAY_ELEMENTS;
         self.queue_max_elems = 0;
-        // Collected in one go: building a BTreeMap from sorted, distinct keys fills its
-        // nodes in bulk, where inserting each of a batch's ~3n mentions walks the tree.
+        // Every id a batch names, sorted once: `Bases` is then filled in order.
         let mut ids: Vec<BaseId> = Vec::with_capacity(3 * batch.instrs.len() + batch.sync.len());
         for i in &batch.instrs {
             ids.push(i.out.base);
@@ -256,10 +257,11 @@ impl Runtime {
         }
         ids.extend_from_slice(&batch.sync);
         sort_dedup(&mut ids);
-        batch.bases = ids
-            .into_iter()
-            .filter_map(|id| self.bases.get(&id).map(|s| (id, s.base)))
-            .collect();
+        batch.bases = Bases::from_sorted(
+            (ids.into_iter())
+                .filter_map(|id| self.bases.get(&id).map(|s| s.base))
+                .collect(),
+        );
         self.stats.flushes += 1;
         self.stats.instrs_flushed += batch.instrs.len() as u64;
         let result = self.run_batch(&mut batch, small);
@@ -563,8 +565,6 @@ impl Runtime {
         Ok(())
     }
 }
-
-use std::collections::BTreeMap;
 
 /// A template key (see `Runtime::fuse`) made of `parts`: their xxh3-128.
 fn template_key(parts: &[u128]) -> u128 {

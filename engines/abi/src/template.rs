@@ -13,9 +13,8 @@
 //! kernels name, in batch order, each output view and then each operand.
 
 use crate::{Buffers, Error, Result};
-use hassium_core::{Base, BaseId, Batch, DType, Kernel, Operand, Scalar};
+use hassium_core::{Base, BaseId, Bases, Batch, DType, Kernel, Operand, Scalar};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// What an engine keeps from one execution of a template for the next
 /// (see [`crate::Engine::execute_again`]).
@@ -179,10 +178,13 @@ impl Template {
         {
             return unfit("the scalars differ in number or dtype");
         }
-        let mut distinct = b.ids.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        if distinct.len() != b.ids.len() {
+        // The batch's bases under their new ids, sorted as `Bases` keeps them; a
+        // duplicate id then sits next to its twin.
+        let mut sorted: Vec<Base> = (self.bases.iter().zip(&b.ids))
+            .map(|(base, &id)| Base { id, ..*base })
+            .collect();
+        sorted.sort_unstable_by_key(|b| b.id);
+        if sorted.windows(2).any(|w| w[0].id == w[1].id) {
             return unfit("a base is bound twice");
         }
         for (id, base) in b.ids.iter().zip(&self.bases) {
@@ -219,12 +221,7 @@ impl Template {
             k.reads.sort_unstable();
             k.writes.sort_unstable();
         }
-        for (base, &id) in self.bases.iter_mut().zip(&b.ids) {
-            base.id = id;
-        }
-        self.batch.bases = (self.bases.iter())
-            .map(|base| (base.id, *base))
-            .collect::<BTreeMap<_, _>>();
+        self.batch.bases = Bases::from_sorted(sorted);
         self.batch.sync.clone_from(&b.sync);
         Ok(())
     }

@@ -14,10 +14,9 @@
 use crate::template::Bindings;
 use crate::{Error, Result};
 use hassium_core::{
-    Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, Shape, Strides, View,
+    Base, BaseId, Bases, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, Shape, Strides, View,
 };
 use smallvec::SmallVec;
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// Encodes an execute call for the wire. The call carries only what `kernels` use: every
@@ -461,10 +460,13 @@ impl Reader<'_> {
                 dtype: self.dtype()?,
                 nelem: self.usize()?,
             };
-            bases.push((key, base));
+            // Keyed by its own id, in increasing order, as encoded from `Bases`.
+            if key != base.id || bases.last().is_some_and(|b: &Base| b.id >= key) {
+                return None;
+            }
+            bases.push(base);
         }
-        // Encoded from a map, so already sorted: the map is built in one pass.
-        let bases: BTreeMap<BaseId, Base> = bases.into_iter().collect();
+        let bases = Bases::from_sorted(bases);
         let n = self.len(4)?;
         let mut instrs = Vec::new();
         instrs.resize_with(n, blank_instr);
@@ -708,6 +710,13 @@ mod tests {
         for cut in [1, 9, bytes.len() / 2, bytes.len() - 1] {
             let e = decode_call(&bytes[..cut]).unwrap_err();
             assert!(e.to_string().contains("decoding batch"), "{e}");
+        }
+        // The first base's key (after the count) no longer its own id, or out of order.
+        let first = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
+        for key in [first + 100_000, u64::MAX] {
+            let mut bad = bytes.clone();
+            bad[8..16].copy_from_slice(&key.to_le_bytes());
+            assert!(decode_call(&bad).is_err(), "key {key}");
         }
     }
 }
