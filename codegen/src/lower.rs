@@ -267,28 +267,27 @@ impl Lowered {
     /// `kernel` plainly does not fit (a site that is missing or of another kind or dtype).
     pub fn rebind(&self, batch: &Batch, kernel: &Kernel) -> Option<Binding> {
         let instr = |s: &Site| -> Option<&Instr> { batch.instrs.get(*kernel.instrs.get(s.at)?) };
-        let slots = self
-            .slot_sites
-            .iter()
-            .zip(&self.slot_dtypes)
-            .map(|(s, &dtype)| {
-                let i = instr(s)?;
-                let v = match s.operand {
-                    0 => &i.out,
-                    n => i.ins.get(n - 1)?.as_view()?,
-                };
-                (v.dtype == dtype).then_some(v.base)
-            })
-            .collect::<Option<Vec<_>>>()?;
-        let scalars = self
-            .scalar_sites
-            .iter()
-            .zip(&self.scalars)
-            .map(|(s, was)| {
-                let now = instr(s)?.ins.get(s.operand.checked_sub(1)?)?.as_scalar()?;
-                (now.dtype() == was.dtype()).then_some(*now)
-            })
-            .collect::<Option<Vec<_>>>()?;
+        // Filled in loops: collecting into `Option<Vec<_>>` knows no length and regrows.
+        let mut slots = Vec::with_capacity(self.slot_sites.len());
+        for (s, &dtype) in self.slot_sites.iter().zip(&self.slot_dtypes) {
+            let i = instr(s)?;
+            let v = match s.operand {
+                0 => &i.out,
+                n => i.ins.get(n - 1)?.as_view()?,
+            };
+            if v.dtype != dtype {
+                return None;
+            }
+            slots.push(v.base);
+        }
+        let mut scalars = Vec::with_capacity(self.scalar_sites.len());
+        for (s, was) in self.scalar_sites.iter().zip(&self.scalars) {
+            let now = instr(s)?.ins.get(s.operand.checked_sub(1)?)?.as_scalar()?;
+            if now.dtype() != was.dtype() {
+                return None;
+            }
+            scalars.push(*now);
+        }
         Some(Binding { slots, scalars })
     }
 }

@@ -46,6 +46,19 @@ impl Bases {
         self.find(*id).ok().map(|k| &self.0[k])
     }
 
+    /// [`Bases::get`] for a walk that meets bases mostly in id order (fresh temporaries
+    /// of a loop body): tries the base at `*hint` first, then searches, and leaves
+    /// `*hint` just past the base found.
+    #[inline]
+    pub fn get_after(&self, id: BaseId, hint: &mut usize) -> Option<&Base> {
+        let k = match self.0.get(*hint) {
+            Some(b) if b.id == id => *hint,
+            _ => self.find(id).ok()?,
+        };
+        *hint = k + 1;
+        Some(&self.0[k])
+    }
+
     pub fn get_mut(&mut self, id: &BaseId) -> Option<&mut Base> {
         self.find(*id).ok().map(|k| &mut self.0[k])
     }
@@ -197,6 +210,12 @@ mod tests {
         assert_eq!(b.keys().map(|k| k.0).collect::<Vec<_>>(), [2, 3, 5]);
         assert_eq!(b[&BaseId(5)].nelem, 9);
         assert!(b.get(&BaseId(4)).is_none() && !b.contains_key(&BaseId(1)));
+        let mut hint = 0;
+        for (id, at) in [(2, 1), (3, 2), (5, 3), (2, 1), (4, 1), (9, 1)] {
+            let found = b.get_after(BaseId(id), &mut hint).map(|b| b.id);
+            assert_eq!(found, b.get(&BaseId(id)).map(|b| b.id), "base {id}");
+            assert_eq!(hint, at, "after base {id}");
+        }
         b.get_mut(&BaseId(3)).unwrap().nelem = 8;
         assert_eq!(b.values().map(|v| v.nelem).collect::<Vec<_>>(), [1, 8, 9]);
         // Collected with an id twice: the later base wins, as inserting into a map would.

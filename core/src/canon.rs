@@ -35,6 +35,8 @@ pub enum KeyMode {
 struct Canon {
     h: Buf,
     ids: Ids,
+    /// Where in the batch's bases the next fresh base is looked for first.
+    next_base: usize,
     mode: KeyMode,
 }
 
@@ -139,7 +141,12 @@ impl Canon {
         ids.reset();
         let mut h = Buf(bytes);
         h.update(&[mode as u8, 2]); // mode, canonical-form version
-        Canon { h, ids, mode }
+        Canon {
+            h,
+            ids,
+            next_base: 0,
+            mode,
+        }
     }
 
     fn base(&mut self, id: BaseId, batch: &Batch) {
@@ -148,8 +155,8 @@ impl Canon {
         if fresh && self.mode == KeyMode::Fixed {
             // Size and dtype: with the views, everything `verify` checks, so an engine
             // may skip verifying a kernel whose fixed key it verified before.
-            let (n, dtype) = batch
-                .base(id)
+            let (n, dtype) = (batch.bases)
+                .get_after(id, &mut self.next_base)
                 .map_or((0, 255), |b| (b.nelem, b.dtype as u8));
             self.h.update(&(n as u64).to_le_bytes());
             self.h.update(&[dtype]);

@@ -69,8 +69,9 @@ impl Bindings {
         let mut numbers: FxHashMap<BaseId, u32> =
             FxHashMap::with_capacity_and_hasher(2 * instrs.len(), Default::default());
         let mut b = Bindings {
+            ids: Vec::with_capacity(2 * instrs.len()),
+            scalars: Vec::with_capacity(instrs.len()),
             sync: batch.sync.clone(),
-            ..Bindings::default()
         };
         walk(
             batch,
