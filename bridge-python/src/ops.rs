@@ -7,7 +7,7 @@ use crate::rt::{with_rt, Arr, OrPy};
 use crate::types::{self, can_cast, int_fits, resolve_loop, NoLoop};
 use hassium_core::{
     broadcast_shapes, overlap, promote, promote_weak, BaseId, DType, Instr, Opcode, Operand,
-    Overlap, Scalar, ScalarKind, Shape, View,
+    Operands, Overlap, Scalar, ScalarKind, Shape, View,
 };
 use hassium_vem::Runtime;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -248,7 +248,7 @@ pub fn elementwise(
         let mut temps = Temps::default();
         // Inputs are written over only when the result goes straight into `out`.
         let direct = dest.out.map(|a| &a.view).filter(|v| v.dtype == o);
-        let mut ins: SmallVec<[Operand; 3]> = SmallVec::new();
+        let mut ins = Operands::new();
         for a in args {
             ins.push(operand(rt, &mut temps, a, l, &shape, direct)?);
         }

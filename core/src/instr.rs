@@ -44,12 +44,17 @@ impl From<Scalar> for Operand {
     }
 }
 
+/// An instruction's inputs. Two inline: nearly every instruction is unary or binary, and
+/// each inline slot (a whole view) makes every instruction larger to move on the
+/// recording hot path; `where`'s third input goes to the heap.
+pub type Operands = SmallVec<[Operand; 2]>;
+
 /// One bytecode instruction; the output comes first, as in Bohrium.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Instr {
     pub op: Opcode,
     pub out: View,
-    pub ins: SmallVec<[Operand; 3]>,
+    pub ins: Operands,
     /// The axis of a reduction or scan (of the input view).
     pub axis: Option<usize>,
     /// The method name of an [`Opcode::Extension`] (e.g. `"matmul"`).

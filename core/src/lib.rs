@@ -27,7 +27,7 @@ pub use capabilities::Capabilities;
 pub use dtype::{promote, promote_weak, DType, Kind, ScalarKind, TypeSet};
 pub use error::{Error, Result};
 pub use ids::{sort_dedup, BuildIdHasher, IdHasher, IdMap, IdSet};
-pub use instr::{Instr, Operand};
+pub use instr::{Instr, Operand, Operands};
 pub use kernel::{Kernel, KernelBases, KernelInstrs};
 pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
