@@ -6,8 +6,8 @@ use crate::py::{self, UnsupportedError};
 use crate::rt::{with_rt, Arr, OrPy};
 use crate::types::{self, can_cast, int_fits, resolve_loop, NoLoop};
 use hassium_core::{
-    broadcast_shapes, overlap, promote, promote_weak, BaseId, DType, Instr, Opcode, Operand,
-    Operands, Overlap, Scalar, ScalarKind, Shape, View,
+    broadcast_shapes, overlap, promote, promote_weak, same_shape, BaseId, DType, Instr, Opcode,
+    Operand, Operands, Overlap, Scalar, ScalarKind, Shape, View,
 };
 use hassium_vem::Runtime;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -278,7 +278,7 @@ fn operand(
     Ok(match a {
         Arg::Array(x) => {
             let mut v = as_dtype(rt, temps, &x.view, l)?;
-            if v.shape.as_slice() != shape {
+            if !same_shape(&v.shape, shape) {
                 v = v.broadcast_to(shape).py()?;
             }
             if let Some(o) = out {

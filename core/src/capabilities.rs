@@ -38,18 +38,107 @@ impl Capabilities {
     }
 
     pub fn supports(&self, instr: &crate::Instr) -> bool {
-        if instr.op.is_system() {
-            return true;
-        }
-        if !self.opcodes.contains(&instr.op) {
-            return false;
-        }
-        if let Some(m) = &instr.method {
-            if !self.methods.iter().any(|x| x == m) {
-                return false;
+        supports(instr, |op| self.opcodes.contains(&op), self)
+    }
+
+    /// [`Capabilities::supports`] with the opcodes in a bit set: for the runtime, which
+    /// asks about every instruction of every batch.
+    pub fn checker(&self) -> Supports {
+        let mut ops = [0u64; 4];
+        for &op in &self.opcodes {
+            let k = op as usize;
+            if k < 256 {
+                ops[k / 64] |= 1 << (k % 64);
             }
         }
-        self.dtypes.contains(instr.out.dtype)
-            && instr.ins.iter().all(|o| self.dtypes.contains(o.dtype()))
+        Supports {
+            ops,
+            caps: self.clone(),
+        }
+    }
+}
+
+fn supports(instr: &crate::Instr, has_op: impl Fn(Opcode) -> bool, caps: &Capabilities) -> bool {
+    if instr.op.is_system() {
+        return true;
+    }
+    if !has_op(instr.op) {
+        return false;
+    }
+    if let Some(m) = &instr.method {
+        if !caps.methods.iter().any(|x| x == m) {
+            return false;
+        }
+    }
+    caps.dtypes.contains(instr.out.dtype)
+        && instr.ins.iter().all(|o| caps.dtypes.contains(o.dtype()))
+}
+
+/// Answers [`Capabilities::supports`] for fixed capabilities (see
+/// [`Capabilities::checker`]).
+#[derive(Clone, Debug)]
+pub struct Supports {
+    ops: [u64; 4],
+    caps: Capabilities,
+}
+
+impl Supports {
+    #[inline]
+    pub fn supports(&self, instr: &crate::Instr) -> bool {
+        let has_op = |op: Opcode| {
+            let k = op as usize;
+            k < 256 && self.ops[k / 64] & (1 << (k % 64)) != 0
+        };
+        supports(instr, has_op, &self.caps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BaseId, DType, Instr, Operand, Scalar, View};
+
+    #[test]
+    fn the_checker_agrees_with_the_capabilities() {
+        let caps = Capabilities {
+            opcodes: vec![Opcode::Add, Opcode::Extension, Opcode::Sqrt],
+            dtypes: TypeSet(1 << DType::Float64 as u16),
+            methods: vec!["matmul".into()],
+            ..Capabilities::all()
+        };
+        let check = caps.checker();
+        let v = |d| View::contiguous(BaseId(1), d, &[4]);
+        let s = |x| Operand::Scalar(Scalar::Float64(x));
+        let mut ext = Instr::new(
+            Opcode::Extension,
+            v(DType::Float64),
+            [v(DType::Float64).into()],
+        );
+        let mut instrs = vec![
+            Instr::new(
+                Opcode::Add,
+                v(DType::Float64),
+                [v(DType::Float64).into(), s(1.0)],
+            ),
+            Instr::new(
+                Opcode::Add,
+                v(DType::Float32),
+                [v(DType::Float32).into(), s(1.0)],
+            ),
+            Instr::new(
+                Opcode::Multiply,
+                v(DType::Float64),
+                [v(DType::Float64).into(), s(1.0)],
+            ),
+            Instr::new(Opcode::Sqrt, v(DType::Float64), [v(DType::Float64).into()]),
+        ];
+        ext.method = Some("matmul".into());
+        instrs.push(ext.clone());
+        ext.method = Some("solve".into());
+        instrs.push(ext);
+        let got: Vec<bool> = instrs.iter().map(|i| check.supports(i)).collect();
+        let want: Vec<bool> = instrs.iter().map(|i| caps.supports(i)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got, [true, false, false, true, true, false]);
     }
 }

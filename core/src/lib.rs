@@ -23,7 +23,7 @@ mod view;
 
 pub use batch::{Base, BaseId, Bases, Batch};
 pub use canon::{batch_key, kernel_key, scalars_of, KernelKey, KeyMode};
-pub use capabilities::Capabilities;
+pub use capabilities::{Capabilities, Supports};
 pub use dtype::{promote, promote_weak, DType, Kind, ScalarKind, TypeSet};
 pub use error::{Error, Result};
 pub use ids::{sort_dedup, BuildIdHasher, IdHasher, IdMap, IdSet};
@@ -33,4 +33,4 @@ pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
 pub use scalar::Scalar;
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};
-pub use view::{broadcast_shapes, Shape, Strides, View, MAX_DIMS};
+pub use view::{broadcast_shapes, same_shape, Shape, Strides, View, MAX_DIMS};

@@ -181,7 +181,7 @@ fn verify_elementwise(instr: &Instr) -> Result<()> {
     }
     for (k, o) in instr.ins.iter().enumerate() {
         if let Operand::View(v) = o {
-            if v.shape != instr.out.shape {
+            if !crate::same_shape(&v.shape, &instr.out.shape) {
                 return Err(shape_error(
                     &format!("input {k}"),
                     &v.shape,

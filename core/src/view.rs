@@ -46,6 +46,14 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
     strides
 }
 
+/// Whether two shapes are equal, compared inline: slice equality calls `memcmp`, whose
+/// call costs more than comparing the few dimensions of a shape, and recording an
+/// operation compares shapes several times.
+#[inline]
+pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// NumPy's broadcasting of two shapes.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());

@@ -312,7 +312,7 @@ impl Runtime {
         if self.config.runtime.verify {
             verify(batch)?;
         }
-        let supported = |i: &Instr| self.stack.caps.supports(i);
+        let supported = |i: &Instr| self.stack.supports.supports(i);
         if batch.instrs.iter().all(supported) {
             let (kernels, template) = self.fuse(batch)?;
             // Templates save decoding and re-hashing a call, which only shows next to
@@ -342,9 +342,9 @@ impl Runtime {
         let compute: Vec<&Instr> = batch.instrs.iter().filter(|i| !i.op.is_system()).collect();
         let mut start = 0;
         while start < compute.len() {
-            let on_engine = self.stack.caps.supports(compute[start]);
+            let on_engine = self.stack.supports.supports(compute[start]);
             let mut end = start;
-            while end < compute.len() && self.stack.caps.supports(compute[end]) == on_engine {
+            while end < compute.len() && self.stack.supports.supports(compute[end]) == on_engine {
                 end += 1;
             }
             let part = Batch {

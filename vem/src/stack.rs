@@ -1,7 +1,7 @@
 //! Builds the components of the stack in force from the configuration.
 
 use crate::{engine_dirs, Config, Error, Result};
-use hassium_core::Capabilities;
+use hassium_core::{Capabilities, Supports};
 use hassium_engine_abi::{engine_path, Engine, LoadedEngine};
 use hassium_engine_reference::ReferenceEngine;
 use hassium_filters::Filter;
@@ -18,6 +18,8 @@ pub struct Stack {
     pub cache: FuseCache,
     pub engine: Box<dyn Engine>,
     pub caps: Capabilities,
+    /// `caps` as a quick test of one instruction.
+    pub supports: Supports,
     pub fallback: ReferenceEngine,
 }
 
@@ -46,6 +48,7 @@ impl Stack {
             fuser,
             cache: FuseCache::new(),
             engine,
+            supports: caps.checker(),
             caps,
             fallback: ReferenceEngine::trusting(),
         })
