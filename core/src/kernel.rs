@@ -1,4 +1,4 @@
-use crate::{BaseId, Shape};
+use crate::{BaseId, Batch, Error, OpClass, Shape};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
@@ -27,5 +27,72 @@ impl Kernel {
     /// True when `base` lives only in registers inside this kernel.
     pub fn contracts(&self, base: BaseId) -> bool {
         self.contracted.contains(&base)
+    }
+
+    /// This kernel's run-time error `e`, attributed to the instruction of `batch` the
+    /// reference engine would name (the kernel's indexing instruction, else its first),
+    /// so that every engine reports the same `instruction N (op): ...` message.
+    pub fn error_in(&self, batch: &Batch, e: Error) -> Error {
+        let index = self
+            .instrs
+            .iter()
+            .copied()
+            .find(|&k| {
+                batch
+                    .instrs
+                    .get(k)
+                    .is_some_and(|i| i.op.class() == OpClass::Index)
+            })
+            .or(self.instrs.first().copied())
+            .unwrap_or(0);
+        let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
+        Error::InInstr {
+            index,
+            op,
+            source: Box::new(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DType, Instr, Opcode, View};
+
+    fn kernel(instrs: &[usize]) -> Kernel {
+        Kernel {
+            instrs: instrs.iter().copied().collect(),
+            ..Kernel::default()
+        }
+    }
+
+    #[test]
+    fn a_kernel_error_names_its_indexing_instruction_else_its_first() {
+        let v = |id| View::contiguous(BaseId(id), DType::Float64, &[4]);
+        let mut b = Batch::default();
+        b.instrs
+            .push(Instr::new(Opcode::Add, v(1), [v(2).into(), v(2).into()]));
+        b.instrs
+            .push(Instr::new(Opcode::Gather, v(3), [v(1).into(), v(4).into()]));
+        b.instrs.push(Instr::new(
+            Opcode::Multiply,
+            v(5),
+            [v(3).into(), v(3).into()],
+        ));
+        let oob = || Error::OutOfBounds("index 7 is out of bounds".into());
+        let msg = |k: Kernel| k.error_in(&b, oob()).to_string();
+        assert_eq!(
+            msg(kernel(&[0, 1, 2])),
+            "instruction 1 (gather): index 7 is out of bounds"
+        );
+        assert_eq!(
+            msg(kernel(&[2])),
+            "instruction 2 (multiply): index 7 is out of bounds"
+        );
+        // The wrapper keeps the error's kind for the bridge's exception mapping.
+        assert!(matches!(
+            kernel(&[0]).error_in(&b, oob()).root(),
+            Error::OutOfBounds(_)
+        ));
     }
 }

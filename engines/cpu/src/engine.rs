@@ -9,7 +9,7 @@ use crate::run::{self, Args};
 use crate::tiered::{Job, Shared, Tiered};
 use hassium_codegen::{lower, render_unit, Binding, Lowered, Plan, Specialize, C99};
 use hassium_core::{
-    kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, OpClass, Opcode,
+    kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, Opcode,
 };
 use hassium_engine_abi::{
     slowest_kernels, Buffers, Engine, EngineContext, EngineStats, HostBuffer, KernelStats, Memo,
@@ -502,7 +502,7 @@ impl CpuEngine {
                     let instr = &batch.instrs[k.instrs[0]];
                     let ran = Instant::now();
                     let done = matmul::matmul(&self.pool, self.threads, instr, buffers)
-                        .map_err(|e| Self::blame(batch, k, e))?;
+                        .map_err(|e| k.error_in(batch, e))?;
                     if done {
                         let v = &instr.out;
                         let kk = instr.ins[0]
@@ -538,7 +538,7 @@ impl CpuEngine {
                                 c,
                                 &args,
                             )
-                            .map_err(|e| Self::blame(batch, k, e))?;
+                            .map_err(|e| k.error_in(batch, e))?;
                             let instrs = k.instrs.len() as u64;
                             let elements = lowered.elements as u64;
                             self.count_run(key, instrs, ran, lowered.bytes, elements);
@@ -550,24 +550,6 @@ impl CpuEngine {
         }
         self.stats.execute_seconds += start.elapsed().as_secs_f64();
         Ok(())
-    }
-
-    /// The instruction a kernel's runtime error is attributed to (its indexing
-    /// instruction, else its first), so messages match the interpreter's.
-    fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> hassium_engine_abi::Error {
-        let index = kernel
-            .instrs
-            .iter()
-            .copied()
-            .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
-            .or(kernel.instrs.first().copied())
-            .unwrap_or(0);
-        let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
-        hassium_engine_abi::Error::Bytecode(CoreError::InInstr {
-            index,
-            op,
-            source: Box::new(e),
-        })
     }
 }
 

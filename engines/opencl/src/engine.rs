@@ -489,7 +489,7 @@ impl OpenClEngine {
                 } else {
                     CoreError::Invalid(format!("kernel failed with status {}", w(2)))
                 };
-                return Err(blame(batch, kernel, e));
+                return Err(Error::Bytecode(kernel.error_in(batch, e)));
             }
         }
         self.mem.recycle(args.scal_len, args.scal);
@@ -575,24 +575,6 @@ fn codegen_err(e: hassium_codegen::Error) -> Error {
         hassium_codegen::Error::Value(m) => Error::Bytecode(CoreError::Invalid(m)),
         e => Error::Config(format!("codegen: {e}")),
     }
-}
-
-/// The instruction a kernel's runtime error is attributed to (its indexing instruction,
-/// else its first), so messages match the reference engine's.
-fn blame(batch: &Batch, kernel: &Kernel, e: CoreError) -> Error {
-    let index = kernel
-        .instrs
-        .iter()
-        .copied()
-        .find(|&k| batch.instrs[k].op.class() == OpClass::Index)
-        .or(kernel.instrs.first().copied())
-        .unwrap_or(0);
-    let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
-    Error::Bytecode(CoreError::InInstr {
-        index,
-        op,
-        source: Box::new(e),
-    })
 }
 
 impl Engine for OpenClEngine {
