@@ -384,35 +384,51 @@ def wait_for_finishing(cache_dir: Path | None) -> None:
         fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def startup_probe(runner: Runner, python: str, tmp: Path) -> float | None:
+    """Wall time of one run of a program that only does the runner's imports, or None
+    when it failed (reported)."""
+    script = tmp / f"empty_{runner.kind}.py"
+    if not script.exists():
+        script.write_text(EMPTY_PROGRAMS[runner.kind])
+    cache = tmp / f"startup-cache-{runner.name}"
+    run = run_once(runner, script, [], python, cache, 120, expect_checksum=False)
+    if run.error:
+        print(
+            f"warning: start-up probe of {runner.name} failed: {run.error}",
+            file=sys.stderr,
+        )
+        return None
+    return run.wall
+
+
 def startup_times(
     runners: list[Runner], python: str, tmp: Path, reps: int
-) -> dict[str, float]:
-    """Fastest wall time of each runner running a program that only does its imports.
+) -> dict[str, list[float]]:
+    """Start-up probes of every runner, `reps` each, after one untimed run.
+
+    The untimed run comes first because the first import of a big package (JAX above
+    all) reads it from disk, and a start-up measured cold is subtracted from warm runs.
+    More probes join these between programs (see `main`); the start-up subtracted is the
+    fastest of all (see `fastest_startup`)."""
+    samples: dict[str, list[float]] = {}
+    for runner in runners:
+        startup_probe(runner, python, tmp)
+        walls = [startup_probe(runner, python, tmp) for _ in range(reps)]
+        samples[runner.name] = [w for w in walls if w is not None]
+    return samples
+
+
+def fastest_startup(samples: dict[str, list[float]]) -> dict[str, float]:
+    """The start-up subtracted from each runner's walls: its fastest probe.
 
     The fastest, not the median: start-up is a fixed cost and noise only adds to it. A
     noisy probe subtracted from every run would inflate the speed-up of short programs
-    (a median probe 50 ms high once left leibnitz_pi with 6 ms of "compute")."""
-    times = {}
-    for runner in runners:
-        script = tmp / f"empty_{runner.kind}.py"
-        script.write_text(EMPTY_PROGRAMS[runner.kind])
-        cache = tmp / f"startup-cache-{runner.name}"
-        walls = []
-        # One untimed run first: the first import of a big package (JAX above all) reads
-        # it from disk, and a start-up measured cold is subtracted from warm runs.
-        run_once(runner, script, [], python, cache, 120, expect_checksum=False)
-        for _ in range(reps):
-            run = run_once(
-                runner, script, [], python, cache, 120, expect_checksum=False
-            )
-            if run.error:
-                print(
-                    f"warning: start-up probe of {runner.name} failed: {run.error}",
-                    file=sys.stderr,
-                )
-            walls.append(run.wall)
-        times[runner.name] = min(walls)
-    return times
+    (a median probe 50 ms high once left leibnitz_pi with 6 ms of "compute"). Probes are
+    spread over the session (a batch at the start, one per runner before each program),
+    because a batch taken at one moment can all be slow: right after the STREAM run,
+    NumPy's fastest of 8 probes once came out 30 ms above its usual start-up, which cut
+    every NumPy compute time by 30 ms and halved small_arrays' NumPy time."""
+    return {name: min(walls) if walls else 0.0 for name, walls in samples.items()}
 
 
 def within_tolerance(value: float, reference: float, rtol: float, atol: float) -> bool:
@@ -684,7 +700,10 @@ class Report:
                 "- **--quick run: sizes are tiny, times are start-up noise, not results**"
             )
         parts += [
-            f"- Start-up (empty program, fastest run, subtracted below): {startup}",
+            (
+                "- Start-up (empty program, fastest of the probes taken at the start and"
+                f" before each program, subtracted below): {startup}"
+            ),
             "",
             "## Speed-up over NumPy (NumPy time / runner time; > 1 is faster than NumPy)",
             "",
@@ -848,7 +867,7 @@ def main() -> int:
         stream = None if args.no_stream else stream_bandwidth(tmp, args.quick)
         if stream:
             print(f"STREAM triad: {stream[0]:.1f} GB/s ({stream[1]})", file=sys.stderr)
-        startup = startup_times(
+        probes = startup_times(
             runners, args.python, tmp, 2 if args.quick else max(reps, 3)
         )
 
@@ -857,7 +876,12 @@ def main() -> int:
         for program in programs:
             bench = BENCHES.get(program, DEFAULT_BENCH)
             sizes = all_sizes[program] = sizes_for(bench, args.quick, args.size_scale)
+            for runner in runners:
+                wall = startup_probe(runner, args.python, tmp)
+                if wall is not None:
+                    probes[runner.name].append(wall)
             measure_program(program, bench, sizes, runners, reps, args, tmp, results)
+        startup = fastest_startup(probes)
 
     report = Report(
         programs,
@@ -882,6 +906,7 @@ def main() -> int:
         "machine": report.machine,
         "stream_gbs": stream[0] if stream else None,
         "startup_s": startup,
+        "startup_probes_s": probes,
         "sizes": all_sizes,
         "results": {
             f"{p}/{r}": {

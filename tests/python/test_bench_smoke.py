@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -41,6 +42,12 @@ def test_quick_run_of_two_programs_passes_and_writes_results(tmp_path):
     assert "black_scholes" in report and "heat_equation" in report
     assert "FAIL" not in report and "CRASH" not in report
     assert (tmp_path / "latest.png").stat().st_size > 0
+    # Start-up is probed at the start (2 per runner with --quick) and again before each
+    # of the 2 programs; the fastest probe is what gets subtracted.
+    raw = json.loads((tmp_path / "latest.json").read_text())
+    for runner, probes in raw["startup_probes_s"].items():
+        assert len(probes) == 4, (runner, probes)
+        assert raw["startup_s"][runner] == min(probes)
 
 
 FAKE_BRIDGE = '''
