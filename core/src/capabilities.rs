@@ -47,9 +47,13 @@ impl Capabilities {
         let mut ops = [0u64; 4];
         for &op in &self.opcodes {
             let k = op as usize;
-            if k < 256 {
-                ops[k / 64] |= 1 << (k % 64);
-            }
+            // Skipping an opcode here would send its instructions to the fallback engine
+            // without a word; a new opcode past 255 must widen the set instead.
+            assert!(
+                k < 256,
+                "opcode {op:?} ({k}) does not fit the support bit set"
+            );
+            ops[k / 64] |= 1 << (k % 64);
         }
         Supports {
             ops,
@@ -140,5 +144,20 @@ mod tests {
         let want: Vec<bool> = instrs.iter().map(|i| caps.supports(i)).collect();
         assert_eq!(got, want);
         assert_eq!(got, [true, false, false, true, true, false]);
+    }
+
+    #[test]
+    fn every_opcode_fits_the_checker() {
+        // `checker` refuses an opcode past its bit set rather than dropping it.
+        let all = Capabilities::all().checker();
+        let v = View::contiguous(BaseId(1), DType::Float64, &[4]);
+        for &op in Opcode::ALL {
+            let i = Instr::new(op, v.clone(), [v.clone().into()]);
+            assert!(
+                all.ops[op as usize / 64] & (1 << (op as usize % 64)) != 0,
+                "{op:?}"
+            );
+            assert_eq!(all.supports(&i), Capabilities::all().supports(&i), "{op:?}");
+        }
     }
 }

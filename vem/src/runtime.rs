@@ -566,10 +566,15 @@ impl Runtime {
     }
 }
 
-/// A template key (see `Runtime::fuse`) made of `parts`: their xxh3-128.
+/// A template key (see `Runtime::fuse`) made of `parts` (at most three): their xxh3-128.
+/// On the stack, since every flush of a loop computes one per part.
 fn template_key(parts: &[u128]) -> u128 {
-    let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_le_bytes()).collect();
-    xxh3_128(&bytes)
+    let mut bytes = [0u8; 48];
+    for (chunk, p) in bytes.chunks_exact_mut(16).zip(parts) {
+        chunk.copy_from_slice(&p.to_le_bytes());
+    }
+    debug_assert!(parts.len() <= 3);
+    xxh3_128(&bytes[..16 * parts.len().min(3)])
 }
 
 /// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.
