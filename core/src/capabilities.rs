@@ -95,6 +95,11 @@ impl Supports {
         };
         supports(instr, has_op, &self.caps)
     }
+
+    /// The capabilities this answers for.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
 }
 
 #[cfg(test)]

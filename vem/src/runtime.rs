@@ -375,9 +375,11 @@ impl Runtime {
         let t = Instant::now();
         let stack = &mut self.stack;
         let (kernels, template) = if stack.fuser.worth_caching() {
-            let f = stack
-                .cache
-                .get_or_fuse_keyed(batch, &stack.caps, stack.fuser.as_mut())?;
+            let f = stack.cache.get_or_fuse_keyed(
+                batch,
+                stack.supports.capabilities(),
+                stack.fuser.as_mut(),
+            )?;
             if f.hit {
                 self.stats.fuse_cache_hits += 1;
             } else {
@@ -386,7 +388,10 @@ impl Runtime {
             let template = template_key(&[f.key.0, f.serial.into()]);
             (f.kernels, Some(template))
         } else {
-            (stack.fuser.fuse(batch, &stack.caps)?, None)
+            (
+                stack.fuser.fuse(batch, stack.supports.capabilities())?,
+                None,
+            )
         };
         self.stats.fuse_seconds += t.elapsed().as_secs_f64();
         if let Some(dir) = &self.dump_dir {

@@ -1,7 +1,7 @@
 //! Builds the components of the stack in force from the configuration.
 
 use crate::{engine_dirs, Config, Error, Result};
-use hassium_core::{Capabilities, Supports};
+use hassium_core::Supports;
 use hassium_engine_abi::{engine_path, Engine, LoadedEngine};
 use hassium_engine_reference::ReferenceEngine;
 use hassium_filters::Filter;
@@ -17,8 +17,7 @@ pub struct Stack {
     /// Partitions by canonical batch key, so a loop pays for fusion once.
     pub cache: FuseCache,
     pub engine: Box<dyn Engine>,
-    pub caps: Capabilities,
-    /// `caps` as a quick test of one instruction.
+    /// The engine's capabilities, with a quick test of one instruction.
     pub supports: Supports,
     pub fallback: ReferenceEngine,
 }
@@ -49,7 +48,6 @@ impl Stack {
             cache: FuseCache::new(),
             engine,
             supports: caps.checker(),
-            caps,
             fallback: ReferenceEngine::trusting(),
         })
     }
