@@ -189,3 +189,52 @@ def test_a_batch_of_large_steps_reuses_the_memory_of_arrays_it_frees(hs):
     np.testing.assert_allclose(np.asarray(x), want, rtol=1e-15)
     grown = hs.stats()["host_bytes_allocated"] - before
     assert grown <= 6 * 8 * n, f"{grown / 8e6:.0f} arrays of 8 MB allocated"
+
+
+@pytest.mark.parametrize(
+    "args, dtype",
+    [
+        ((100_000,), np.float64),
+        ((3.0, 50_003.0, 0.5), np.float64),
+        ((-7, 99_993), np.int64),
+        ((2, 200_002, 2), np.int32),
+        ((0.0, 10_000.0, 0.25), np.float32),
+    ],
+)
+def test_a_kept_arange_is_recomputed_where_read_and_written_out_when_observed(
+    hs, args, dtype
+):
+    """A live arange is kept as its generator (no memory) until something needs its
+    bytes; every way of reading or changing it afterwards sees NumPy's values."""
+    a = hs.arange(*args, dtype=dtype)
+    b = a * 3 + 1
+    want_a = np.arange(*args, dtype=dtype)
+    np.testing.assert_array_equal(np.asarray(b), want_a * 3 + 1)
+    before = hs.stats()
+    c = a[::-1][::7] - a[::7][::-1]
+    d = hs.sum(a.reshape(-1, 2)[:, 1])
+    np.testing.assert_array_equal(np.asarray(c), want_a[::-1][::7] - want_a[::7][::-1])
+    assert d.item() == np.sum(want_a.reshape(-1, 2)[:, 1])
+    if hs.info()["running_engine"] == "cpu" and dtype in (np.float64, np.int64):
+        grown = hs.stats()["host_bytes_allocated"] - before["host_bytes_allocated"]
+        assert before["bases_generated"] >= 1
+        assert grown < 2 * a.nbytes, "reading a kept arange wrote it out"
+    a[5] = 42
+    want_a[5] = 42
+    a[-3:] *= 2
+    want_a[-3:] *= 2
+    np.testing.assert_array_equal(np.asarray(a), want_a)
+    np.testing.assert_array_equal(
+        np.asarray(a + b), want_a + (np.arange(*args, dtype=dtype) * 3 + 1)
+    )
+
+
+def test_an_arange_overwritten_whole_or_read_through_the_buffer_protocol(hs):
+    a = hs.arange(1000.0)
+    float(hs.sum(a))
+    a[...] = np.full(1000, 2.5)
+    np.testing.assert_array_equal(np.asarray(a), np.full(1000, 2.5))
+    b = hs.arange(12, dtype=np.int64).reshape(3, 4)
+    float(hs.sum(b))
+    assert memoryview(b).tolist() == np.arange(12).reshape(3, 4).tolist()
+    assert b.T[1, 2] == 9

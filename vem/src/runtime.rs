@@ -13,6 +13,8 @@ use std::time::Instant;
 use tracing::{debug_span, info_span};
 use xxhash_rust::xxh3::xxh3_128;
 
+mod generated;
+
 struct BaseState {
     base: Base,
     block: Option<Block>,
@@ -20,6 +22,9 @@ struct BaseState {
     host_dirty: bool,
     /// A `Free` is queued: the base may no longer be named by new instructions.
     freed: bool,
+    /// The generator instructions that fill it, when it is kept as those instead of
+    /// memory (see `generated`).
+    recipe: Option<Vec<Instr>>,
 }
 
 /// One Hassium runtime: a queue of recorded instructions over bases it owns.
@@ -39,6 +44,10 @@ pub struct Runtime {
     stats: RuntimeStats,
     /// `$HASSIUM_DUMP`: where each fused batch is written as text and Graphviz.
     dump_dir: Option<std::path::PathBuf>,
+    /// Live bases kept as recipes.
+    recipes: usize,
+    /// The queue holds a `Range`, so the flush looks for new recipes.
+    queue_has_range: bool,
 }
 
 fn init_logging() {
@@ -75,6 +84,8 @@ impl Runtime {
             memory: HostMemory::default(),
             stats,
             dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
+            recipes: 0,
+            queue_has_range: false,
         })
     }
 
@@ -105,6 +116,7 @@ impl Runtime {
                 block: None,
                 host_dirty: false,
                 freed: false,
+                recipe: None,
             },
         );
         base
@@ -141,6 +153,7 @@ impl Runtime {
         verify_instr(&instr, |id| self.base(id))?;
         let elems = (instr.input_views().map(View::nelem)).fold(instr.out.nelem(), usize::max);
         self.queue_max_elems = self.queue_max_elems.max(elems);
+        self.queue_has_range |= instr.op == Opcode::Range;
         self.queue.push(instr);
         self.stats.instrs_recorded += 1;
         let rc = &self.config.runtime;
@@ -182,9 +195,12 @@ impl Runtime {
     }
 
     /// The host address of a base's data, allocating it if it has none. Valid until the
-    /// base is freed; its contents are current only after [`Runtime::sync`].
+    /// base is freed; its contents are current only after [`Runtime::sync`]. A base kept
+    /// as a recipe is written out first, since whoever asks may read it.
     pub fn host_ptr(&mut self, id: BaseId) -> Result<*mut u8> {
-        self.live(id)?;
+        if self.live(id)?.recipe.is_some() {
+            self.sync(id)?;
+        }
         self.host_block(id)
     }
 
@@ -210,6 +226,8 @@ impl Runtime {
         if !self.queue.is_empty() {
             self.flush()?;
         }
+        // Every byte is overwritten: a recipe need not be written out first.
+        self.drop_recipe(id);
         let ptr = self.host_ptr(id)?;
         if nbytes > 0 {
             // SAFETY: the block holds at least nbytes bytes and does not overlap `bytes`
@@ -247,6 +265,12 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
+        let materialised = if self.recipes > 0 || self.queue_has_range {
+            self.rewrite_generated(&mut batch.instrs, &batch.sync)
+        } else {
+            Vec::new()
+        };
+        self.queue_has_range = false;
         let small = self.queue_max_elems <= SMALL_ARRAY_ELEMENTS;
         self.queue_max_elems = 0;
         // Every id a batch names, sorted once: `Bases` is then filled in order.
@@ -265,15 +289,13 @@ impl Runtime {
         self.stats.flushes += 1;
         self.stats.instrs_flushed += batch.instrs.len() as u64;
         let result = self.run_batch(&mut batch, small);
+        if result.is_err() {
+            self.restore_recipes(materialised);
+        }
         // Frees take effect even when the batch failed: nothing is leaked, and the
         // runtime stays usable.
         for id in batch.freed().collect::<Vec<_>>() {
-            if let Some(mut s) = self.bases.remove(&id) {
-                let _ = self.stack.engine.free(id);
-                if let Some(b) = s.block.take() {
-                    self.memory.release(b);
-                }
-            }
+            self.forget(id);
         }
         // The next batch records into this one's instruction vector: a queue that regrew
         // from empty each flush would move every instruction several times.
@@ -410,6 +432,18 @@ impl Runtime {
         Ok((kernels, template))
     }
 
+    /// Ends a freed base's life: the engine drops its copies, its memory goes back to the
+    /// pool, and a recipe it was kept as is gone.
+    fn forget(&mut self, id: BaseId) {
+        self.drop_recipe(id);
+        if let Some(mut s) = self.bases.remove(&id) {
+            let _ = self.stack.engine.free(id);
+            if let Some(b) = s.block.take() {
+                self.memory.release(b);
+            }
+        }
+    }
+
     /// A base's host buffer as engines receive it, allocating its memory if it has none
     /// (one lookup: executing a batch of small kernels asks for thousands).
     fn host_buffer(&mut self, id: BaseId) -> Result<HostBuffer> {
@@ -455,12 +489,7 @@ impl Runtime {
             let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
             self.execute_part(batch, &kernels[start..end], on_fallback, part)?;
             for id in dying {
-                if let Some(mut s) = self.bases.remove(&id) {
-                    let _ = self.stack.engine.free(id);
-                    if let Some(b) = s.block.take() {
-                        self.memory.release(b);
-                    }
-                }
+                self.forget(id);
             }
             start = end;
         }

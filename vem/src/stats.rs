@@ -13,6 +13,8 @@ pub struct RuntimeStats {
     pub instrs_flushed: u64,
     pub kernels: u64,
     pub bases_contracted: u64,
+    /// Bases kept as the generator that fills them instead of memory (`arange`).
+    pub bases_generated: u64,
     pub fuse_cache_hits: u64,
     pub fuse_cache_misses: u64,
     pub fallback_instrs: u64,
@@ -56,6 +58,7 @@ impl std::fmt::Display for RuntimeStats {
         )?;
         writeln!(f, "  kernels                {}", self.kernels)?;
         writeln!(f, "  arrays contracted      {}", self.bases_contracted)?;
+        writeln!(f, "  arrays kept generated  {}", self.bases_generated)?;
         writeln!(
             f,
             "  fuse cache             {} hits, {} misses ({:.1}% hit rate)",

@@ -330,3 +330,195 @@ fn a_batch_of_many_iterations_reuses_the_memory_of_dead_temporaries() {
         s.host_bytes_allocated
     );
 }
+
+fn fusing_runtime() -> Runtime {
+    reference_runtime(&[("HASSIUM_STACKS_REFERENCE_FUSER", "greedy")])
+}
+
+/// A new float64 base of `n` elements filled by `Range`, then `steps` (in place, each
+/// with one scalar): how the bridges record `arange(start, stop, step)`.
+fn arange(rt: &mut Runtime, n: usize, steps: &[(Opcode, f64)]) -> View {
+    let b = rt.new_base(DType::Float64, n);
+    let v = View::contiguous(b.id, DType::Float64, &[n]);
+    rt.record(Instr::new(Opcode::Range, v.clone(), [])).unwrap();
+    for &(op, s) in steps {
+        rt.record(Instr::new(
+            op,
+            v.clone(),
+            [v.clone().into(), Scalar::Float64(s).into()],
+        ))
+        .unwrap();
+    }
+    v
+}
+
+fn unary(rt: &mut Runtime, op: Opcode, a: &View, s: f64) -> View {
+    let b = rt.new_base(DType::Float64, a.nelem());
+    let v = View::contiguous(b.id, DType::Float64, &a.shape);
+    rt.record(Instr::new(
+        op,
+        v.clone(),
+        [a.clone().into(), Scalar::Float64(s).into()],
+    ))
+    .unwrap();
+    v
+}
+
+#[test]
+fn a_kept_arange_is_a_recipe_and_never_memory_until_read() {
+    let mut rt = fusing_runtime();
+    let n = 1000;
+    let a = arange(&mut rt, n, &[]);
+    let b = unary(&mut rt, Opcode::Multiply, &a, 2.0);
+    let want: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
+    assert_eq!(read_f64(&mut rt, b.base, n), want);
+    assert_eq!(rt.stats().bases_generated, 1);
+    let one_array = 8 * n as u64 + 1024;
+    assert!(
+        rt.stats().host_bytes_allocated <= one_array,
+        "{}",
+        rt.stats()
+    );
+    // A later batch recomputes it where it reads it, in registers when the reader walks
+    // it in order...
+    let c = unary(&mut rt, Opcode::Add, &a, 0.5);
+    let want: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+    assert_eq!(read_f64(&mut rt, c.base, n), want);
+    assert!(rt.stats().host_bytes_allocated <= 2 * one_array);
+    // ... and through a temporary when it does not (reversed here).
+    let rev = a.slice(0, n as isize - 1, -1, -1).unwrap();
+    let d = unary(&mut rt, Opcode::Add, &rev, 0.5);
+    let want: Vec<f64> = (0..n).rev().map(|i| i as f64 + 0.5).collect();
+    assert_eq!(read_f64(&mut rt, d.base, n), want);
+    // Reading it on the host writes it out; it is ordinary memory from then on.
+    let want: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    assert_eq!(read_f64(&mut rt, a.base, n), want);
+    rt.record(Instr::new(
+        Opcode::Add,
+        a.clone(),
+        [a.clone().into(), Scalar::Float64(1.0).into()],
+    ))
+    .unwrap();
+    let want: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+    assert_eq!(read_f64(&mut rt, a.base, n), want);
+    assert_eq!(rt.stats().bases_generated, 1);
+}
+
+#[test]
+fn a_recipe_keeps_the_steps_after_range_and_a_write_into_it_writes_it_out_first() {
+    let mut rt = fusing_runtime();
+    let n = 10;
+    // arange(3, 3 + 10 * 0.5, 0.5) as the Python bridge records it.
+    let a = arange(&mut rt, n, &[(Opcode::Multiply, 0.5), (Opcode::Add, 3.0)]);
+    rt.flush().unwrap();
+    assert_eq!(rt.stats().bases_generated, 1);
+    // a[::2] = -1: the odd elements must keep the recipe's values.
+    let even = a.slice(0, 0, n as isize, 2).unwrap();
+    rt.record(Instr::new(
+        Opcode::Identity,
+        even,
+        [Scalar::Float64(-1.0).into()],
+    ))
+    .unwrap();
+    let want: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 2 == 0 {
+                -1.0
+            } else {
+                3.0 + 0.5 * i as f64
+            }
+        })
+        .collect();
+    assert_eq!(read_f64(&mut rt, a.base, n), want);
+}
+
+#[test]
+fn what_stops_a_base_from_becoming_a_recipe() {
+    let n = 8;
+    let iota: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    // Read by another instruction before the steps after Range: the reader must see
+    // the values at that point, so the base is written as usual.
+    let mut rt = fusing_runtime();
+    let a = arange(&mut rt, n, &[]);
+    let b = unary(&mut rt, Opcode::Add, &a, 0.0);
+    rt.record(Instr::new(
+        Opcode::Multiply,
+        a.clone(),
+        [a.clone().into(), Scalar::Float64(3.0).into()],
+    ))
+    .unwrap();
+    assert_eq!(read_f64(&mut rt, b.base, n), iota);
+    let thrice: Vec<f64> = iota.iter().map(|x| 3.0 * x).collect();
+    assert_eq!(read_f64(&mut rt, a.base, n), thrice);
+    assert_eq!(rt.stats().bases_generated, 0);
+    // An expensive step, a base synced or freed in the same batch, or a partial Range.
+    let mut rt = fusing_runtime();
+    let a = arange(&mut rt, n, &[(Opcode::Divide, 3.0)]);
+    let _ = a;
+    let s = arange(&mut rt, n, &[]);
+    rt.sync(s.base).unwrap();
+    let f = arange(&mut rt, n, &[]);
+    let _g = unary(&mut rt, Opcode::Add, &f, 1.0);
+    rt.free(f.base).unwrap();
+    let p = rt.new_base(DType::Float64, 2 * n);
+    let half = View::contiguous(p.id, DType::Float64, &[n]);
+    rt.record(Instr::new(Opcode::Range, half, [])).unwrap();
+    rt.flush().unwrap();
+    assert_eq!(rt.stats().bases_generated, 0);
+    assert_eq!(read_f64(&mut rt, s.base, n), iota);
+}
+
+#[test]
+fn a_recipe_overwritten_from_the_host_or_freed_is_forgotten() {
+    let mut rt = fusing_runtime();
+    let n = 4;
+    let a = arange(&mut rt, n, &[]);
+    rt.flush().unwrap();
+    let bytes: Vec<u8> = [9.0f64; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    rt.write_host(a.base, &bytes).unwrap();
+    assert_eq!(read_f64(&mut rt, a.base, n), vec![9.0; 4]);
+    let b = arange(&mut rt, n, &[]);
+    let c = unary(&mut rt, Opcode::Add, &b, 1.0);
+    rt.free(b.base).unwrap();
+    rt.flush().unwrap();
+    // Freed after a batch of its own: later batches never name it again.
+    let d = arange(&mut rt, n, &[]);
+    rt.flush().unwrap();
+    rt.free(d.base).unwrap();
+    rt.flush().unwrap();
+    assert!(rt.base(d.base).is_none());
+    assert_eq!(read_f64(&mut rt, c.base, n), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(rt.stats().bases_generated, 2);
+}
+
+#[test]
+fn a_failed_batch_that_was_to_write_out_a_recipe_leaves_it_readable() {
+    let mut rt = fusing_runtime();
+    let n = 6;
+    let a = arange(&mut rt, n, &[(Opcode::Add, 1.0)]);
+    rt.flush().unwrap();
+    let idx = rt.new_base(DType::Int64, 1);
+    rt.write_host(idx.id, &70i64.to_le_bytes()).unwrap();
+    let out = rt.new_base(DType::Float64, 1);
+    rt.record(Instr::new(
+        Opcode::Gather,
+        View::contiguous(out.id, DType::Float64, &[1]),
+        [
+            a.clone().into(),
+            View::contiguous(idx.id, DType::Int64, &[1]).into(),
+        ],
+    ))
+    .unwrap();
+    rt.record(Instr::new(
+        Opcode::Multiply,
+        a.clone(),
+        [a.clone().into(), Scalar::Float64(2.0).into()],
+    ))
+    .unwrap();
+    let e = rt.sync(out.id).unwrap_err().to_string();
+    assert!(e.contains("out of bounds"), "{e}");
+    let values = read_f64(&mut rt, a.base, n);
+    let iota: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+    let doubled: Vec<f64> = iota.iter().map(|x| 2.0 * x).collect();
+    assert!(values == iota || values == doubled, "{values:?}");
+}
