@@ -435,8 +435,10 @@ impl Runtime {
     /// Ends a freed base's life: the engine drops its copies, its memory goes back to the
     /// pool, and a recipe it was kept as is gone.
     fn forget(&mut self, id: BaseId) {
-        self.drop_recipe(id);
         if let Some(mut s) = self.bases.remove(&id) {
+            if s.recipe.is_some() {
+                self.recipes -= 1;
+            }
             let _ = self.stack.engine.free(id);
             if let Some(b) = s.block.take() {
                 self.memory.release(b);
