@@ -105,20 +105,24 @@ impl Runtime {
 
     /// A new base of `nelem` elements; no memory is allocated until it is written.
     pub fn new_base(&mut self, dtype: DType, nelem: usize) -> Base {
+        let base = self.insert_base(dtype, nelem, false);
+        self.flush_point.created(base.nbytes());
+        base
+    }
+
+    /// A base under a fresh id, without memory; `freed` when its `Free` is queued with it.
+    fn insert_base(&mut self, dtype: DType, nelem: usize, freed: bool) -> Base {
         let id = BaseId(self.next_id);
         self.next_id += 1;
         let base = Base { id, dtype, nelem };
-        self.flush_point.created(base.nbytes());
-        self.bases.insert(
-            id,
-            BaseState {
-                base,
-                block: None,
-                host_dirty: false,
-                freed: false,
-                recipe: None,
-            },
-        );
+        let state = BaseState {
+            base,
+            block: None,
+            host_dirty: false,
+            freed,
+            recipe: None,
+        };
+        self.bases.insert(id, state);
         base
     }
 

@@ -121,20 +121,7 @@ impl Runtime {
     /// A base for a recipe's temporary inside the batch being flushed; the caller
     /// queues its `Free` at the end of that batch.
     fn recipe_temp(&mut self, like: &Base) -> Base {
-        let id = BaseId(self.next_id);
-        self.next_id += 1;
-        let base = Base { id, ..*like };
-        self.bases.insert(
-            id,
-            BaseState {
-                base,
-                block: None,
-                host_dirty: false,
-                freed: true,
-                recipe: None,
-            },
-        );
-        base
+        self.insert_base(like.dtype, like.nelem, true)
     }
 
     /// Phase one: the recipe bases this batch names.
