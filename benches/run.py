@@ -305,6 +305,10 @@ def sizes_for(bench: Bench, quick: bool, scale: float) -> dict[str, int]:
     return sizes
 
 
+# Kernel traffic under which a bandwidth is not reported (see `cell_kernel_bandwidth`).
+MIN_KERNEL_BYTES = 1 << 20
+
+
 def kernel_traffic(stderr: str) -> tuple[int, float] | None:
     """(bytes moved, execute seconds) from the report HASSIUM_STATS=1 prints, or None."""
     moved = STATS_BYTES_RE.findall(stderr)
@@ -638,9 +642,11 @@ class Report:
         res = self.results.get((program, runner))
         if res is None or res.status != "ok":
             return "–"
-        rates = [b / s / 1e9 for b, s in res.kernels if b > 0 and s > 0]
+        rates = [b / s / 1e9 for b, s in res.kernels if b >= MIN_KERNEL_BYTES and s > 0]
         if not rates:
-            return "–"
+            # Kernels that compute from generators (a kept arange) and reduce move
+            # almost nothing: a bandwidth of them would read as a near-zero share.
+            return "– (no array traffic)" if res.kernels else "–"
         gbs = statistics.median(rates)
         frac = f" ({gbs / self.stream[0]:.0%})" if self.stream else ""
         return f"{gbs:.3g} GB/s{frac}"

@@ -71,7 +71,8 @@ if os.environ.get("HASSIUM_STATS") == "1":  # the report's lines the harness rea
     print("hassium stats (stack fake)", file=sys.stderr)
     print("  time                   filters 0.0001s, fusion 0.0002s, compile 0.0000s, "
           "execute 0.5000s", file=sys.stderr)
-    print("  bytes moved            2000000000 (4.00 GB/s)", file=sys.stderr)
+    moved = int(os.environ.get("FAKE_HASSIUM_BYTES", "2000000000"))
+    print(f"  bytes moved            {moved} (0.00 GB/s)", file=sys.stderr)
 '''
 
 
@@ -106,6 +107,19 @@ def test_hassium_stacks_run_cold_then_warm_with_their_own_cache(tmp_path):
         ("reference", "True"), ("reference", "False"), ("fast", "True"), ("fast", "False"),
         ("reference", "True"), ("reference", "False"), ("fast", "True"), ("fast", "False"),
     ]  # fmt: skip
+
+
+def test_kernels_that_move_almost_nothing_get_no_bandwidth(tmp_path):
+    """A kept arange reduced in registers moves a few bytes of partials: no bandwidth
+    (it would read as a near-zero share of STREAM)."""
+    env = fake_hassium_env(tmp_path, FAKE_HASSIUM_BYTES="4096")
+    args = ["--programs", "leibnitz_pi", "--runners", "numpy,hassium", "--reps", "1"]
+    proc = run_harness(tmp_path / "out", *args, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = (tmp_path / "out" / "latest.md").read_text()
+    kernels = report.split("## Kernel bandwidth")[1].split("##")[0]
+    row = next(line for line in kernels.splitlines() if "leibnitz_pi" in line)
+    assert row.count("no array traffic") == 4 and "GB/s" not in row, row
 
 
 def test_checksum_mismatch_is_reported_and_fails_the_run(tmp_path):
