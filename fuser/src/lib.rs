@@ -21,7 +21,7 @@ mod serial;
 mod singleton;
 mod stats;
 
-pub use cache::{FuseCache, Fused, DEFAULT_CAPACITY};
+pub use cache::{FuseCache, Fused, PartitionStore, DEFAULT_CAPACITY};
 pub use cost::{check_partition, cost};
 pub use dump::dump_kernels;
 pub use error::{Error, Result};

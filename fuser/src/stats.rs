@@ -12,6 +12,8 @@ pub struct FuseStats {
     pub contracted: u64,
     pub cache_hits: u64,
     pub cache_misses: u64,
+    /// Hits served by the partition store (counted in `cache_hits` too).
+    pub store_hits: u64,
     /// Wall time spent in fusion and cache lookups.
     pub fuse_seconds: f64,
 }

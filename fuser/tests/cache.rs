@@ -73,3 +73,119 @@ fn the_cache_stays_bounded() {
         assert!(cache.len() <= 4);
     }
 }
+
+/// A partition store in memory, shared between caches as a directory is between processes.
+#[derive(Clone, Default)]
+struct MemoryStore(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<u128, Vec<u8>>>>);
+
+impl hassium_fuser::PartitionStore for MemoryStore {
+    fn load(&mut self, key: u128) -> Option<Vec<u8>> {
+        self.0.lock().unwrap().get(&key).cloned()
+    }
+    fn save(&mut self, key: u128, bytes: &[u8]) {
+        self.0.lock().unwrap().insert(key, bytes.to_vec());
+    }
+}
+
+impl MemoryStore {
+    fn entries(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+    fn damage(&self, f: impl Fn(&mut Vec<u8>)) {
+        self.0.lock().unwrap().values_mut().for_each(f);
+    }
+}
+
+/// A fuse cache as a fresh process would have it, keeping partitions in `store`.
+fn stored_cache(store: &MemoryStore, fuser: &str) -> FuseCache {
+    let mut cache = FuseCache::new();
+    cache.set_store(Box::new(store.clone()), fuser);
+    cache.set_save_min_seconds(0.0);
+    cache
+}
+
+#[test]
+fn a_second_process_reads_the_partition_the_first_one_fused() {
+    let store = MemoryStore::default();
+    let mut fuser = create("greedy", &FuserOptions::default()).unwrap();
+    let caps = Capabilities::all();
+    let mut first = stored_cache(&store, "greedy");
+    let f = first
+        .get_or_fuse_keyed(&iteration(10, 0.1), &caps, fuser.as_mut())
+        .unwrap();
+    assert!(!f.hit && !f.from_store);
+    assert_eq!(store.entries(), 1);
+    // Another run: other base ids and scalars, the same structure.
+    let batch = iteration(500, 0.7);
+    let mut second = stored_cache(&store, "greedy");
+    let f = second
+        .get_or_fuse_keyed(&batch, &caps, fuser.as_mut())
+        .unwrap();
+    assert!(f.hit && f.from_store);
+    assert_eq!(f.kernels, fuser.fuse(&batch, &caps).unwrap());
+    assert_eq!(second.stats().store_hits, 1);
+    // Then the process's own cache serves it.
+    let f = second
+        .get_or_fuse_keyed(&iteration(900, 0.2), &caps, fuser.as_mut())
+        .unwrap();
+    assert!(f.hit && !f.from_store);
+}
+
+#[test]
+fn another_fuser_or_other_capabilities_do_not_read_a_stored_partition() {
+    let store = MemoryStore::default();
+    let caps = Capabilities::all();
+    let mut greedy = create("greedy", &FuserOptions::default()).unwrap();
+    let mut serial = create("serial", &FuserOptions::default()).unwrap();
+    stored_cache(&store, "greedy")
+        .get_or_fuse_keyed(&iteration(10, 0.1), &caps, greedy.as_mut())
+        .unwrap();
+    let f = stored_cache(&store, "serial")
+        .get_or_fuse_keyed(&iteration(10, 0.1), &caps, serial.as_mut())
+        .unwrap();
+    assert!(!f.from_store);
+    let small = Capabilities {
+        max_kernel_instrs: 1,
+        ..Capabilities::all()
+    };
+    let f = stored_cache(&store, "greedy")
+        .get_or_fuse_keyed(&iteration(10, 0.1), &small, greedy.as_mut())
+        .unwrap();
+    assert!(!f.from_store);
+    assert_eq!(f.kernels.len(), 3);
+    assert_eq!(store.entries(), 3);
+}
+
+#[test]
+fn a_damaged_stored_partition_is_fused_again_and_replaced() {
+    let caps = Capabilities::all();
+    let mut fuser = create("greedy", &FuserOptions::default()).unwrap();
+    let batch = iteration(10, 0.1);
+    let fresh = fuser.fuse(&batch, &caps).unwrap();
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 4] = [
+        ("truncated", |b| b.truncate(b.len() / 2)),
+        ("a flipped body byte", |b| *b.last_mut().unwrap() ^= 1),
+        ("empty", |b| b.clear()),
+        ("a longer body", |b| b.extend_from_slice(&[0; 8])),
+    ];
+    for (what, damage) in damages {
+        let store = MemoryStore::default();
+        stored_cache(&store, "greedy")
+            .get_or_fuse_keyed(&batch, &caps, fuser.as_mut())
+            .unwrap();
+        store.damage(damage);
+        let mut cache = stored_cache(&store, "greedy");
+        // Damaged entries are replaced even when fusing took no time at all.
+        cache.set_save_min_seconds(f64::INFINITY);
+        let f = cache
+            .get_or_fuse_keyed(&batch, &caps, fuser.as_mut())
+            .unwrap();
+        assert!(!f.from_store, "{what}");
+        assert_eq!(f.kernels, fresh, "{what}");
+        let f = stored_cache(&store, "greedy")
+            .get_or_fuse_keyed(&batch, &caps, fuser.as_mut())
+            .unwrap();
+        assert!(f.from_store, "{what}: the entry was written again");
+    }
+}

@@ -144,3 +144,38 @@ def test_stats_at_exit():
     assert "hassium stats" in err
     _, err = run("-c", "import hassium as h; h.ones(3) + 1", env={"HASSIUM_STATS": "1"})
     assert "hassium stats" in err
+
+
+def test_a_second_run_reads_its_fused_partitions_from_the_cache_and_mends_damaged_ones(
+    tmp_path,
+):
+    """Partitions of batches slow to fuse are kept next to the kernels: the next run of
+    the same program reads them instead of fusing again, and a damaged entry is fused
+    again and rewritten, with the same results every time."""
+    stack = os.environ.get("HASSIUM_STACK", "cpu")
+    if stack not in ("cpu", "opencl"):
+        pytest.skip(f"the {stack} stack keeps no cache directory")
+    path = str(EXAMPLES / "black_scholes.py")
+    env = {"HASSIUM_CACHE_DIR": str(tmp_path), "HASSIUM_STATS": "1"}
+
+    def once():
+        out, err = run("-m", "hassium", path, "3000", "4", env=env)
+        from_disk = re.search(r"fuse cache\s+\d+ hits \((\d+) from disk\)", err)
+        assert from_disk, err
+        return checksum(out), int(from_disk.group(1))
+
+    expected = checksum(run(path, "3000", "4")[0])
+    first, from_disk = once()
+    assert from_disk == 0
+    parts = sorted(tmp_path.glob("fuse-*/*.part"))
+    assert parts, "the first run kept no partition"
+    sizes = [p.stat().st_size for p in parts]
+    second, from_disk = once()
+    assert from_disk >= 1
+    for p in parts:
+        p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    third, from_disk = once()
+    assert from_disk == 0
+    assert [p.stat().st_size for p in parts] == sizes, "damaged entries are rewritten"
+    for got in (first, second, third):
+        assert abs(got - expected) <= 1e-9 * abs(expected), (got, expected)

@@ -8,6 +8,7 @@ mod config;
 mod error;
 mod flush_point;
 mod memory;
+mod partitions;
 mod paths;
 mod runtime;
 mod stack;

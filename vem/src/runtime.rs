@@ -406,6 +406,7 @@ impl Runtime {
                 stack.supports.capabilities(),
                 stack.fuser.as_mut(),
             )?;
+            self.stats.fuse_cache_store_hits += u64::from(f.from_store);
             if f.hit {
                 self.stats.fuse_cache_hits += 1;
             } else {

@@ -1,5 +1,6 @@
 //! Builds the components of the stack in force from the configuration.
 
+use crate::partitions::PartitionFiles;
 use crate::{engine_dirs, Config, Error, Result};
 use hassium_core::Supports;
 use hassium_engine_abi::{engine_path, Engine, LoadedEngine};
@@ -40,12 +41,23 @@ impl Stack {
         )?;
         let engine = create_engine(config, &sc.engine)?;
         let caps = engine.capabilities();
+        let mut cache = FuseCache::new();
+        // Partitions are kept next to the engine's kernels, and not at all where the
+        // engine keeps none (`cache_dir = ""`, or the built-in engines).
+        let cache_dir = (config.engines.get(&sc.engine))
+            .and_then(|e| e.options.get("cache_dir")?.as_str())
+            .filter(|d| !d.is_empty());
+        if let Some(dir) = cache_dir {
+            let files = PartitionFiles::new(&hassium_engine_abi::expand_home(dir));
+            let fuser_id = format!("{} {:?}", sc.fuser, sc.optimal_budget);
+            cache.set_store(Box::new(files), &fuser_id);
+        }
         Ok(Stack {
             name,
             filters,
             fuser_name: sc.fuser.clone(),
             fuser,
-            cache: FuseCache::new(),
+            cache,
             engine,
             supports: caps.checker(),
             fallback: ReferenceEngine::trusting(),

@@ -17,6 +17,8 @@ pub struct RuntimeStats {
     pub bases_generated: u64,
     pub fuse_cache_hits: u64,
     pub fuse_cache_misses: u64,
+    /// Fuse-cache hits read from partitions an earlier process kept on disk.
+    pub fuse_cache_store_hits: u64,
     pub fallback_instrs: u64,
     pub filter_seconds: f64,
     pub fuse_seconds: f64,
@@ -61,8 +63,9 @@ impl std::fmt::Display for RuntimeStats {
         writeln!(f, "  arrays kept generated  {}", self.bases_generated)?;
         writeln!(
             f,
-            "  fuse cache             {} hits, {} misses ({:.1}% hit rate)",
+            "  fuse cache             {} hits ({} from disk), {} misses ({:.1}% hit rate)",
             self.fuse_cache_hits,
+            self.fuse_cache_store_hits,
             self.fuse_cache_misses,
             100.0 * self.fuse_cache_hit_rate()
         )?;

@@ -2,6 +2,7 @@
 //! it and the valid ones, so a typo does not silently run with defaults.
 
 use crate::error::{Error, Result};
+use hassium_engine_abi::expand_home;
 use std::path::PathBuf;
 
 /// Which specialisations of a kernel are compiled.
@@ -69,15 +70,6 @@ impl Default for CpuConfig {
             interpret_limit: 4_000_000,
         }
     }
-}
-
-fn expand_home(p: &str) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
-    }
-    PathBuf::from(p)
 }
 
 impl CpuConfig {

@@ -2,6 +2,7 @@
 //! names it and the valid ones, so a typo does not silently run with defaults.
 
 use crate::error::{Error, Result};
+use hassium_engine_abi::expand_home;
 use std::path::PathBuf;
 
 /// Which specialisations of a kernel are built (as in the CPU engine).
@@ -98,15 +99,6 @@ impl Default for OpenClConfig {
             tiered: false,
         }
     }
-}
-
-fn expand_home(p: &str) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
-    }
-    PathBuf::from(p)
 }
 
 /// A platform or device selector: an integer index, or a name substring. Environment
