@@ -178,6 +178,38 @@ def test_python_scalars_are_weak_like_numpy(hs, name, dtype, scalar):
 
 
 @pytest.mark.parametrize(
+    "name,args",
+    [
+        ("sqrt", (0.5,)),
+        ("exp", (np.float32(-1.5),)),
+        ("log", (0,)),
+        ("add", (2, 3)),
+        ("maximum", (2, np.float16(3.5))),
+        ("divide", (1, 0)),
+        ("arctan2", (1.0, np.float64(-2.0))),
+        ("logical_and", (True, 0)),
+        ("multiply", (np.int8(100), np.int8(3))),
+        ("absolute", (-3 + 4j,)),
+    ],
+    ids=repr,
+)
+def test_a_ufunc_of_scalars_alone_gives_numpys_scalar(hs, name, args):
+    """No array is involved, so there is nothing to record: the result is NumPy's own
+    scalar, of NumPy's type (``np.sqrt(0.5)`` is a ``float``), and its warnings."""
+    with warnings.catch_warnings(record=True) as seen_np:
+        warnings.simplefilter("always")
+        want = getattr(np, name)(*args)
+    with warnings.catch_warnings(record=True) as seen_hs:
+        warnings.simplefilter("always")
+        got = getattr(hs, name)(*args)
+    assert type(got) is type(want), (type(got), type(want))
+    np.testing.assert_array_equal(got, want)
+    assert [str(w.message) for w in seen_hs] == [str(w.message) for w in seen_np]
+    if isinstance(want, float):
+        assert isinstance(got, float)
+
+
+@pytest.mark.parametrize(
     "left,right",
     [
         ("int8", "uint8"),

@@ -10,7 +10,8 @@ Two rules keep this module honest:
 
 * never call a NumPy *function* on a Hassium array here -- it would dispatch back into
   Hassium (``__array_function__``) and loop; NumPy is used only for dtype arithmetic
-  (``np.result_type``, ``np.dtype``) and for shapes;
+  (``np.result_type``, ``np.dtype``), for shapes, and for ufuncs of scalars alone (no
+  array is involved, and NumPy's answer, a NumPy scalar, is what the program expects);
 * what the primitives cannot express goes through ``_fallback.call`` explicitly, so it is
   counted and warned about like any other fallback.
 """
@@ -38,6 +39,16 @@ class _Unsupported(Exception):
 UNSUPPORTED = (_Unsupported, getattr(_ext, "UnsupportedError", _Unsupported))
 _bool = builtins.bool
 _NoValue = np._NoValue
+#: Python's number types: with NumPy scalars, what a ufunc of scalars alone takes.
+_PY_SCALARS = frozenset({builtins.bool, builtins.int, builtins.float, builtins.complex})
+_np_generic = np.generic
+
+
+def _all_scalars(args):
+    for a in args:
+        if type(a) not in _PY_SCALARS and not isinstance(a, _np_generic):
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- helpers
@@ -170,6 +181,15 @@ class ufunc:
                     "The 'out' tuple must have exactly one entry per ufunc output"
                 )
             out = out[0]
+        if out is None and _all_scalars(args):
+            # `np.sqrt(0.5)`: nothing to record. NumPy computes it and returns a NumPy
+            # scalar (a `float` subclass for float64), as the program expects, where a
+            # lazy 0-d array would be neither a float nor free to make.
+            if dtype is not None:
+                kwargs["dtype"] = dtype
+            if where is not True:
+                kwargs["where"] = where
+            return self._np(*args, **kwargs)
         if (
             kwargs
             or where is not True
