@@ -214,6 +214,9 @@ impl FuseCache {
 
     /// What the store holds for `batch`.
     fn load(&mut self, key: KernelKey, batch: &Batch) -> Stored {
+        if self.store.is_none() {
+            return Stored::Absent;
+        }
         let skey = self.store_key(key);
         let Some(bytes) = self.store.as_mut().and_then(|s| s.load(skey)) else {
             return Stored::Absent;
