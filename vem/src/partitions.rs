@@ -6,7 +6,6 @@
 
 use hassium_fuser::PartitionStore;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub struct PartitionFiles {
     dir: PathBuf,
@@ -29,14 +28,8 @@ impl PartitionFiles {
     }
 
     fn write(&self, key: u128, bytes: &[u8]) -> std::io::Result<()> {
-        static SERIAL: AtomicU64 = AtomicU64::new(0);
         std::fs::create_dir_all(&self.dir)?;
-        let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-        let tmp = (self.dir).join(format!(".tmp-{}-{n}-{key:032x}", std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, self.path(key)).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        hassium_engine_abi::write_atomic(&self.path(key), bytes)
     }
 }
 

@@ -15,6 +15,7 @@ mod buffers;
 mod engine;
 mod error;
 mod export;
+mod files;
 mod loader;
 mod table;
 mod template;
@@ -35,7 +36,8 @@ pub mod export_glue {
         replay, stats, sync,
     };
 }
-pub use loader::{describe, engine_path, expand_home, LoadedEngine, DESCRIBE_SYMBOL};
+pub use files::{expand_home, temp_path, write_atomic};
+pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
 pub use template::{Bindings, Memo, Template};
 pub use wire::{decode_call, decode_replay, encode_call, encode_replay};

@@ -298,14 +298,3 @@ impl Drop for LoadedEngine {
         unsafe { (self.api.destroy)(self.handle) }
     }
 }
-
-/// A configured path with a leading `~/` taken as `$HOME` (as a shell would), for the
-/// `cache_dir` options of engines and the runtime's partition files beside them.
-pub fn expand_home(p: &str) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
-    }
-    PathBuf::from(p)
-}

@@ -10,10 +10,10 @@
 
 use crate::compiler::Compiler;
 use crate::error::{Error, Result};
+use hassium_engine_abi::{temp_path, write_atomic};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A compiled kernel's entry point (see hassium-codegen's README for the convention).
@@ -44,32 +44,11 @@ pub struct DiskCache {
     running: Mutex<RunningSet>,
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn tmp_name(dir: &Path, ext: &str) -> PathBuf {
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    dir.join(format!(".tmp-{}-{n}-{t:x}.{ext}", std::process::id()))
-}
-
 fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Cache {
         path: path.display().to_string(),
         reason: e.to_string(),
     }
-}
-
-/// Writes `bytes` to `path` atomically (temporary file in the same directory + rename).
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = tmp_name(dir, "part");
-    std::fs::write(&tmp, bytes).map_err(|e| cache_err(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        cache_err(path, e)
-    })
 }
 
 impl DiskCache {
@@ -254,8 +233,8 @@ impl DiskCache {
     /// With `track`, the running compiler is listed for [`DiskCache::stop_running`] from
     /// before its source file is written until its temporaries are gone.
     fn build(&self, compiler: &Compiler, source: &str, track: bool) -> Result<Library> {
-        let c_path = tmp_name(&self.dir, "c");
-        let tmp_lib = tmp_name(&self.dir, "so");
+        let c_path = temp_path(&self.dir, "c");
+        let tmp_lib = temp_path(&self.dir, "so");
         let files = [c_path.clone(), tmp_lib.clone()];
         // Held from before the source is written until the compiler is listed, so that
         // `stop_running` either finds it listed or has already closed the set.
@@ -323,7 +302,8 @@ impl DiskCache {
             "hassium-kernel-entry 1\nlib={}\nsym={}\nfin={}\nsum={}\n",
             lib.name, e.symbol, e.has_fin as u8, lib.sum
         );
-        write_atomic(&self.entry_path(e.key), text.as_bytes())
+        let path = self.entry_path(e.key);
+        write_atomic(&path, text.as_bytes()).map_err(|err| cache_err(&path, err))
     }
 
     /// Deletes temporary files older than an hour: what compiles of killed processes

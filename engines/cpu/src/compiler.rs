@@ -113,7 +113,7 @@ fn remember(memo: &Path, line: &str) {
         .parent()
         .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
     {
-        let _ = crate::cache::write_atomic(memo, format!("{line}\n").as_bytes());
+        let _ = hassium_engine_abi::write_atomic(memo, format!("{line}\n").as_bytes());
     }
 }
 
