@@ -430,7 +430,7 @@ mod tests {
     use crate::recorder::Recorder;
     use hassium_core::{DType, Opcode, Scalar};
 
-    /// `y = sqrt(x) * s + x` with `y` synced: two instructions, one kernel.
+    /// `y = sqrt(x) * 2` with `y` synced: two instructions, one kernel.
     fn batch(n: usize) -> Batch {
         let mut r = Recorder::new();
         let x = r.array(DType::Float64, &[n]);
@@ -441,13 +441,15 @@ mod tests {
         r.finish()
     }
 
+    fn greedy(b: &Batch) -> Vec<Kernel> {
+        let mut fuser = crate::create("greedy", &Default::default()).unwrap();
+        fuser.fuse(b, &Capabilities::all()).unwrap()
+    }
+
     #[test]
     fn a_partition_survives_its_bytes_and_nothing_else_decodes() {
         let b = batch(64);
-        let kernels = crate::create("greedy", &Default::default())
-            .unwrap()
-            .fuse(&b, &Capabilities::all())
-            .unwrap();
+        let kernels = greedy(&b);
         let canon = to_canon(&b, &kernels);
         let bytes = encode(&canon, 7);
         let back = decode(&bytes, 7).unwrap();
@@ -464,10 +466,7 @@ mod tests {
     #[test]
     fn a_partition_that_does_not_cut_the_batch_is_refused() {
         let b = batch(64);
-        let fused = crate::create("greedy", &Default::default())
-            .unwrap()
-            .fuse(&b, &Capabilities::all())
-            .unwrap();
+        let fused = greedy(&b);
         assert!(covers(&b, &fused));
         let mut missing = fused.clone();
         missing[0].instrs = KernelInstrs::from_slice(&missing[0].instrs[..1]);
