@@ -1,8 +1,9 @@
 //! The disk side of the kernel cache.
 //!
-//! Layout: `<cache_dir>/cpu-<hassium version>-<compiler identity>/` holds shared objects
-//! `k-<source hash>-<pid>-<n>.so` (several kernels each: one per compile) and one small entry file
-//! per kernel key, `<key>.entry`, naming its library, symbol and the library's checksum.
+//! Layout: `<cache_dir>/cpu-<hassium version>-<compiler identity>-<sources>/` holds shared
+//! objects `k-<source hash>-<pid>-<n>.so` (several kernels each: one per compile) and one
+//! small entry file per kernel key, `<key>.entry`, naming its library, symbol and the
+//! library's checksum.
 //! Both are written to a temporary name in the same directory and renamed into place, so
 //! a concurrent process sees a whole file or none; two processes compiling the same
 //! kernel both succeed, each with its own library, and the last entry rename wins. An entry whose
@@ -53,10 +54,14 @@ fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
 
 impl DiskCache {
     pub fn new(root: &Path, compiler: &Compiler) -> DiskCache {
+        // Entries are found by kernel key before anything is rendered, so the directory
+        // names what turns a key into code: this build's codegen, core and engine sources
+        // (engines/cpu/build.rs) as well as the compiler.
         let dir = root.join(format!(
-            "cpu-{}-{:016x}",
+            "cpu-{}-{:016x}-{}",
             env!("CARGO_PKG_VERSION"),
-            compiler.identity
+            compiler.identity,
+            &env!("HASSIUM_CPU_KERNEL_SOURCES")[..16]
         ));
         match std::fs::create_dir_all(&dir) {
             Ok(()) => DiskCache {
@@ -410,6 +415,31 @@ mod tests {
         assert!(
             cache.load(42).is_some(),
             "the first compile's entry was orphaned"
+        );
+    }
+
+    /// Entries are looked up by kernel key alone, so the directory must change whenever
+    /// this build would render or compile a key differently: the compiler's identity and
+    /// the digest of the kernel-deciding sources both name it.
+    #[test]
+    fn the_directory_names_the_compiler_and_the_kernel_sources() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let root = tempfile::tempdir().unwrap();
+        let name = DiskCache::new(root.path(), &cc)
+            .dir()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let digest = env!("HASSIUM_CPU_KERNEL_SOURCES");
+        assert_eq!(digest.len(), 32);
+        assert!(name.contains(&format!("{:016x}", cc.identity)), "{name}");
+        assert!(name.ends_with(&digest[..16]), "{name}");
+        let other = Compiler::probe("cc", &["-O2".to_string()]).unwrap();
+        assert_ne!(
+            DiskCache::new(root.path(), &other).dir(),
+            root.path().join(&name)
         );
     }
 }
