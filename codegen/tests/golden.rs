@@ -55,26 +55,31 @@ fn chain() -> (Batch, Kernel) {
 
 /// `out = x.sum(axis=1)` for a (100, 64) float32 array, then `out * 0.5` as an epilogue.
 fn reduction() -> (Batch, Kernel) {
+    reduction_of(DType::Float32, Scalar::Float32(0.5))
+}
+
+/// The same row sum and scaling in `dt`, scaled by `half`.
+fn reduction_of(dt: DType, half: Scalar) -> (Batch, Kernel) {
     let mut b = Batch::default();
     let (x, s, o) = (
-        base(&mut b, 1, DType::Float32, 6400),
-        base(&mut b, 2, DType::Float32, 100),
-        base(&mut b, 3, DType::Float32, 100),
+        base(&mut b, 1, dt, 6400),
+        base(&mut b, 2, dt, 100),
+        base(&mut b, 3, dt, 100),
     );
     b.instrs.push(
         Instr::new(
             Opcode::AddReduce,
-            View::contiguous(s, DType::Float32, &[100]),
-            [View::contiguous(x, DType::Float32, &[100, 64]).into()],
+            View::contiguous(s, dt, &[100]),
+            [View::contiguous(x, dt, &[100, 64]).into()],
         )
         .with_axis(1),
     );
     b.instrs.push(Instr::new(
         Opcode::Multiply,
-        View::contiguous(o, DType::Float32, &[100]),
+        View::contiguous(o, dt, &[100]),
         [
-            View::contiguous(s, DType::Float32, &[100]).into(),
-            Operand::Scalar(Scalar::Float32(0.5)),
+            View::contiguous(s, dt, &[100]).into(),
+            Operand::Scalar(half),
         ],
     ));
     free(&mut b, s);
@@ -191,6 +196,21 @@ fn row_sum_with_epilogue_renders_as_pinned() {
         )
         .unwrap(),
     );
+}
+
+/// 64-bit lanes fill a vector, so the row is summed in strips of `LANES` straight into
+/// the lane accumulators instead of through a block buffer.
+#[test]
+fn float64_row_sum_accumulates_in_strips_as_pinned() {
+    let (b, k) = reduction_of(DType::Float64, Scalar::Float64(0.5));
+    let text = render(
+        &C99,
+        &lower(&b, &k, Specialize::Fixed).unwrap(),
+        "hs_reduce64",
+    )
+    .unwrap();
+    assert!(!text.contains("t0["), "no block buffer:\n{text}");
+    check("reduce_rows_f64.c", &text);
 }
 
 #[test]
