@@ -11,7 +11,7 @@
 
 use crate::compiler::Compiler;
 use crate::error::{Error, Result};
-use hassium_engine_abi::{temp_path, write_atomic};
+use hassium_engine_abi::{mark_used, prune_other_builds, temp_path, write_atomic, Retention};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -64,12 +64,15 @@ impl DiskCache {
             &env!("HASSIUM_CPU_KERNEL_SOURCES")[..16]
         ));
         match std::fs::create_dir_all(&dir) {
-            Ok(()) => DiskCache {
-                dir,
-                persistent: true,
-                libs: Mutex::new(HashMap::new()),
-                running: Mutex::new(RunningSet::default()),
-            },
+            Ok(()) => {
+                Self::retire_other_builds(root, &dir);
+                DiskCache {
+                    dir,
+                    persistent: true,
+                    libs: Mutex::new(HashMap::new()),
+                    running: Mutex::new(RunningSet::default()),
+                }
+            }
             Err(e) => {
                 tracing::warn!(
                     "kernel cache {} is not usable ({e}); compiled kernels will not persist",
@@ -85,6 +88,24 @@ impl DiskCache {
                 }
             }
         }
+    }
+
+    /// Marks `ours` used and, on a background thread, removes the directories of other
+    /// builds that are no longer wanted (`hassium_engine_abi::prune_other_builds`): each
+    /// rebuild or upgrade starts a directory of its own, hundreds of megabytes after a
+    /// test suite. A process stopped halfway leaves the rest for the next one.
+    fn retire_other_builds(root: &Path, ours: &Path) {
+        if let Err(e) = mark_used(ours) {
+            tracing::debug!("cannot mark {} used: {e}", ours.display());
+        }
+        let (root, ours) = (root.to_path_buf(), ours.to_path_buf());
+        let _ = std::thread::Builder::new()
+            .name("hassium-cache-prune".into())
+            .spawn(move || {
+                for gone in prune_other_builds(&root, "cpu-", &ours, Retention::DEFAULT) {
+                    tracing::debug!("removed another build's kernels: {}", gone.display());
+                }
+            });
     }
 
     pub fn dir(&self) -> &Path {
@@ -238,6 +259,8 @@ impl DiskCache {
     /// With `track`, the running compiler is listed for [`DiskCache::stop_running`] from
     /// before its source file is written until its temporaries are gone.
     fn build(&self, compiler: &Compiler, source: &str, track: bool) -> Result<Library> {
+        // Another build's process may have removed this directory as unused.
+        std::fs::create_dir_all(&self.dir).map_err(|e| cache_err(&self.dir, e))?;
         let c_path = temp_path(&self.dir, "c");
         let tmp_lib = temp_path(&self.dir, "so");
         let files = [c_path.clone(), tmp_lib.clone()];
@@ -416,6 +439,38 @@ mod tests {
             cache.load(42).is_some(),
             "the first compile's entry was orphaned"
         );
+    }
+
+    /// Opening a cache retires a month-old build's directory beside it (on a background
+    /// thread), and a compile still succeeds after another process removed this build's
+    /// directory.
+    #[test]
+    fn other_builds_are_retired_and_a_removed_directory_comes_back() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let root = tempfile::tempdir().unwrap();
+        let old = root.path().join("cpu-0.0.1-old");
+        std::fs::create_dir_all(&old).unwrap();
+        let month = std::time::Duration::from_secs(40 * 24 * 3600);
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - month)
+            .unwrap();
+        let cache = DiskCache::new(root.path(), &cc);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while old.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!old.exists(), "the stale build's directory is still there");
+        std::fs::remove_dir_all(cache.dir()).unwrap();
+        let entry = Entry {
+            key: 7,
+            symbol: "hs_k".into(),
+            has_fin: false,
+        };
+        let source = "int hs_k(void) { return 7; }\n";
+        cache.compile(&cc, source, &[entry]).unwrap();
+        assert!(cache.load(7).is_some());
     }
 
     /// Entries are looked up by kernel key alone, so the directory must change whenever
