@@ -50,9 +50,14 @@ pub struct Dialect {
     pub index_type: &'static str,
     /// The pragma that lets the compiler vectorise an innermost loop whose iterations are
     /// independent (`#pragma omp simd` under `-fopenmp-simd`). With it, lane reductions
-    /// also buffer a block of values first so that the loop computing them vectorises.
-    /// `None` where each work-item is one element anyway (OpenCL).
+    /// are written so that the loop computing their values vectorises (strips, blocks or
+    /// short rows; see `render`). `None` where each work-item is one element anyway
+    /// (OpenCL).
     pub simd: Option<&'static str>,
+    /// Pragma that unrolls the short loop after it completely (GCC and Clang both read
+    /// `#pragma GCC unroll`). At `-O2` GCC does not unroll a 3-trip loop nested in a simd
+    /// loop by itself, and without that it does not vectorise the outer loop.
+    pub unroll: Option<&'static str>,
 }
 
 const C_TYPES: [&str; 14] = [
@@ -107,6 +112,7 @@ pub const C99: Dialect = Dialect {
     barrier: "",
     index_type: "int64_t",
     simd: Some("#pragma omp simd"),
+    unroll: Some("#pragma GCC unroll 8"),
 };
 
 /// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
@@ -144,6 +150,7 @@ typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef u
     barrier: "barrier(CLK_LOCAL_MEM_FENCE);",
     index_type: "int64_t",
     simd: None,
+    unroll: None,
 };
 
 impl Dialect {

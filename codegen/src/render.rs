@@ -486,6 +486,23 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// Whether a lane reduction along `axis` is rendered as short rows: one scalar
+    /// accumulator per output, the axis loop inside, and the simd pragma on the loop just
+    /// outside it, so the compiler vectorises across outputs (an n-body kernel's sums over
+    /// 3 coordinates). Only where the axis is innermost, inside at least one other loop
+    /// and fixed shorter than `LANES`: then every element falls in lane 0 in order and the
+    /// other lanes keep the identity, which combines with anything exactly (`x + 0`
+    /// cannot meet `-0.0`, as an accumulator that starts at `+0.0` never holds it), so the
+    /// scalar accumulator gives the lanes' bits.
+    fn short_rows(&self, axis: usize, outer: usize) -> bool {
+        self.d.simd.is_some()
+            && self.simd_ok()
+            && outer > 0
+            && axis == self.l.extents.len() - 1
+            && matches!(self.l.extents[axis], Num::Lit(e) if (e as usize) < LANES)
+            && !matches!(self.l.plan, crate::Plan::Lagged { .. })
+    }
+
     /// Whether every lane reduction accumulates a 64-bit scalar, so that `LANES` lanes
     /// fill a 512-bit vector and the lanes can live in one register (`lanes_strips`).
     /// Narrower types keep the block buffers, whose loop the compiler vectorises at its
@@ -763,14 +780,28 @@ impl Renderer<'_> {
                 if outer.is_empty() {
                     self.out.open("if (begin < end)");
                 }
-                for (k, &d) in outer.iter().enumerate() {
-                    self.open_loop(d, k == 0);
-                }
                 let lanes = matches!(self.l.structure, Structure::ReduceInner { lanes: true, .. });
                 let is_scan = matches!(self.l.structure, Structure::Scan { .. });
-                self.init_accs(lanes.then_some(LANES), is_scan)?;
+                let short = lanes && self.short_rows(axis, outer.len());
+                for (k, &d) in outer.iter().enumerate() {
+                    if short && k + 1 == outer.len() {
+                        self.simd();
+                    }
+                    self.open_loop(d, k == 0);
+                }
+                self.init_accs((lanes && !short).then_some(LANES), is_scan)?;
                 let e = num(self.l.extents[axis]);
-                if lanes && self.d.simd.is_some() {
+                if short {
+                    if let Some(p) = self.d.unroll {
+                        self.out.line(p);
+                    }
+                    self.out.open(format!(
+                        "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
+                    ));
+                    self.body(Acc::Scalar)?;
+                    self.out.close();
+                    self.finish_accs(None)?;
+                } else if lanes && self.d.simd.is_some() {
                     self.lanes_blocked(&format!("i{axis}"), "0", &e)?;
                     self.finish_accs(Some("lanes"))?;
                 } else if lanes {

@@ -198,6 +198,60 @@ fn row_sum_with_epilogue_renders_as_pinned() {
     );
 }
 
+/// `s = (x * x).sum(axis=2)` for a (20, 30, 3) float64 array, the product kept as well:
+/// the n-body pattern of a reduction over 3 coordinates.
+fn short_rows() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (x, sq, s) = (
+        base(&mut b, 1, DType::Float64, 1800),
+        base(&mut b, 2, DType::Float64, 1800),
+        base(&mut b, 3, DType::Float64, 600),
+    );
+    let full = |id| View::contiguous(id, DType::Float64, &[20, 30, 3]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        full(sq),
+        [full(x).into(), full(x).into()],
+    ));
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float64, &[20, 30]),
+            [full(sq).into()],
+        )
+        .with_axis(2),
+    );
+    let k = kernel(&b, vec![0, 1]);
+    (b, k)
+}
+
+/// A reduction over a fixed axis shorter than the lanes keeps one accumulator per output
+/// and vectorises across the outputs: the simd pragma goes on the loop outside the axis,
+/// whose 3-trip loop is unrolled. Dynamic kernels (the extent unknown) keep the lanes.
+#[test]
+fn short_rows_vectorise_across_outputs_as_pinned() {
+    let (b, k) = short_rows();
+    let fixed = render(&C99, &lower(&b, &k, Specialize::Fixed).unwrap(), "hs_short").unwrap();
+    assert!(fixed.contains("#pragma GCC unroll"), "{fixed}");
+    assert!(!fixed.contains("acc1[8]"), "{fixed}");
+    check("short_rows.c", &fixed);
+    let dynamic = render(
+        &C99,
+        &lower(&b, &k, Specialize::Dynamic).unwrap(),
+        "hs_short",
+    )
+    .unwrap();
+    assert!(dynamic.contains("acc1[8]"), "{dynamic}");
+    assert!(!dynamic.contains("#pragma GCC unroll"), "{dynamic}");
+    let opencl = render(
+        &OPENCL,
+        &lower(&b, &k, Specialize::Fixed).unwrap(),
+        "hs_short",
+    )
+    .unwrap();
+    assert!(!opencl.contains("#pragma"), "{opencl}");
+}
+
 /// 64-bit lanes fill a vector, so the row is summed in strips of `LANES` straight into
 /// the lane accumulators instead of through a block buffer.
 #[test]

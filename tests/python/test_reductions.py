@@ -185,3 +185,27 @@ def test_round_of_an_array_with_dimensions_is_a_type_error_like_numpy(hs):
         round(np.ones(3))
     with pytest.raises(TypeError, match="__round__"):
         round(hs.ones(3))
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7, 8, 9])
+def test_a_reduction_over_a_short_last_axis_fused_with_its_terms_matches_numpy(
+    hs, length
+):
+    """The n-body pattern: pairwise differences kept as an array and their squared sum
+    over a short last axis (vectorised across the rows on the cpu engine), with -0.0,
+    infinities and NaN among the values, for every reduction whose lanes keep identities."""
+    base = sample(np.float64, (6, length), seed=length)
+    base[0, 0] = -0.0
+    base[1, -1] = np.inf
+    base[2, 0] = np.nan
+    base[3, :] = -0.0
+    h, n = both(hs, base)
+    hd = h[np.newaxis, :, :] - h[:, np.newaxis, :]
+    nd = n[np.newaxis, :, :] - n[:, np.newaxis, :]
+    for name in ("add", "multiply", "maximum", "minimum"):
+        got = getattr(hs, name).reduce(hd * hd, axis=2) + 0.5
+        want = getattr(np, name).reduce(nd * nd, axis=2) + 0.5
+        assert_same(got, want, what=f"{name}.reduce over {length}")
+    assert_same(hs.any(hd > 1.0, axis=2), np.any(nd > 1.0, axis=2), what="any")
+    assert_same(hd, nd, what="the differences kept")
+    assert_same(hs.sum(h, axis=1), np.sum(n, axis=1), what="a plain row sum")
