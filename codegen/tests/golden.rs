@@ -2,7 +2,7 @@
 //! so a refactor that must not change codegen proves it. Regenerate deliberately with
 //! `HASSIUM_BLESS=1 cargo test -p hassium-codegen --test golden`.
 
-use hassium_codegen::{lower, render, Plan, Specialize, C99, OPENCL};
+use hassium_codegen::{lower, render, Dialect, Plan, Specialize, C99, OPENCL};
 use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
 use std::path::PathBuf;
 
@@ -149,6 +149,11 @@ fn stencil_into(in_place: bool) -> (Batch, Kernel) {
     (b, k)
 }
 
+/// The C (or OpenCL C) of kernel `k` of `b`, lowered with `spec`, named `name`.
+fn rendered(d: &Dialect, b: &Batch, k: &Kernel, spec: Specialize, name: &str) -> String {
+    render(d, &lower(b, k, spec).unwrap(), name).unwrap()
+}
+
 fn check(name: &str, text: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -171,16 +176,11 @@ fn fused_add_mul_exp_chain_renders_as_pinned() {
     assert_eq!(k.contracted.len(), 2, "temporaries are contracted");
     check(
         "chain_fixed.c",
-        &render(&C99, &lower(&b, &k, Specialize::Fixed).unwrap(), "hs_chain").unwrap(),
+        &rendered(&C99, &b, &k, Specialize::Fixed, "hs_chain"),
     );
     check(
         "chain_dynamic.c",
-        &render(
-            &C99,
-            &lower(&b, &k, Specialize::Dynamic).unwrap(),
-            "hs_chain",
-        )
-        .unwrap(),
+        &rendered(&C99, &b, &k, Specialize::Dynamic, "hs_chain"),
     );
 }
 
@@ -189,12 +189,7 @@ fn row_sum_with_epilogue_renders_as_pinned() {
     let (b, k) = reduction();
     check(
         "reduce_rows.c",
-        &render(
-            &C99,
-            &lower(&b, &k, Specialize::Fixed).unwrap(),
-            "hs_reduce",
-        )
-        .unwrap(),
+        &rendered(&C99, &b, &k, Specialize::Fixed, "hs_reduce"),
     );
 }
 
@@ -231,24 +226,14 @@ fn short_rows() -> (Batch, Kernel) {
 #[test]
 fn short_rows_vectorise_across_outputs_as_pinned() {
     let (b, k) = short_rows();
-    let fixed = render(&C99, &lower(&b, &k, Specialize::Fixed).unwrap(), "hs_short").unwrap();
+    let fixed = rendered(&C99, &b, &k, Specialize::Fixed, "hs_short");
     assert!(fixed.contains("#pragma GCC unroll"), "{fixed}");
     assert!(!fixed.contains("acc1[8]"), "{fixed}");
     check("short_rows.c", &fixed);
-    let dynamic = render(
-        &C99,
-        &lower(&b, &k, Specialize::Dynamic).unwrap(),
-        "hs_short",
-    )
-    .unwrap();
+    let dynamic = rendered(&C99, &b, &k, Specialize::Dynamic, "hs_short");
     assert!(dynamic.contains("acc1[8]"), "{dynamic}");
     assert!(!dynamic.contains("#pragma GCC unroll"), "{dynamic}");
-    let opencl = render(
-        &OPENCL,
-        &lower(&b, &k, Specialize::Fixed).unwrap(),
-        "hs_short",
-    )
-    .unwrap();
+    let opencl = rendered(&OPENCL, &b, &k, Specialize::Fixed, "hs_short");
     assert!(!opencl.contains("#pragma"), "{opencl}");
 }
 
@@ -257,12 +242,7 @@ fn short_rows_vectorise_across_outputs_as_pinned() {
 #[test]
 fn float64_row_sum_accumulates_in_strips_as_pinned() {
     let (b, k) = reduction_of(DType::Float64, Scalar::Float64(0.5));
-    let text = render(
-        &C99,
-        &lower(&b, &k, Specialize::Fixed).unwrap(),
-        "hs_reduce64",
-    )
-    .unwrap();
+    let text = rendered(&C99, &b, &k, Specialize::Fixed, "hs_reduce64");
     assert!(!text.contains("t0["), "no block buffer:\n{text}");
     check("reduce_rows_f64.c", &text);
 }
@@ -272,12 +252,7 @@ fn five_point_stencil_renders_as_pinned() {
     let (b, k) = stencil();
     check(
         "stencil.c",
-        &render(
-            &C99,
-            &lower(&b, &k, Specialize::Fixed).unwrap(),
-            "hs_stencil",
-        )
-        .unwrap(),
+        &rendered(&C99, &b, &k, Specialize::Fixed, "hs_stencil"),
     );
 }
 
@@ -319,12 +294,7 @@ fn in_place_stencil_holds_its_rows_back_as_pinned() {
 #[test]
 fn opencl_dialect_renders_the_same_kernel_with_its_table() {
     let (b, k) = chain();
-    let src = render(
-        &OPENCL,
-        &lower(&b, &k, Specialize::Fixed).unwrap(),
-        "hs_chain",
-    )
-    .unwrap();
+    let src = rendered(&OPENCL, &b, &k, Specialize::Fixed, "hs_chain");
     assert!(src.starts_with("__kernel void hs_chain("), "{src}");
     assert!(
         src.contains("__global double *restrict b0") && src.contains("get_global_id(0)"),
