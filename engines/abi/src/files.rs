@@ -114,6 +114,62 @@ pub fn prune_other_builds(root: &Path, prefix: &str, ours: &Path, keep: Retentio
     removed
 }
 
+/// Keeps a build's cache directory within `limit` bytes: when its files add up to more,
+/// removes the least recently modified files that `evictable` accepts (by file name)
+/// until what is left fits in four fifths of `limit`, so the next trims are not due at
+/// once. Without it one build's directory only grows: every new kernel shape adds a
+/// library (a test suite leaves hundreds of megabytes). Callers refresh a file's time
+/// when they use it, which makes this least recently used. Returns the files removed;
+/// one that cannot be removed is skipped.
+pub fn trim_to_size(dir: &Path, limit: u64, evictable: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut total = 0u64;
+    let mut candidates: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let Ok(meta) = e.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        total += meta.len();
+        if evictable(&e.file_name().to_string_lossy()) {
+            let time = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            candidates.push((time, meta.len(), e.path()));
+        }
+    }
+    if total <= limit {
+        return Vec::new();
+    }
+    candidates.sort();
+    let target = limit / 5 * 4;
+    let mut removed = Vec::new();
+    for (_, len, path) in candidates {
+        if total <= target {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total = total.saturating_sub(len);
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// Whether a periodic job recorded by the stamp file `stamp` is due: the stamp is
+/// missing or older than `every`. A due job's stamp is renewed at once, so that of
+/// several processes starting together only the first does the work.
+pub fn due(stamp: &Path, every: Duration) -> bool {
+    let last = std::fs::metadata(stamp).and_then(|m| m.modified());
+    let due = match last {
+        Ok(t) => t.elapsed().map_or(true, |age| age >= every),
+        Err(_) => true,
+    };
+    due && std::fs::File::create(stamp)
+        .and_then(|f| f.set_modified(SystemTime::now()))
+        .is_ok()
+}
+
 /// The extension of directories renamed for removal (see [`prune_other_builds`]).
 const TRASH: &str = "trash";
 
@@ -203,6 +259,55 @@ mod tests {
         assert!(!left.exists(), "the trash is still there");
         let missing = root.path().join("missing");
         assert!(prune_other_builds(&missing, "cpu-", &ours, Retention::DEFAULT).is_empty());
+    }
+
+    /// Writes `name` of `len` bytes under `dir`, last modified `ago` before now.
+    fn aged_file(dir: &Path, name: &str, len: usize, ago: Duration) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0u8; len]).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(SystemTime::now() - ago)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn trimming_removes_the_oldest_evictable_files_down_to_four_fifths_of_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let hour = Duration::from_secs(3600);
+        let oldest = aged_file(dir.path(), "k-1.so", 400, 3 * hour);
+        let middle = aged_file(dir.path(), "k-2.so", 400, 2 * hour);
+        let newest = aged_file(dir.path(), "k-3.so", 400, hour);
+        // Older than every library, but not evictable.
+        let entry = aged_file(dir.path(), "a.entry", 100, 9 * hour);
+        let is_lib = |n: &str| n.ends_with(".so");
+        // 1300 bytes fit a limit of 1300: nothing goes.
+        assert!(trim_to_size(dir.path(), 1300, is_lib).is_empty());
+        // Over 1000: down to 800, which takes the two oldest libraries.
+        assert_eq!(trim_to_size(dir.path(), 1000, is_lib), vec![oldest, middle]);
+        assert!(newest.exists() && entry.exists());
+        // Under a tiny limit the last library goes; the entry stays, over the limit.
+        assert_eq!(trim_to_size(dir.path(), 100, is_lib).len(), 1);
+        assert!(entry.exists());
+        assert!(trim_to_size(&dir.path().join("missing"), 1, is_lib).is_empty());
+    }
+
+    #[test]
+    fn a_periodic_job_is_due_once_per_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = dir.path().join("last-trimmed");
+        let hour = Duration::from_secs(3600);
+        assert!(due(&stamp, hour), "no stamp yet");
+        assert!(!due(&stamp, hour), "stamped just now");
+        aged_file(dir.path(), "last-trimmed", 0, 2 * hour);
+        assert!(due(&stamp, hour), "stamped two hours ago");
+        assert!(
+            !due(&dir.path().join("no-such-dir/stamp"), hour),
+            "cannot stamp"
+        );
     }
 
     #[test]

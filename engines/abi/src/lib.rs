@@ -36,7 +36,10 @@ pub mod export_glue {
         replay, stats, sync,
     };
 }
-pub use files::{expand_home, mark_used, prune_other_builds, temp_path, write_atomic, Retention};
+pub use files::{
+    due, expand_home, mark_used, prune_other_builds, temp_path, trim_to_size, write_atomic,
+    Retention,
+};
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
 pub use template::{Bindings, Memo, Template};
