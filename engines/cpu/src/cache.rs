@@ -8,10 +8,17 @@
 //! a concurrent process sees a whole file or none; two processes compiling the same
 //! kernel both succeed, each with its own library, and the last entry rename wins. An entry whose
 //! library is missing, fails its checksum or does not load is deleted and rebuilt.
+//!
+//! Size: a directory over `cache_max_bytes` loses its least recently used libraries
+//! (a disk hit refreshes its library's time), and then the entries naming them, on a
+//! background thread at most once an hour (`last-trimmed` records when). A process that
+//! meets an entry whose library was trimmed away compiles the kernel again.
 
 use crate::compiler::Compiler;
 use crate::error::{Error, Result};
-use hassium_engine_abi::{mark_used, prune_other_builds, temp_path, write_atomic, Retention};
+use hassium_engine_abi::{
+    due, mark_used, prune_other_builds, temp_path, trim_to_size, write_atomic, Retention,
+};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,8 +59,13 @@ fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
+/// How often a directory's size is checked against `cache_max_bytes`: listing a
+/// directory of tens of thousands of files at every start would cost more than it saves.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 impl DiskCache {
-    pub fn new(root: &Path, compiler: &Compiler) -> DiskCache {
+    /// The cache of this build under `root`, kept within `max_bytes` (0 = no limit).
+    pub fn new(root: &Path, compiler: &Compiler, max_bytes: u64) -> DiskCache {
         // Entries are found by kernel key before anything is rendered, so the directory
         // names what turns a key into code: this build's codegen, core and engine sources
         // (engines/cpu/build.rs) as well as the compiler.
@@ -65,7 +77,7 @@ impl DiskCache {
         ));
         match std::fs::create_dir_all(&dir) {
             Ok(()) => {
-                Self::retire_other_builds(root, &dir);
+                Self::tidy_in_background(root, &dir, max_bytes);
                 DiskCache {
                     dir,
                     persistent: true,
@@ -93,8 +105,9 @@ impl DiskCache {
     /// Marks `ours` used and, on a background thread, removes the directories of other
     /// builds that are no longer wanted (`hassium_engine_abi::prune_other_builds`): each
     /// rebuild or upgrade starts a directory of its own, hundreds of megabytes after a
-    /// test suite. A process stopped halfway leaves the rest for the next one.
-    fn retire_other_builds(root: &Path, ours: &Path) {
+    /// test suite. When due, it also trims `ours` to `max_bytes` ([`trim_dir`]). A
+    /// process stopped halfway leaves the rest for the next one.
+    fn tidy_in_background(root: &Path, ours: &Path, max_bytes: u64) {
         if let Err(e) = mark_used(ours) {
             tracing::debug!("cannot mark {} used: {e}", ours.display());
         }
@@ -104,6 +117,9 @@ impl DiskCache {
             .spawn(move || {
                 for gone in prune_other_builds(&root, "cpu-", &ours, Retention::DEFAULT) {
                     tracing::debug!("removed another build's kernels: {}", gone.display());
+                }
+                if max_bytes > 0 && due(&ours.join("last-trimmed"), TRIM_EVERY) {
+                    trim_dir(&ours, max_bytes);
                 }
             });
     }
@@ -159,10 +175,18 @@ impl DiskCache {
         match self.load_entry(key, &text) {
             Ok(c) => Some(c),
             Err((why, lib)) => {
-                tracing::warn!(
-                    "kernel cache entry {} is damaged ({why}); rebuilding it",
-                    path.display()
-                );
+                if lib.is_none() && why.starts_with("library:") {
+                    // Trimmed away (see the module doc), not damaged.
+                    tracing::debug!(
+                        "kernel cache entry {}: {why}; rebuilding it",
+                        path.display()
+                    );
+                } else {
+                    tracing::warn!(
+                        "kernel cache entry {} is damaged ({why}); rebuilding it",
+                        path.display()
+                    );
+                }
                 let _ = std::fs::remove_file(&path);
                 if let Some(lib) = lib {
                     let _ = std::fs::remove_file(lib);
@@ -204,6 +228,11 @@ impl DiskCache {
         if format!("{:016x}", xxh3_64(&bytes)) != *sum {
             return Err(("library checksum mismatch".into(), Some(lib_path)));
         }
+        // Used now: trimming removes the least recently used libraries first.
+        let _ = std::fs::File::options()
+            .write(true)
+            .open(&lib_path)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         let e = Entry {
             key,
             symbol: sym.to_string(),
@@ -360,6 +389,39 @@ impl DiskCache {
     }
 }
 
+/// Trims the kernel directory `dir` to `max_bytes`: the least recently used libraries
+/// go first (`hassium_engine_abi::trim_to_size`), then every entry naming a library that
+/// is no longer there. Returns how many libraries went.
+fn trim_dir(dir: &Path, max_bytes: u64) -> usize {
+    let is_lib = |name: &str| name.starts_with("k-") && name.ends_with(".so");
+    let gone = trim_to_size(dir, max_bytes, is_lib);
+    if gone.is_empty() {
+        return 0;
+    }
+    tracing::debug!(
+        "kernel cache {} over {max_bytes} bytes: removed {} libraries",
+        dir.display(),
+        gone.len()
+    );
+    let Ok(files) = std::fs::read_dir(dir) else {
+        return gone.len();
+    };
+    for f in files.flatten() {
+        let path = f.path();
+        if path.extension().is_none_or(|e| e != "entry") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let lib = text.lines().find_map(|l| l.strip_prefix("lib="));
+        if lib.is_some_and(|lib| !lib.contains('/') && !dir.join(lib).exists()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    gone.len()
+}
+
 /// A library [`DiskCache::build`] stored: its path, file name and checksum.
 struct Library {
     path: PathBuf,
@@ -422,7 +484,7 @@ mod tests {
         let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
         let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
         let dir = tempfile::tempdir().unwrap();
-        let cache = DiskCache::new(dir.path(), &cc);
+        let cache = DiskCache::new(dir.path(), &cc, 0);
         let source = "int hs_k(void) { return 7; }\n";
         let entry = Entry {
             key: 42,
@@ -456,7 +518,7 @@ mod tests {
             .unwrap()
             .set_modified(std::time::SystemTime::now() - month)
             .unwrap();
-        let cache = DiskCache::new(root.path(), &cc);
+        let cache = DiskCache::new(root.path(), &cc, 0);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while old.exists() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -473,6 +535,59 @@ mod tests {
         assert!(cache.load(7).is_some());
     }
 
+    /// Over its limit, the directory loses its least recently used library, and the
+    /// entries naming it; a disk hit counts as a use. The kernel then compiles again.
+    #[test]
+    fn trimming_removes_the_least_recently_used_library_and_its_entries() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let root = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(root.path(), &cc, 0);
+        let entry = |key: u128, symbol: &str| Entry {
+            key,
+            symbol: symbol.into(),
+            has_fin: false,
+        };
+        let (a, b) = (
+            "int hs_a(void) { return 1; }\n",
+            "int hs_b(void) { return 2; }\n",
+        );
+        cache.compile(&cc, a, &[entry(1, "hs_a")]).unwrap();
+        cache
+            .compile(&cc, b, &[entry(2, "hs_b"), entry(3, "hs_b")])
+            .unwrap();
+        let lib_of = |key: u128| {
+            let text = std::fs::read_to_string(cache.entry_path(key)).unwrap();
+            cache
+                .dir()
+                .join(text.lines().find_map(|l| l.strip_prefix("lib=")).unwrap())
+        };
+        let (lib_a, lib_b) = (lib_of(1), lib_of(2));
+        let hours =
+            |h: u64| std::time::SystemTime::now() - std::time::Duration::from_secs(h * 3600);
+        for (lib, ago) in [(&lib_a, 3), (&lib_b, 2)] {
+            let f = std::fs::File::options().write(true).open(lib).unwrap();
+            f.set_modified(hours(ago)).unwrap();
+        }
+        // A fresh cache object, as in a later process: its hit on `a` makes `b` the
+        // least recently used.
+        let later = DiskCache::new(root.path(), &cc, 0);
+        assert!(later.load(1).is_some());
+        let total: u64 = std::fs::read_dir(cache.dir())
+            .unwrap()
+            .flatten()
+            .map(|f| f.metadata().unwrap().len())
+            .sum();
+        assert_eq!(trim_dir(cache.dir(), total - 1), 1);
+        assert!(lib_a.exists() && !lib_b.exists());
+        assert!(!cache.entry_path(2).exists() && !cache.entry_path(3).exists());
+        assert!(later.load(2).is_none());
+        later.compile(&cc, b, &[entry(2, "hs_b")]).unwrap();
+        assert!(later.load(2).is_some());
+        // Under the limit nothing goes.
+        assert_eq!(trim_dir(cache.dir(), 1 << 30), 0);
+    }
+
     /// Entries are looked up by kernel key alone, so the directory must change whenever
     /// this build would render or compile a key differently: the compiler's identity and
     /// the digest of the kernel-deciding sources both name it.
@@ -481,7 +596,7 @@ mod tests {
         let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
         let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
         let root = tempfile::tempdir().unwrap();
-        let name = DiskCache::new(root.path(), &cc)
+        let name = DiskCache::new(root.path(), &cc, 0)
             .dir()
             .file_name()
             .unwrap()
@@ -493,7 +608,7 @@ mod tests {
         assert!(name.ends_with(&digest[..16]), "{name}");
         let other = Compiler::probe("cc", &["-O2".to_string()]).unwrap();
         assert_ne!(
-            DiskCache::new(root.path(), &other).dir(),
+            DiskCache::new(root.path(), &other, 0).dir(),
             root.path().join(&name)
         );
     }

@@ -28,6 +28,9 @@ pub struct CpuConfig {
     pub specialize: SpecializePolicy,
     pub tiered: bool,
     pub cache_dir: PathBuf,
+    /// Most bytes this build's kernel directory may hold; beyond it the least recently
+    /// used libraries go (checked at most hourly, in the background). 0 = no limit.
+    pub cache_max_bytes: u64,
     /// Kernels with fewer elements run on the calling thread.
     pub min_parallel_elems: usize,
     /// A kernel-cache miss after the first execute call is an error (tests prove a loop
@@ -47,6 +50,7 @@ const KEYS: &[&str] = &[
     "specialize",
     "tiered",
     "cache_dir",
+    "cache_max_bytes",
     "min_parallel_elems",
     "strict_cache",
     "interpret_limit",
@@ -65,6 +69,7 @@ impl Default for CpuConfig {
             specialize: SpecializePolicy::Both,
             tiered: false,
             cache_dir: expand_home("~/.cache/hassium"),
+            cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
             strict_cache: false,
             interpret_limit: 4_000_000,
@@ -105,6 +110,11 @@ impl CpuConfig {
                 "tiered" => c.tiered = v.as_bool().ok_or_else(|| bad("true or false"))?,
                 "cache_dir" => {
                     c.cache_dir = expand_home(v.as_str().ok_or_else(|| bad("a string"))?)
+                }
+                "cache_max_bytes" => {
+                    c.cache_max_bytes =
+                        u64::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
+                            .map_err(|_| bad("≥ 0"))?
                 }
                 "interpret_limit" => {
                     c.interpret_limit =

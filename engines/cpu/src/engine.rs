@@ -124,7 +124,7 @@ impl CpuEngine {
         }
         let disk = compiler
             .as_ref()
-            .map(|c| Arc::new(DiskCache::new(&cfg.cache_dir, c)));
+            .map(|c| Arc::new(DiskCache::new(&cfg.cache_dir, c, cfg.cache_max_bytes)));
         let shared = Arc::new(Shared::default());
         let tiered = match (&compiler, &disk, cfg.tiered) {
             (Some(c), Some(d), true) => Some(Tiered::start(c.clone(), d.clone(), shared.clone())),

@@ -57,6 +57,9 @@ pub struct OpenClConfig {
     pub specialize: SpecializePolicy,
     /// Where program binaries are cached; empty = no disk cache.
     pub cache_dir: Option<PathBuf>,
+    /// Most bytes of program binaries kept in `<cache_dir>/opencl`; beyond it the least
+    /// recently used go (checked at most hourly, in the background). 0 = no limit.
+    pub cache_max_bytes: u64,
     pub fp64: Fp64,
     /// Bytes of device memory the engine may hold; 0 = the device's global memory size.
     /// Beyond it, idle buffers are evicted to the host first.
@@ -76,6 +79,7 @@ const KEYS: &[&str] = &[
     "work_group_size",
     "specialize",
     "cache_dir",
+    "cache_max_bytes",
     "fp64",
     "memory_limit",
     "strict_cache",
@@ -93,6 +97,7 @@ impl Default for OpenClConfig {
             work_group_size: 0,
             specialize: SpecializePolicy::Both,
             cache_dir: Some(expand_home("~/.cache/hassium")),
+            cache_max_bytes: 1 << 30,
             fp64: Fp64::Auto,
             memory_limit: 0,
             strict_cache: false,
@@ -175,6 +180,11 @@ impl OpenClConfig {
                 "cache_dir" => {
                     let s = v.as_str().ok_or_else(|| bad("a string"))?;
                     c.cache_dir = (!s.is_empty()).then(|| expand_home(s));
+                }
+                "cache_max_bytes" => {
+                    c.cache_max_bytes =
+                        u64::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
+                            .map_err(|_| bad("≥ 0"))?
                 }
                 "fp64" => {
                     c.fp64 = match v.as_str() {

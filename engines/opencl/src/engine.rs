@@ -104,6 +104,7 @@ impl OpenClEngine {
             format!("{}|{}|{}", info.platform, info.name, info.driver),
             options,
             cfg.cache_dir.clone(),
+            cfg.cache_max_bytes,
             local,
         );
         let fp64 = info.fp64 && cfg.fp64 == Fp64::Auto;

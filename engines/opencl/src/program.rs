@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
+use hassium_engine_abi::{due, trim_to_size};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel;
@@ -97,9 +98,13 @@ impl Programs {
         tag: String,
         options: String,
         dir: Option<PathBuf>,
+        max_bytes: u64,
         wanted_local: usize,
     ) -> Programs {
         let dir = dir.map(|d| d.join("opencl"));
+        if let Some(dir) = dir.clone().filter(|_| max_bytes > 0) {
+            trim_in_background(dir, max_bytes);
+        }
         let (done_tx, done_rx) = unbounded();
         Programs {
             builder: Builder {
@@ -330,11 +335,35 @@ impl Builder {
     }
 }
 
+/// How often the binary directory's size is checked against `cache_max_bytes`.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// When due, removes the least recently used binaries of `dir` beyond `max_bytes`, on a
+/// background thread (`hassium_engine_abi::trim_to_size`; a hit refreshes a binary's
+/// time in [`read_entry`]). Without it every new program adds a file for good.
+fn trim_in_background(dir: PathBuf, max_bytes: u64) {
+    let _ = std::thread::Builder::new()
+        .name("hassium-opencl-trim".into())
+        .spawn(move || {
+            if dir.is_dir() && due(&dir.join("last-trimmed"), TRIM_EVERY) {
+                let gone = trim_to_size(&dir, max_bytes, |n| n.ends_with(".clbin"));
+                if !gone.is_empty() {
+                    tracing::debug!("OpenCL program cache: removed {} binaries", gone.len());
+                }
+            }
+        });
+}
+
 fn read_entry(path: &Path, hash: u128) -> Option<Vec<u8>> {
     let bytes = std::fs::read(path).ok()?;
     if bytes.len() <= 24 || &bytes[..8] != MAGIC || bytes[8..24] != hash.to_le_bytes() {
         return None;
     }
+    // Used now: trimming removes the least recently used binaries first.
+    let _ = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
     Some(bytes[24..].to_vec())
 }
 
