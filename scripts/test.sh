@@ -21,11 +21,14 @@ HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
 
 # On PoCL every distinct kernel is an OpenCL C compile: the full suite takes about 40
 # minutes on 2 cores with PoCL's cache cold (7 when warm), so CI runs the runtime, runner
-# (examples on every stack), creation, random, loop and stencil tests there. Run the whole suite with HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
+# (examples on every stack), creation, random, loop and stencil tests there, and the first
+# 100 random programs (all 300 take 5 minutes cold). Run the whole suite with
+# HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
 echo "== Python suite subset, stack opencl"
-HASSIUM_STACK=opencl .venv/bin/python -m pytest -q -p no:cacheprovider \
+HASSIUM_STACK=opencl HASSIUM_TEST_RANDOM_PROGRAMS=100 .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/python/test_runner.py tests/python/test_runtime.py tests/python/test_random.py \
   tests/python/test_creation.py tests/python/test_loops.py tests/python/test_stencils.py \
+  tests/python/test_random_programs.py \
   || failed+=("pytest (opencl subset)")
 
 # The cpu engine must give the same results whatever its thread count and specialisation.
