@@ -157,8 +157,9 @@ pub fn trim_to_size(dir: &Path, limit: u64, evictable: impl Fn(&str) -> bool) ->
 }
 
 /// Whether a periodic job recorded by the stamp file `stamp` is due: the stamp is
-/// missing or older than `every`. A due job's stamp is renewed at once, so that of
-/// several processes starting together only the first does the work.
+/// missing or older than `every`. A due job's stamp is renewed at once, so processes
+/// that start later within the period skip it (two starting at the same instant may
+/// both do it, which is harmless). Not due when the stamp cannot be written.
 pub fn due(stamp: &Path, every: Duration) -> bool {
     let last = std::fs::metadata(stamp).and_then(|m| m.modified());
     let due = match last {
