@@ -3,9 +3,23 @@
 //! the engine's kernels: one small file per batch structure, written atomically (a
 //! temporary file renamed into place), so processes sharing the directory never see half
 //! an entry; a damaged entry fails its checksum and is fused and written again.
+//!
+//! Entries are keyed by the fusion sources' digest as well (see the fuser), so a rebuilt
+//! fuser leaves its predecessor's entries behind, never read again. Opening the store
+//! therefore tidies in the background: other versions' `fuse-*` directories go as other
+//! builds' kernels do (`hassium_engine_abi::prune_other_builds`), and at most hourly the
+//! least recently used entries beyond [`MAX_BYTES`] (a hit refreshes an entry's time).
 
+use hassium_engine_abi::{due, mark_used, prune_other_builds, trim_to_size, Retention};
 use hassium_fuser::PartitionStore;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Most bytes of partitions kept: entries are a few kilobytes, so thousands of batch
+/// structures fit.
+pub const MAX_BYTES: u64 = 64 << 20;
+/// How often the directory's size is checked.
+const TRIM_EVERY: Duration = Duration::from_secs(3600);
 
 pub struct PartitionFiles {
     dir: PathBuf,
@@ -17,10 +31,14 @@ pub struct PartitionFiles {
 impl PartitionFiles {
     /// Partitions under `cache_dir` (an engine's configured `cache_dir`).
     pub fn new(cache_dir: &Path) -> PartitionFiles {
-        PartitionFiles {
-            dir: cache_dir.join(format!("fuse-{}", env!("CARGO_PKG_VERSION"))),
-            failed: false,
+        let dir = cache_dir.join(format!("fuse-{}", env!("CARGO_PKG_VERSION")));
+        if dir.is_dir() {
+            let (root, ours) = (cache_dir.to_path_buf(), dir.clone());
+            let _ = std::thread::Builder::new()
+                .name("hassium-fuse-tidy".into())
+                .spawn(move || tidy(&root, &ours, MAX_BYTES));
         }
+        PartitionFiles { dir, failed: false }
     }
 
     fn path(&self, key: u128) -> PathBuf {
@@ -33,9 +51,34 @@ impl PartitionFiles {
     }
 }
 
+/// Marks `ours` used, removes other versions' partition directories under `root` that
+/// are no longer wanted, and when due trims `ours` to `max_bytes`.
+fn tidy(root: &Path, ours: &Path, max_bytes: u64) {
+    let _ = mark_used(ours);
+    for gone in prune_other_builds(root, "fuse-", ours, Retention::DEFAULT) {
+        tracing::debug!("removed another version's partitions: {}", gone.display());
+    }
+    if due(&ours.join("last-trimmed"), TRIM_EVERY) {
+        let gone = trim_to_size(ours, max_bytes, |n| n.ends_with(".part"));
+        if !gone.is_empty() {
+            tracing::debug!(
+                "partition store over {max_bytes} bytes: removed {}",
+                gone.len()
+            );
+        }
+    }
+}
+
 impl PartitionStore for PartitionFiles {
     fn load(&mut self, key: u128) -> Option<Vec<u8>> {
-        std::fs::read(self.path(key)).ok()
+        let path = self.path(key);
+        let bytes = std::fs::read(&path).ok()?;
+        // Used now: trimming removes the least recently used entries first.
+        let _ = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(SystemTime::now()));
+        Some(bytes)
     }
 
     fn save(&mut self, key: u128, bytes: &[u8]) {
@@ -72,6 +115,50 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(names.iter().all(|n| n.ends_with(".part")), "{names:?}");
+    }
+
+    /// Tidying keeps the entry a load just used, trims the older one, and retires a
+    /// month-old other version's directory; opening a store does it in the background.
+    #[test]
+    fn tidying_trims_unused_entries_and_retires_other_versions() {
+        let root = tempfile::tempdir().unwrap();
+        let mut files = PartitionFiles::new(root.path());
+        files.save(1, &[1; 3000]);
+        files.save(2, &[2; 3000]);
+        let ago = |h: u64| SystemTime::now() - Duration::from_secs(h * 3600);
+        for (key, hours) in [(1, 3), (2, 2)] {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(files.path(key))
+                .unwrap();
+            f.set_modified(ago(hours)).unwrap();
+        }
+        assert!(files.load(1).is_some());
+        let old = root.path().join("fuse-0.0.1");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(ago(40 * 24))
+            .unwrap();
+        tidy(root.path(), &files.dir, 5000);
+        assert!(files.load(1).is_some(), "the entry just used went");
+        assert!(
+            files.load(2).is_none(),
+            "the least recently used entry stayed"
+        );
+        assert!(!old.exists(), "the old version's directory stayed");
+        // Opening a store with a directory in place tidies on a background thread.
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(ago(40 * 24))
+            .unwrap();
+        let _again = PartitionFiles::new(root.path());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while old.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!old.exists(), "opening the store did not tidy");
     }
 
     #[test]
