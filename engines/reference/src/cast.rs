@@ -5,9 +5,9 @@
 //!   part is nonzero).
 //! - integer → integer: two's-complement wrap (`int64(300) → uint8` is 44).
 //! - float → integer: truncation toward zero through a 64-bit integer, then wrapping into
-//!   narrower targets. That is what NumPy does on x86 for values in the target's range
-//!   and for those wrapping modulo 2**32 or less from the int32 range (`-1.0 → uint8` is
-//!   255, `-1.0 → uint64` is 2**64-1, `300.0 → uint8` is 44). NumPy leaves NaN, inf and
+//!   narrower targets. That is what NumPy does on x86 for every value in the int32
+//!   range, and for 64-bit targets in the int64 range (`-1.0 → uint8` is 255,
+//!   `-1.0 → uint64` is 2**64-1, `300.0 → uint8` is 44). NumPy leaves NaN, inf and
 //!   other out-of-range values undefined and warns ("invalid value encountered in cast");
 //!   on x86 it converts to int8/16/32 through int32, so `3e9 → int32` is INT_MIN there
 //!   and -1294967296 here. Here they follow Rust's `as`, without a warning: NaN becomes
