@@ -10,10 +10,10 @@
 //! builds' kernels do (`hassium_engine_abi::prune_other_builds`), and at most hourly the
 //! least recently used entries beyond [`MAX_BYTES`] (a hit refreshes an entry's time).
 
-use hassium_engine_abi::{due, mark_used, prune_other_builds, trim_to_size, Retention};
+use hassium_engine_abi::{mark_used, tidy, touch};
 use hassium_fuser::PartitionStore;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Most bytes of partitions kept: entries are a few kilobytes, so thousands of batch
 /// structures fit.
@@ -33,10 +33,11 @@ impl PartitionFiles {
     pub fn new(cache_dir: &Path) -> PartitionFiles {
         let dir = cache_dir.join(format!("fuse-{}", env!("CARGO_PKG_VERSION")));
         if dir.is_dir() {
+            let _ = mark_used(&dir);
             let (root, ours) = (cache_dir.to_path_buf(), dir.clone());
             let _ = std::thread::Builder::new()
                 .name("hassium-fuse-tidy".into())
-                .spawn(move || tidy(&root, &ours, MAX_BYTES));
+                .spawn(move || tidy_partitions(&root, &ours, MAX_BYTES));
         }
         PartitionFiles { dir, failed: false }
     }
@@ -51,21 +52,17 @@ impl PartitionFiles {
     }
 }
 
-/// Marks `ours` used, removes other versions' partition directories under `root` that
-/// are no longer wanted, and when due trims `ours` to `max_bytes`.
-fn tidy(root: &Path, ours: &Path, max_bytes: u64) {
-    let _ = mark_used(ours);
-    for gone in prune_other_builds(root, "fuse-", ours, Retention::DEFAULT) {
-        tracing::debug!("removed another version's partitions: {}", gone.display());
-    }
-    if due(&ours.join("last-trimmed"), TRIM_EVERY) {
-        let gone = trim_to_size(ours, max_bytes, |n| n.ends_with(".part"));
-        if !gone.is_empty() {
-            tracing::debug!(
-                "partition store over {max_bytes} bytes: removed {}",
-                gone.len()
-            );
-        }
+/// Removes other versions' partition directories under `root` that are no longer
+/// wanted and, when due, trims `ours` to `max_bytes`.
+fn tidy_partitions(root: &Path, ours: &Path, max_bytes: u64) {
+    let gone = tidy(root, "fuse-", ours, (max_bytes, TRIM_EVERY), |n| {
+        n.ends_with(".part")
+    });
+    if !gone.is_empty() {
+        tracing::debug!(
+            "partition store over {max_bytes} bytes: removed {}",
+            gone.len()
+        );
     }
 }
 
@@ -73,11 +70,7 @@ impl PartitionStore for PartitionFiles {
     fn load(&mut self, key: u128) -> Option<Vec<u8>> {
         let path = self.path(key);
         let bytes = std::fs::read(&path).ok()?;
-        // Used now: trimming removes the least recently used entries first.
-        let _ = std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_modified(SystemTime::now()));
+        touch(&path);
         Some(bytes)
     }
 
@@ -98,6 +91,7 @@ impl PartitionStore for PartitionFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn a_saved_partition_reads_back_and_leaves_no_temporary_file() {
@@ -140,7 +134,7 @@ mod tests {
             .unwrap()
             .set_modified(ago(40 * 24))
             .unwrap();
-        tidy(root.path(), &files.dir, 5000);
+        tidy_partitions(root.path(), &files.dir, 5000);
         assert!(files.load(1).is_some(), "the entry just used went");
         assert!(
             files.load(2).is_none(),

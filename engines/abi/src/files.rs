@@ -171,6 +171,35 @@ pub fn due(stamp: &Path, every: Duration) -> bool {
         .is_ok()
 }
 
+/// Records that the cache file `path` was used now, so that [`trim_to_size`] removes
+/// files used less recently first. A failure (a read-only cache) changes nothing else.
+pub fn touch(path: &Path) {
+    let _ = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+}
+
+/// The housekeeping of a versioned cache directory `ours` (named `<prefix>…` under
+/// `root`), for a background thread when the cache opens: other versions' directories go
+/// ([`prune_other_builds`]), and at most every `every` `ours` is trimmed to `max_bytes`
+/// (0 = no limit) over the files `evictable` accepts ([`trim_to_size`]). Returns the
+/// files trimmed. The caller marks `ours` used first ([`mark_used`]).
+pub fn tidy(
+    root: &Path,
+    prefix: &str,
+    ours: &Path,
+    (max_bytes, every): (u64, Duration),
+    evictable: impl Fn(&str) -> bool,
+) -> Vec<PathBuf> {
+    prune_other_builds(root, prefix, ours, Retention::DEFAULT);
+    if max_bytes > 0 && due(&ours.join("last-trimmed"), every) {
+        trim_to_size(ours, max_bytes, evictable)
+    } else {
+        Vec::new()
+    }
+}
+
 /// The extension of directories renamed for removal (see [`prune_other_builds`]).
 const TRASH: &str = "trash";
 
@@ -198,13 +227,7 @@ mod tests {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("k-1.so"), b"kernels").unwrap();
-        mark_used(&dir).unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(dir.join(STAMP))
-            .unwrap()
-            .set_modified(SystemTime::now() - ago)
-            .unwrap();
+        aged_file(&dir, STAMP, 0, ago);
         dir
     }
 

@@ -16,9 +16,7 @@
 
 use crate::compiler::Compiler;
 use crate::error::{Error, Result};
-use hassium_engine_abi::{
-    due, mark_used, prune_other_builds, temp_path, trim_to_size, write_atomic, Retention,
-};
+use hassium_engine_abi::{mark_used, temp_path, tidy, touch, write_atomic};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -105,8 +103,8 @@ impl DiskCache {
     /// Marks `ours` used and, on a background thread, removes the directories of other
     /// builds that are no longer wanted (`hassium_engine_abi::prune_other_builds`): each
     /// rebuild or upgrade starts a directory of its own, hundreds of megabytes after a
-    /// test suite. When due, it also trims `ours` to `max_bytes` ([`trim_dir`]). A
-    /// process stopped halfway leaves the rest for the next one.
+    /// test suite. When due, it also trims `ours` to `max_bytes` and removes the entries
+    /// of the libraries trimmed. A process stopped halfway leaves the rest for the next.
     fn tidy_in_background(root: &Path, ours: &Path, max_bytes: u64) {
         if let Err(e) = mark_used(ours) {
             tracing::debug!("cannot mark {} used: {e}", ours.display());
@@ -115,11 +113,9 @@ impl DiskCache {
         let _ = std::thread::Builder::new()
             .name("hassium-cache-prune".into())
             .spawn(move || {
-                for gone in prune_other_builds(&root, "cpu-", &ours, Retention::DEFAULT) {
-                    tracing::debug!("removed another build's kernels: {}", gone.display());
-                }
-                if max_bytes > 0 && due(&ours.join("last-trimmed"), TRIM_EVERY) {
-                    trim_dir(&ours, max_bytes);
+                let gone = tidy(&root, "cpu-", &ours, (max_bytes, TRIM_EVERY), is_library);
+                if !gone.is_empty() {
+                    remove_orphan_entries(&ours);
                 }
             });
     }
@@ -228,11 +224,7 @@ impl DiskCache {
         if format!("{:016x}", xxh3_64(&bytes)) != *sum {
             return Err(("library checksum mismatch".into(), Some(lib_path)));
         }
-        // Used now: trimming removes the least recently used libraries first.
-        let _ = std::fs::File::options()
-            .write(true)
-            .open(&lib_path)
-            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        touch(&lib_path);
         let e = Entry {
             key,
             symbol: sym.to_string(),
@@ -389,22 +381,16 @@ impl DiskCache {
     }
 }
 
-/// Trims the kernel directory `dir` to `max_bytes`: the least recently used libraries
-/// go first (`hassium_engine_abi::trim_to_size`), then every entry naming a library that
-/// is no longer there. Returns how many libraries went.
-fn trim_dir(dir: &Path, max_bytes: u64) -> usize {
-    let is_lib = |name: &str| name.starts_with("k-") && name.ends_with(".so");
-    let gone = trim_to_size(dir, max_bytes, is_lib);
-    if gone.is_empty() {
-        return 0;
-    }
-    tracing::debug!(
-        "kernel cache {} over {max_bytes} bytes: removed {} libraries",
-        dir.display(),
-        gone.len()
-    );
+/// Whether a file of a kernel directory is a library (what trimming removes).
+fn is_library(name: &str) -> bool {
+    name.starts_with("k-") && name.ends_with(".so")
+}
+
+/// Deletes every entry of the kernel directory `dir` that names a library no longer
+/// there: after trimming, so they are not read only to miss.
+fn remove_orphan_entries(dir: &Path) {
     let Ok(files) = std::fs::read_dir(dir) else {
-        return gone.len();
+        return;
     };
     for f in files.flatten() {
         let path = f.path();
@@ -419,7 +405,6 @@ fn trim_dir(dir: &Path, max_bytes: u64) -> usize {
             let _ = std::fs::remove_file(&path);
         }
     }
-    gone.len()
 }
 
 /// A library [`DiskCache::build`] stored: its path, file name and checksum.
@@ -578,14 +563,19 @@ mod tests {
             .flatten()
             .map(|f| f.metadata().unwrap().len())
             .sum();
-        assert_eq!(trim_dir(cache.dir(), total - 1), 1);
+        let trim = |limit| {
+            let gone = hassium_engine_abi::trim_to_size(cache.dir(), limit, is_library);
+            remove_orphan_entries(cache.dir());
+            gone.len()
+        };
+        assert_eq!(trim(total - 1), 1);
         assert!(lib_a.exists() && !lib_b.exists());
         assert!(!cache.entry_path(2).exists() && !cache.entry_path(3).exists());
         assert!(later.load(2).is_none());
         later.compile(&cc, b, &[entry(2, "hs_b")]).unwrap();
         assert!(later.load(2).is_some());
         // Under the limit nothing goes.
-        assert_eq!(trim_dir(cache.dir(), 1 << 30), 0);
+        assert_eq!(trim(1 << 30), 0);
     }
 
     /// Entries are looked up by kernel key alone, so the directory must change whenever

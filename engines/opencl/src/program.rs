@@ -14,7 +14,7 @@
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use hassium_engine_abi::{due, trim_to_size};
+use hassium_engine_abi::{due, touch, trim_to_size};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel;
@@ -359,11 +359,7 @@ fn read_entry(path: &Path, hash: u128) -> Option<Vec<u8>> {
     if bytes.len() <= 24 || &bytes[..8] != MAGIC || bytes[8..24] != hash.to_le_bytes() {
         return None;
     }
-    // Used now: trimming removes the least recently used binaries first.
-    let _ = std::fs::File::options()
-        .write(true)
-        .open(path)
-        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    touch(path);
     Some(bytes[24..].to_vec())
 }
 
