@@ -26,8 +26,10 @@ HS_INLINE T hs_pow_##N(T a, T b) { \
   U r = 1, x = (U)a; \
   while (b) { if (b & 1) r *= x; x *= x; b >>= 1; } \
   return (T)r; } \
-HS_INLINE T hs_shl_##N(T a, T b) { return ((U)b < BITS) ? (T)((U)a << b) : 0; } \
-HS_INLINE T hs_shr_##N(T a, T b) { return ((U)b < BITS) ? (T)(a >> b) : (a < 0 ? (T)-1 : 0); }
+HS_INLINE T hs_shl_##N(T a, T b) { \
+  return (T)(((U)a << ((U)b & (BITS - 1))) & (U)-(U)((U)b < BITS)); } \
+HS_INLINE T hs_shr_##N(T a, T b) { \
+  return (T)(a >> (((U)b | (U)-(U)((U)b >= BITS)) & (BITS - 1))); }
 #define HS_UINT(N, T, BITS) \
 HS_INLINE T hs_floordiv_##N(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
 HS_INLINE T hs_mod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
@@ -35,8 +37,8 @@ HS_INLINE T hs_pow_##N(T a, T b) { \
   T r = 1, x = a; \
   while (b) { if (b & 1) r = (T)(r * x); x = (T)(x * x); b >>= 1; } \
   return r; } \
-HS_INLINE T hs_shl_##N(T a, T b) { return (b < BITS) ? (T)(a << b) : 0; } \
-HS_INLINE T hs_shr_##N(T a, T b) { return (b < BITS) ? (T)(a >> b) : 0; }
+HS_INLINE T hs_shl_##N(T a, T b) { return (T)((a << (b & (BITS - 1))) & (T)-(T)(b < BITS)); } \
+HS_INLINE T hs_shr_##N(T a, T b) { return (T)((a >> (b & (BITS - 1))) & (T)-(T)(b < BITS)); }
 HS_SINT(int8, int8_t, uint8_t, 8, INT8_MIN)
 HS_SINT(int16, int16_t, uint16_t, 16, INT16_MIN)
 HS_SINT(int32, int32_t, uint32_t, 32, INT32_MIN)
@@ -70,20 +72,21 @@ HS_INLINE T hs_mod_##N(T a, T b) { \
 "#;
 
 const PHILOX: &str = r#"
-/* Philox-4x32-10, bit-identical to hassium_core::philox::random_u64. */
+/* Philox-4x32-10, bit-identical to hassium_core::philox::random_u64. The ten rounds
+   are written out: GCC at -O2 keeps a loop of ten, and a loop inside the lanes' loop
+   stops it vectorising the kernel. */
+#define HS_PHILOX_ROUND { \
+  uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2; \
+  uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1; \
+  c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2; }
+#define HS_PHILOX_BUMP { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
 HS_INLINE uint64_t hs_philox(uint64_t seed, uint64_t stream, uint64_t i) {
   uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  for (int r = 0; r < 10; r++) {
-    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
-    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-    uint32_t n1 = (uint32_t)p1;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    uint32_t n3 = (uint32_t)p0;
-    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
-  }
+  HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
+  HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
+  HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
+  HS_PHILOX_ROUND
   return ((uint64_t)c1 << 32) | c0;
 }
 "#;

@@ -398,3 +398,28 @@ def test_integer_division_and_modulo_follow_numpys_sign_rules(hs, dtype):
     hb, nb = both(hs, b)
     for name in ("floor_divide", "remainder", "divide"):
         check(getattr(hs, name), getattr(np, name), (ha, hb), (na, nb), name)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+)
+def test_shifts_by_negative_counts_or_the_width_or_more_follow_numpy(hs, dtype):
+    """NumPy defines every count: one of the width or more (or negative, for signed
+    counts) gives 0, or -1 for a negative value shifted right. C leaves those undefined,
+    so the kernels compute them without a branch; long arrays reach the vector loop."""
+    info = np.iinfo(dtype)
+    bits = info.bits
+    counts = [c for c in range(-3, bits + 4) if info.min <= c <= info.max]
+    counts += [info.max, info.min] if info.min < 0 else [info.max]
+    values = [0, 1, 3, -1, -5, info.min, info.max, info.max // 3, info.min // 7]
+    values = [v for v in values if info.min <= v <= info.max]
+    a = np.array([v for v in values for _ in counts] * 3, dtype=dtype)
+    b = np.array([c for _ in values for c in counts] * 3, dtype=dtype)
+    ha, na = both(hs, a)
+    hb, nb = both(hs, b)
+    for name in ("left_shift", "right_shift"):
+        hf, nf = getattr(hs, name), getattr(np, name)
+        check(hf, nf, (ha, hb), (na, nb), f"{name} by every count")
+        check(hf, nf, (ha[::-1], hb[::-1]), (na[::-1], nb[::-1]), f"{name} reversed")
+        for count in (bits - 1, bits, bits + 1, info.max):
+            check(hf, nf, (ha, count), (na, count), f"{name} by {count}")
