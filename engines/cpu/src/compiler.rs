@@ -66,6 +66,10 @@ const EXTRA: &[&str] = &[
     // several ulps off NumPy.
     "-ffp-contract=off",
     "-fno-math-errno",
+    // Floating-point status flags are never read, so GCC may use instructions that
+    // differ only in the flags they raise: without this, `floor`, `ceil` and `trunc`
+    // stay scalar library calls. Values are unchanged (NaNs are still honoured).
+    "-fno-trapping-math",
     "-fno-strict-aliasing",
     // Honours the `#pragma omp simd` codegen puts on independent inner loops (no OpenMP
     // runtime is linked; threads come from the engine's own pool).
