@@ -90,6 +90,32 @@ def test_random_bits_are_philox_4x32_10_on_every_engine(hs):
         np.testing.assert_array_equal(got, np.array(want, dtype=np.uint64))
 
 
+def test_random_arrays_kept_past_a_flush_keep_their_numbers(hs):
+    """A live ``rng.random(n)`` no flush has read is kept as its generator (no memory); a
+    later read writes it out, and every way of reading or changing it sees the numbers
+    of the documented formula."""
+    rng = hs.random.default_rng(3)
+    seed, stream = rng._seed, rng._stream
+    n = 5000
+    bits = values(MODULE._hassium.random_bits((n,), seed, stream))
+    want = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    before = hs.stats()
+    x = rng.random(n)
+    total = float(hs.sum(x * 2.0))
+    assert total == pytest.approx(2.0 * want.sum(), rel=1e-12)
+    if hs.info()["running_engine"] == "cpu":
+        grown = hs.stats()["host_bytes_allocated"] - before["host_bytes_allocated"]
+        assert hs.stats()["bases_generated"] > before["bases_generated"]
+        assert grown < want.nbytes, "a random array no one read was written out"
+    np.testing.assert_array_equal(values(x[::-1] + 0.0), want[::-1])
+    x[::2] = -1.0
+    want[::2] = -1.0
+    np.testing.assert_array_equal(values(x), want)
+    y = rng.uniform(2.0, 3.0, size=(40, 50))
+    z = y.T * 1.0
+    np.testing.assert_array_equal(values(z), values(y).T)
+
+
 def test_shapes_dtypes_and_ranges_match_numpys_interface(hs):
     rng = hs.random.default_rng(0)
     u = values(rng.random((40, 50)))

@@ -1,5 +1,6 @@
 """Laziness, FREE on drop, errors during a flush, and the runtime's counters."""
 
+import random
 import time
 
 import numpy as np
@@ -238,3 +239,60 @@ def test_an_arange_overwritten_whole_or_read_through_the_buffer_protocol(hs):
     float(hs.sum(b))
     assert memoryview(b).tolist() == np.arange(12).reshape(3, 4).tolist()
     assert b.T[1, 2] == 9
+
+
+def arange_program(xp, seed, flush_chance):
+    """A seeded program over an arange and arrays made from it by the cheap steps that
+    recipes keep (scaling, shifting, casts, negation) and by steps that end them
+    (in-place writes, reversed reads, a square root); with ``flush_chance`` Hassium
+    flushes between steps, so recipes are read, written out and overwritten in later
+    batches. Returns every array still alive, as NumPy arrays."""
+    r = random.Random(seed)
+    n = r.choice([1, 7, 64, 1000, 4099])
+    env = {"a": xp.arange(n, dtype=r.choice(["float64", "int64", "float32", "int32"]))}
+    for step in range(r.randint(2, 8)):
+        src = env[r.choice(list(env))]
+        kind = r.randint(0, 9)
+        if kind == 0:
+            v = src * 0.5 + 3
+        elif kind == 1:
+            v = src.astype(np.float64) * 2
+        elif kind == 2:
+            v = -src
+        elif kind == 3:
+            v = src - 7
+        elif kind == 4:
+            v = src * src
+        elif kind == 5:
+            src[0:1] = 5
+            v = src + 0
+        elif kind == 6:
+            src += 1
+            v = src
+        elif kind == 7:
+            v = xp.arange(n) * 1.5 - 2
+        elif kind == 8:
+            v = src[::-1] + 1
+        else:
+            v = xp.sqrt(xp.abs(src) + 1)
+        env[f"v{step}"] = v
+        if r.random() < 0.3:
+            del env[r.choice(list(env))]
+        if r.random() < flush_chance and xp is not np:
+            xp.flush()
+    return {k: np.asarray(v) for k, v in env.items()}
+
+
+@pytest.mark.parametrize("flush_chance", [0.0, 0.5])
+def test_programs_of_aranges_and_steps_after_them_match_numpy(hs, flush_chance):
+    generated = hs.stats()["bases_generated"]
+    for seed in range(60):
+        got = arange_program(hs, seed, flush_chance)
+        want = arange_program(np, seed, flush_chance)
+        assert got.keys() == want.keys()
+        for name, w in want.items():
+            assert got[name].dtype == w.dtype, (seed, name)
+            np.testing.assert_allclose(
+                got[name], w, rtol=1e-6, err_msg=f"seed {seed} {name}"
+            )
+    assert hs.stats()["bases_generated"] > generated + 10, "no recipes were tested"

@@ -24,7 +24,7 @@ struct BaseState {
     freed: bool,
     /// The generator instructions that fill it, when it is kept as those instead of
     /// memory (see `generated`).
-    recipe: Option<Vec<Instr>>,
+    recipe: Option<generated::Recipe>,
 }
 
 /// One Hassium runtime: a queue of recorded instructions over bases it owns.
@@ -46,8 +46,9 @@ pub struct Runtime {
     dump_dir: Option<std::path::PathBuf>,
     /// Live bases kept as recipes.
     recipes: usize,
-    /// The queue holds a `Range`, so the flush looks for new recipes.
-    queue_has_range: bool,
+    /// The queue holds a generator (`Range`, `Random`), so the flush looks for new
+    /// recipes.
+    queue_has_generator: bool,
 }
 
 fn init_logging() {
@@ -85,7 +86,7 @@ impl Runtime {
             stats,
             dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
             recipes: 0,
-            queue_has_range: false,
+            queue_has_generator: false,
         })
     }
 
@@ -157,7 +158,7 @@ impl Runtime {
         verify_instr(&instr, |id| self.base(id))?;
         let elems = (instr.input_views().map(View::nelem)).fold(instr.out.nelem(), usize::max);
         self.queue_max_elems = self.queue_max_elems.max(elems);
-        self.queue_has_range |= instr.op == Opcode::Range;
+        self.queue_has_generator |= generated::is_generator(instr.op);
         self.queue.push(instr);
         self.stats.instrs_recorded += 1;
         let rc = &self.config.runtime;
@@ -269,12 +270,12 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
-        let materialised = if self.recipes > 0 || self.queue_has_range {
+        let materialised = if self.recipes > 0 || self.queue_has_generator {
             self.rewrite_generated(&mut batch.instrs, &batch.sync)
         } else {
             Vec::new()
         };
-        self.queue_has_range = false;
+        self.queue_has_generator = false;
         let small = self.queue_max_elems <= SMALL_ARRAY_ELEMENTS;
         self.queue_max_elems = 0;
         // Every id a batch names, sorted once: `Bases` is then filled in order.

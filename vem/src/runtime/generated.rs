@@ -3,30 +3,60 @@
 //! `i = np.arange(n)` is read by the expressions that follow it and often kept alive to
 //! the end of the program, so the fuser must write it out: n fresh elements of memory,
 //! their first-touch page faults, and a pass over them, for values that are a function
-//! of their own index. A base that a batch fills with `Range` (then at most a few cheap
-//! elementwise steps with constants, as `arange(start, stop, step)` is recorded) and does
-//! not free is instead kept as that recipe:
+//! of their own index. A base that a batch fills with a generator (`Range`, or `Random`,
+//! whose counter-based numbers are a function of the index too), then at most a few
+//! cheap elementwise steps with constants, and does not free is instead kept as that
+//! recipe. The steps may stay in the base (`arange(start, stop, step)` is recorded so) or
+//! go through temporaries of the batch (`rng.random(n)` is `Random` into a uint64
+//! temporary, a shift, a cast to a float64 temporary, a scaling into the result):
 //! - in the batch that made it, the recipe writes a temporary in its place, freed at the
 //!   end of the batch, so the fuser contracts it into the kernels that read it;
 //! - a later batch that reads the base gets its own such temporary, computed in
-//!   registers again where it fuses;
+//!   registers again where it fuses; a `Random` recipe is written out instead, because
+//!   recomputing its numbers costs more than reading memory;
 //! - a batch that writes the base or syncs it, or a host pointer asked for, materialises
 //!   it: the recipe writes the base itself, first in the batch, and the base becomes
 //!   ordinary memory (what every reader sees then is what NumPy's arange would hold).
+//!
+//! The recipe names the temporaries its steps went through; each use gives them fresh
+//! temporaries of the same dtype and size, freed at the end of that batch.
 
 use super::{BaseState, Runtime};
 use hassium_core::{Base, BaseId, Instr, Opcode, Operand, View};
 use rustc_hash::FxHashMap;
 
-/// Most instructions of a recipe: `Range` and the casts, scaling and shift after it.
-const MAX_STEPS: usize = 4;
+/// Most instructions of a recipe: the generator and the casts, shifts, scaling and
+/// offset after it (`uniform(low, high)` takes six).
+const MAX_STEPS: usize = 6;
+
+/// Whether `op` starts a recipe: its values are a function of the index and scalars.
+pub(super) fn is_generator(op: Opcode) -> bool {
+    matches!(op, Opcode::Range | Opcode::Random)
+}
+
+/// The instructions that recompute a base, and the temporaries they go through.
+#[derive(Clone)]
+pub(super) struct Recipe {
+    instrs: Vec<Instr>,
+    /// Bases of the batch that made it which the steps write before the base itself;
+    /// every use renames them to fresh temporaries like them.
+    temps: Vec<Base>,
+    /// Starts with `Random`: a later batch that reads it writes it out rather than
+    /// recomputing it.
+    expensive: bool,
+}
 
 /// Whether `op` may follow `Range` in a recipe: cheap next to a memory access, so
 /// recomputing the base where it is read costs less than reading it.
 fn is_cheap_step(op: Opcode) -> bool {
     matches!(
         op,
-        Opcode::Identity | Opcode::Add | Opcode::Subtract | Opcode::Multiply | Opcode::Negative
+        Opcode::Identity
+            | Opcode::Add
+            | Opcode::Subtract
+            | Opcode::Multiply
+            | Opcode::Negative
+            | Opcode::RightShift
     )
 }
 
@@ -50,15 +80,21 @@ fn rename(instr: &mut Instr, from: BaseId, to: BaseId) {
     }
 }
 
-/// A base filled by `Range` in this batch, while it may still become a recipe.
+/// A base filled by a generator in this batch, while it may still become a recipe.
 struct Candidate {
-    /// The whole-base view `Range` wrote.
+    /// The whole-base view the generator or the last step wrote.
     view: View,
     /// Indices of the recipe's instructions in the batch.
     steps: Vec<usize>,
-    /// Whether more steps may join: no other instruction has read the base yet.
+    /// The temporaries the steps went through before this base.
+    temps: Vec<BaseId>,
+    /// The first step that writes this base: the batch names its temporary from there on
+    /// (an earlier instruction naming the base saw what was there before).
+    own_first: usize,
+    /// Whether more steps may join in place: no other instruction has read the base yet.
     open: bool,
     rejected: bool,
+    expensive: bool,
 }
 
 impl Candidate {
@@ -68,10 +104,44 @@ impl Candidate {
             && self.steps.len() < MAX_STEPS
             && is_cheap_step(instr.op)
             && instr.out == self.view
-            && instr.ins.iter().all(|o| match o {
-                Operand::Scalar(_) => true,
-                Operand::View(v) => *v == self.view,
-            })
+            && self.reads_only_this(instr)
+    }
+
+    /// Whether `instr` reads nothing but this candidate's whole view and scalars.
+    fn reads_only_this(&self, instr: &Instr) -> bool {
+        instr.ins.iter().all(|o| match o {
+            Operand::Scalar(_) => true,
+            Operand::View(v) => *v == self.view,
+        })
+    }
+
+    /// The candidate for `instr`'s fresh output when `instr` is one more cheap step
+    /// from this one's base into another (a cast, a scaling into a new array).
+    fn extended(&self, k: usize, instr: &Instr) -> Option<Candidate> {
+        let reads_it = instr.input_views().next().is_some();
+        if self.rejected
+            || self.steps.len() >= MAX_STEPS
+            || !is_cheap_step(instr.op)
+            || instr.axis.is_some()
+            || !reads_it
+            || !self.reads_only_this(instr)
+            || instr.out.shape != self.view.shape
+        {
+            return None;
+        }
+        let mut steps = self.steps.clone();
+        steps.push(k);
+        let mut temps = self.temps.clone();
+        temps.push(self.view.base);
+        Some(Candidate {
+            view: instr.out.clone(),
+            steps,
+            temps,
+            own_first: k,
+            open: true,
+            rejected: false,
+            expensive: self.expensive,
+        })
     }
 }
 
@@ -84,13 +154,13 @@ impl Runtime {
         &mut self,
         instrs: &mut Vec<Instr>,
         sync: &[BaseId],
-    ) -> Vec<(BaseId, Vec<Instr>)> {
+    ) -> Vec<(BaseId, Recipe)> {
         let materialised = if self.recipes > 0 {
             self.expand_recipes(instrs, sync)
         } else {
             Vec::new()
         };
-        if self.queue_has_range {
+        if self.queue_has_generator {
             self.adopt_recipes(instrs, sync);
         }
         materialised
@@ -98,7 +168,7 @@ impl Runtime {
 
     /// Puts back the recipes of bases a failed batch was to materialise: their values
     /// are still the recipe's.
-    pub(super) fn restore_recipes(&mut self, materialised: Vec<(BaseId, Vec<Instr>)>) {
+    pub(super) fn restore_recipes(&mut self, materialised: Vec<(BaseId, Recipe)>) {
         for (id, recipe) in materialised {
             if let Some(s) = self.bases.get_mut(&id) {
                 if s.recipe.is_none() {
@@ -124,20 +194,40 @@ impl Runtime {
         self.insert_base(like.dtype, like.nelem, true)
     }
 
+    /// `recipe`'s instructions with its temporaries renamed to fresh ones, which are
+    /// pushed on `frees` (the caller frees them at the end of the batch).
+    fn instantiate(&mut self, recipe: &Recipe, frees: &mut Vec<Base>) -> Vec<Instr> {
+        let mut steps = recipe.instrs.clone();
+        for like in &recipe.temps {
+            let temp = self.recipe_temp(like);
+            for s in &mut steps {
+                rename(s, like.id, temp.id);
+            }
+            frees.push(temp);
+        }
+        steps
+    }
+
     /// Phase one: the recipe bases this batch names.
     fn expand_recipes(
         &mut self,
         instrs: &mut Vec<Instr>,
         sync: &[BaseId],
-    ) -> Vec<(BaseId, Vec<Instr>)> {
-        // Recipe base → (first instruction reading it, whether it must be materialised).
-        let mut named: FxHashMap<BaseId, (Option<usize>, bool)> = FxHashMap::default();
+    ) -> Vec<(BaseId, Recipe)> {
+        // Recipe base → (first instruction reading it, whether it must be materialised,
+        // whether the batch frees it).
+        let mut named: FxHashMap<BaseId, (Option<usize>, bool, bool)> = FxHashMap::default();
         let has_recipe = |bases: &hassium_core::IdMap<BaseState>, id: &BaseId| {
             bases.get(id).is_some_and(|s| s.recipe.is_some())
         };
         for (k, instr) in instrs.iter().enumerate() {
-            if instr.op != Opcode::Free && has_recipe(&self.bases, &instr.out.base) {
-                named.entry(instr.out.base).or_default().1 = true;
+            if has_recipe(&self.bases, &instr.out.base) {
+                let e = named.entry(instr.out.base).or_default();
+                if instr.op == Opcode::Free {
+                    e.2 = true;
+                } else {
+                    e.1 = true;
+                }
             }
             for v in instr.input_views() {
                 if has_recipe(&self.bases, &v.base) {
@@ -151,35 +241,43 @@ impl Runtime {
                 named.entry(*id).or_default().1 = true;
             }
         }
+        named.retain(|_, (read, materialise, _)| read.is_some() || *materialise);
         if named.is_empty() {
             return Vec::new();
         }
         let mut materialised = Vec::new();
         let mut head: Vec<Instr> = Vec::new();
+        let mut frees: Vec<Base> = Vec::new();
         // (first reader, recipe renamed onto its temporary, the base, the temporary).
         let mut inserts: Vec<(usize, Vec<Instr>, BaseId, BaseId)> = Vec::new();
         let mut named: Vec<_> = named.into_iter().collect();
         named.sort_unstable_by_key(|(id, _)| *id);
-        for (id, (first_read, materialise)) in named {
+        for (id, (first_read, materialise, freed)) in named {
             let state = &self.bases[&id];
-            let recipe = state.recipe.clone().unwrap_or_default();
-            if materialise {
-                head.extend(recipe.iter().cloned());
+            let Some(recipe) = state.recipe.clone() else {
+                continue;
+            };
+            let like = state.base;
+            // An expensive recipe a later batch reads is written out once, unless that
+            // batch is its last.
+            if materialise || (recipe.expensive && first_read.is_some() && !freed) {
+                let steps = self.instantiate(&recipe, &mut frees);
+                head.extend(steps);
                 self.drop_recipe(id);
                 materialised.push((id, recipe));
             } else if let Some(at) = first_read {
-                let like = state.base;
+                let mut steps = self.instantiate(&recipe, &mut frees);
                 let temp = self.recipe_temp(&like);
-                let mut steps = recipe;
                 for s in &mut steps {
                     rename(s, id, temp.id);
                 }
+                frees.push(temp);
                 inserts.push((at, steps, id, temp.id));
             }
         }
         inserts.sort_unstable_by_key(|i| i.0);
         let old = std::mem::take(instrs);
-        instrs.reserve(old.len() + head.len() + 4 * inserts.len());
+        instrs.reserve(old.len() + head.len() + 6 * inserts.len() + frees.len());
         instrs.extend(head);
         let mut next = 0;
         for (k, mut instr) in old.into_iter().enumerate() {
@@ -194,11 +292,21 @@ impl Runtime {
             }
             instrs.push(instr);
         }
-        for &(_, _, _, temp) in &inserts {
-            let base = self.bases[&temp].base;
-            instrs.push(Instr::system(Opcode::Free, &base));
+        for temp in &frees {
+            instrs.push(Instr::system(Opcode::Free, temp));
         }
         materialised
+    }
+
+    /// Whether `view`, which an instruction of the batch writes whole, may join a recipe:
+    /// a base without memory, recipe or sync. One the batch frees serves only as a step
+    /// towards another (its `Free` rejects it as a recipe of its own).
+    fn is_fresh(&self, view: &View, sync: &[BaseId]) -> bool {
+        let fresh = self
+            .bases
+            .get(&view.base)
+            .is_some_and(|s| s.block.is_none() && s.recipe.is_none() && is_whole(view, &s.base));
+        fresh && !sync.contains(&view.base)
     }
 
     /// Phase two: bases this batch fills with a generator and keeps become recipes.
@@ -208,7 +316,7 @@ impl Runtime {
         let mut cands: Vec<(BaseId, Candidate)> = Vec::new();
         let mut index: FxHashMap<BaseId, usize> = FxHashMap::default();
         for (k, instr) in instrs.iter().enumerate() {
-            if cands.is_empty() && instr.op != Opcode::Range {
+            if cands.is_empty() && !is_generator(instr.op) {
                 continue;
             }
             let out = instr.out.base;
@@ -228,27 +336,35 @@ impl Runtime {
                         cand.rejected = true;
                     }
                 }
-                None if instr.op == Opcode::Range => {
-                    let fresh = self.bases.get(&out).is_some_and(|s| {
-                        s.block.is_none()
-                            && s.recipe.is_none()
-                            && !s.freed
-                            && is_whole(&instr.out, &s.base)
-                    });
-                    if fresh && !sync.contains(&out) {
+                None if is_generator(instr.op) => {
+                    let scalars_only = instr.input_views().next().is_none();
+                    if scalars_only && self.is_fresh(&instr.out, sync) {
                         index.insert(out, cands.len());
                         cands.push((
                             out,
                             Candidate {
                                 view: instr.out.clone(),
                                 steps: vec![k],
+                                temps: Vec::new(),
+                                own_first: k,
                                 open: true,
                                 rejected: false,
+                                expensive: instr.op == Opcode::Random,
                             },
                         ));
                     }
                 }
-                None => {}
+                None => {
+                    // One more step from a candidate's base into a fresh one.
+                    let from = instr.input_views().next().and_then(|v| index.get(&v.base));
+                    let next = from.and_then(|&c| cands[c].1.extended(k, instr));
+                    if let Some(next) = next {
+                        if self.is_fresh(&instr.out, sync) {
+                            index.insert(out, cands.len());
+                            cands.push((out, next));
+                        }
+                    }
+                }
             }
             for v in instr.input_views() {
                 if v.base == out && writes_candidate.is_some() {
@@ -259,14 +375,28 @@ impl Runtime {
                 }
             }
         }
-        for (id, cand) in cands {
+        // Every recipe is copied before any base is renamed in the batch: a recipe's
+        // steps name the batch's own bases, which its uses rename to fresh ones.
+        let mut adopted: Vec<(BaseId, usize, Recipe)> = Vec::new();
+        for (id, cand) in &cands {
             if cand.rejected {
                 continue;
             }
+            let temps: Option<Vec<Base>> = (cand.temps.iter())
+                .map(|t| self.bases.get(t).map(|s| s.base))
+                .collect();
+            let Some(temps) = temps else { continue };
+            let recipe = Recipe {
+                instrs: cand.steps.iter().map(|&k| instrs[k].clone()).collect(),
+                temps,
+                expensive: cand.expensive,
+            };
+            adopted.push((*id, cand.own_first, recipe));
+        }
+        for (id, first, recipe) in adopted {
             let like = self.bases[&id].base;
             let temp = self.recipe_temp(&like);
-            let recipe: Vec<Instr> = cand.steps.iter().map(|&k| instrs[k].clone()).collect();
-            for instr in &mut instrs[cand.steps[0]..] {
+            for instr in &mut instrs[first..] {
                 rename(instr, id, temp.id);
             }
             instrs.push(Instr::system(Opcode::Free, &temp));
