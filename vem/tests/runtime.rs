@@ -331,6 +331,16 @@ fn a_batch_of_many_iterations_reuses_the_memory_of_dead_temporaries() {
     );
 }
 
+/// Host memory the runtime has allocated so far is at most `bytes`: what a recipe never
+/// needed shows here.
+fn assert_allocated_at_most(rt: &Runtime, bytes: u64) {
+    let stats = rt.stats();
+    assert!(
+        stats.host_bytes_allocated <= bytes,
+        "more than {bytes} bytes: {stats}"
+    );
+}
+
 fn fusing_runtime() -> Runtime {
     reference_runtime(&[("HASSIUM_STACKS_REFERENCE_FUSER", "greedy")])
 }
@@ -374,17 +384,13 @@ fn a_kept_arange_is_a_recipe_and_never_memory_until_read() {
     assert_eq!(read_f64(&mut rt, b.base, n), want);
     assert_eq!(rt.stats().bases_generated, 1);
     let one_array = 8 * n as u64 + 1024;
-    assert!(
-        rt.stats().host_bytes_allocated <= one_array,
-        "{}",
-        rt.stats()
-    );
+    assert_allocated_at_most(&rt, one_array);
     // A later batch recomputes it where it reads it, in registers when the reader walks
     // it in order...
     let c = unary(&mut rt, Opcode::Add, &a, 0.5);
     let want: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
     assert_eq!(read_f64(&mut rt, c.base, n), want);
-    assert!(rt.stats().host_bytes_allocated <= 2 * one_array);
+    assert_allocated_at_most(&rt, 2 * one_array);
     // ... and through a temporary when it does not (reversed here).
     let rev = a.slice(0, n as isize - 1, -1, -1).unwrap();
     let d = unary(&mut rt, Opcode::Add, &rev, 0.5);
@@ -569,21 +575,13 @@ fn random_numbers_kept_alive_but_never_read_again_are_never_memory() {
     assert_eq!(read_f64(&mut rt, doubled.base, n), want);
     assert_eq!(rt.stats().bases_generated, 1);
     let one_array = 8 * n as u64 + 1024;
-    assert!(
-        rt.stats().host_bytes_allocated <= one_array,
-        "{}",
-        rt.stats()
-    );
+    assert_allocated_at_most(&rt, one_array);
     // Freed in a batch that also reads it: recomputed there, still never memory.
     let plus = unary(&mut rt, Opcode::Add, &x, 1.0);
     rt.free(x.base).unwrap();
     let want: Vec<f64> = uniform_values(n, 42, 7).iter().map(|v| v + 1.0).collect();
     assert_eq!(read_f64(&mut rt, plus.base, n), want);
-    assert!(
-        rt.stats().host_bytes_allocated <= 2 * one_array,
-        "{}",
-        rt.stats()
-    );
+    assert_allocated_at_most(&rt, 2 * one_array);
 }
 
 #[test]
@@ -627,7 +625,7 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
     rt.free(half.base).unwrap();
     rt.flush().unwrap();
     assert_eq!(rt.stats().bases_generated, 1);
-    assert_eq!(rt.stats().host_bytes_allocated, 0, "{}", rt.stats());
+    assert_allocated_at_most(&rt, 0);
     let want: Vec<f64> = (0..n).map(|k| k as f64 * 0.5 + 3.0).collect();
     for round in 0..3 {
         let y = unary(&mut rt, Opcode::Subtract, &x, 3.0);
@@ -638,8 +636,7 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
     }
     // Three later batches read it; only their results were ever memory: two blocks of
     // 4 KiB (a freed `y` returns to the pool when the batch with its `Free` runs).
-    let allocated = rt.stats().host_bytes_allocated;
-    assert!(allocated <= 2 * 4096, "{allocated} bytes");
+    assert_allocated_at_most(&rt, 2 * 4096);
     // A write into it writes it out first; the rest keeps the recipe's values.
     let first = x.slice(0, 0, 1, 1).unwrap();
     rt.record(Instr::new(
