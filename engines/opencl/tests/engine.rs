@@ -216,6 +216,68 @@ fn a_second_engine_finds_the_programs_on_disk_and_a_loop_builds_once() {
 }
 
 #[test]
+fn past_cache_max_bytes_the_least_recently_used_binaries_go_and_a_hit_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, x, y, o) = chain(DType::Float32, 512);
+    let kernels = fused(&b);
+    let a = filled(&b, &[x, y]);
+    // Engines that never trim (a limit of 0) fill and read the cache until the last.
+    let keep = || {
+        let cfg = OpenClConfig {
+            cache_max_bytes: 0,
+            ..config(SpecializePolicy::Fixed, dir.path())
+        };
+        OpenClEngine::new(cfg, None).unwrap()
+    };
+    run_both(&b, &kernels, &a, &mut keep());
+    let bins = dir.path().join("opencl");
+    let ours: Vec<_> = std::fs::read_dir(&bins)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(ours.len(), 1);
+    let size = std::fs::metadata(&ours[0]).unwrap().len();
+    // A binary of another program, last used a month ago.
+    let stale = bins.join("0123456789abcdef.clbin");
+    std::fs::write(&stale, vec![0u8; 4 * size as usize]).unwrap();
+    let month = std::time::Duration::from_secs(30 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - month)
+        .unwrap();
+    // Ours was used even longer ago, then a second engine loads it from disk, which
+    // makes it the most recently used.
+    std::fs::File::options()
+        .write(true)
+        .open(&ours[0])
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - 2 * month)
+        .unwrap();
+    let mut second = keep();
+    run_both(&b, &kernels, &a, &mut second);
+    assert_eq!(second.stats().cache_hits_disk, 1);
+    let _ = std::fs::remove_file(bins.join("last-trimmed"));
+    // Room for ours and not for both: the engine trims on a background thread.
+    let cfg = OpenClConfig {
+        cache_max_bytes: 2 * size,
+        ..config(SpecializePolicy::Fixed, dir.path())
+    };
+    let mut third = OpenClEngine::new(cfg, None).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stale.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!stale.exists(), "the stale binary outlived the limit");
+    assert!(ours[0].exists(), "the recently used binary was trimmed");
+    let (want, got) = run_both(&b, &kernels, &a, &mut third);
+    assert_eq!(diff(&want, &got, &[o]), None);
+    let s = third.stats();
+    assert_eq!((s.kernels_compiled, s.cache_hits_disk), (0, 1), "{s:?}");
+}
+
+#[test]
 fn a_corrupt_cache_entry_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let (b, x, y, o) = chain(DType::Float32, 100);
