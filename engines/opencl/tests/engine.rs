@@ -241,20 +241,15 @@ fn past_cache_max_bytes_the_least_recently_used_binaries_go_and_a_hit_survives()
     let stale = bins.join("0123456789abcdef.clbin");
     std::fs::write(&stale, vec![0u8; 4 * size as usize]).unwrap();
     let month = std::time::Duration::from_secs(30 * 24 * 3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&stale)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - month)
-        .unwrap();
+    let last_used = |path: &std::path::Path, ago| {
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(std::time::SystemTime::now() - ago)
+            .unwrap();
+    };
+    last_used(&stale, month);
     // Ours was used even longer ago, then a second engine loads it from disk, which
     // makes it the most recently used.
-    std::fs::File::options()
-        .write(true)
-        .open(&ours[0])
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - 2 * month)
-        .unwrap();
+    last_used(&ours[0], 2 * month);
     let mut second = keep();
     run_both(&b, &kernels, &a, &mut second);
     assert_eq!(second.stats().cache_hits_disk, 1);
