@@ -58,6 +58,13 @@ pub struct Dialect {
     /// `#pragma GCC unroll`). At `-O2` GCC does not unroll a 3-trip loop nested in a simd
     /// loop by itself, and without that it does not vectorise the outer loop.
     pub unroll: Option<&'static str>,
+    /// Whether int64/uint64 → double conversions go through the prelude's `hs_i64_f64` and
+    /// `hs_u64_f64`, which convert the two 32-bit halves (exact, one rounding, like C's
+    /// cast). AVX2 has no vector instruction for C's cast, so GCC leaves a whole fused loop
+    /// scalar for one `(double)i` of an `arange`; Black-Scholes' first kernel (sin, cos and
+    /// log of `i * 0.37`) ran several times slower for it. False where the device converts
+    /// natively (OpenCL); on AVX-512 and non-x86 targets the helpers are C's cast.
+    pub split_wide_int_to_double: bool,
 }
 
 const C_TYPES: [&str; 14] = [
@@ -113,6 +120,7 @@ pub const C99: Dialect = Dialect {
     index_type: "int64_t",
     simd: Some("#pragma omp simd"),
     unroll: Some("#pragma GCC unroll 8"),
+    split_wide_int_to_double: true,
 };
 
 /// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
@@ -151,6 +159,7 @@ typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef u
     index_type: "int64_t",
     simd: None,
     unroll: None,
+    split_wide_int_to_double: false,
 };
 
 impl Dialect {

@@ -172,6 +172,13 @@ pub fn cast(d: &Dialect, from: DType, to: DType, v: &str) -> String {
     if to == DType::Float16 {
         return format!("HS_F16R({v})");
     }
+    if d.split_wide_int_to_double && to == DType::Float64 {
+        match from {
+            DType::Int64 => return format!("hs_i64_f64({v})"),
+            DType::UInt64 => return format!("hs_u64_f64({v})"),
+            _ => {}
+        }
+    }
     if from.is_float() && to.is_integer() && to.size() < 8 {
         // C leaves out-of-range float→int conversions undefined; NumPy (on x86) converts
         // through a wide signed integer and wraps, which this reproduces for in-range

@@ -91,6 +91,22 @@ HS_INLINE uint64_t hs_philox(uint64_t seed, uint64_t stream, uint64_t i) {
 }
 "#;
 
+const WIDE_INT_TO_DOUBLE: &str = r#"
+/* int64/uint64 -> double without the 64-bit conversion instruction AVX2 lacks: the high
+   half times 2^32 and the low half are both exact, so their sum is rounded once, as the
+   C cast rounds. A uint32 converts as int32 plus 2^31, since AVX2 converts only signed. */
+#if defined(__x86_64__) && !defined(__AVX512DQ__)
+HS_INLINE double hs_u32_f64(uint32_t u) { return (double)(int32_t)(u ^ 0x80000000u) + 2147483648.0; }
+HS_INLINE double hs_i64_f64(int64_t x) {
+  return (double)(int32_t)(uint32_t)((uint64_t)x >> 32) * 4294967296.0 + hs_u32_f64((uint32_t)x); }
+HS_INLINE double hs_u64_f64(uint64_t x) {
+  return hs_u32_f64((uint32_t)(x >> 32)) * 4294967296.0 + hs_u32_f64((uint32_t)x); }
+#else
+HS_INLINE double hs_i64_f64(int64_t x) { return (double)x; }
+HS_INLINE double hs_u64_f64(uint64_t x) { return (double)x; }
+#endif
+"#;
+
 /// The start of a translation unit in `dialect`: its header, then the shared helpers.
 pub fn prelude(dialect: &Dialect) -> String {
     let f16 = if dialect.name == "opencl" {
@@ -111,5 +127,8 @@ pub fn prelude(dialect: &Dialect) -> String {
         s.push_str(&format!("HS_FLOAT(float64, double, {sd})\n"));
     }
     s.push_str(PHILOX);
+    if dialect.split_wide_int_to_double {
+        s.push_str(WIDE_INT_TO_DOUBLE);
+    }
     s
 }

@@ -368,6 +368,12 @@ impl Renderer<'_> {
             return Ok(());
         }
         let expr = match i.op {
+            // Through float64 for every float type: an index is below 2^53, so the
+            // float64 value is exact and one more rounding is the only one.
+            Opcode::Range if ot.is_float() => {
+                let wide = ops::cast(d, DType::Int64, DType::Float64, &self.arg(&i.args[0])?);
+                ops::cast(d, DType::Float64, ot, &wide)
+            }
             Opcode::Range => format!("(({oct}){})", self.arg(&i.args[0])?),
             Opcode::Random => {
                 let (lin, seed, stream) = (

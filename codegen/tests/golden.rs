@@ -462,3 +462,55 @@ fn row_sum_renders_for_work_groups_in_opencl() {
     );
     check("reduce_rows.cl", &text);
 }
+
+/// `c = sin(arange(1000.0) * 0.37) + n` with `n` an int64 array: both 64-bit integers
+/// become float64 through the prelude's split conversion in C (AVX2 has no vector
+/// instruction for C's cast) and through the device's own conversion in OpenCL.
+fn arange_into_sin() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (i, t1, t2, n, t3, c) = (
+        base(&mut b, 1, DType::Float64, 1000),
+        base(&mut b, 2, DType::Float64, 1000),
+        base(&mut b, 3, DType::Float64, 1000),
+        base(&mut b, 4, DType::Int64, 1000),
+        base(&mut b, 5, DType::Float64, 1000),
+        base(&mut b, 6, DType::Float64, 1000),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[1000]);
+    b.instrs.push(Instr::new(Opcode::Range, v(i), []));
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t1),
+        [v(i).into(), Operand::Scalar(Scalar::Float64(0.37))],
+    ));
+    b.instrs
+        .push(Instr::new(Opcode::Sin, v(t2), [v(t1).into()]));
+    let wide = View::contiguous(n, DType::Int64, &[1000]);
+    b.instrs
+        .push(Instr::new(Opcode::Identity, v(t3), [wide.into()]));
+    b.instrs
+        .push(Instr::new(Opcode::Add, v(c), [v(t2).into(), v(t3).into()]));
+    for t in [i, t1, t2, t3] {
+        free(&mut b, t);
+    }
+    let k = kernel(&b, vec![0, 1, 2, 3, 4]);
+    (b, k)
+}
+
+#[test]
+fn wide_integers_convert_in_halves_in_c_and_natively_in_opencl() {
+    let (b, k) = arange_into_sin();
+    assert_eq!(k.contracted.len(), 4, "temporaries are contracted");
+    let c = rendered(&C99, &b, &k, Specialize::Fixed, "hs_arange_sin");
+    assert_eq!(
+        c.matches("hs_i64_f64(").count(),
+        2,
+        "the range and the cast"
+    );
+    check("arange_sin.c", &c);
+    let cl = rendered(&OPENCL, &b, &k, Specialize::Fixed, "hs_arange_sin");
+    assert!(
+        !cl.contains("hs_i64_f64"),
+        "OpenCL converts natively:\n{cl}"
+    );
+}

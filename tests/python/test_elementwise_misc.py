@@ -173,3 +173,48 @@ def test_index_out_of_bounds_raises_index_error(hs):
         h[0, -5]
     with pytest.raises(IndexError):
         np.asarray(h[hs.asarray(np.array([0, 3]))])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_wide_integers_become_float64_rounded_as_numpy_rounds_them(hs, dtype):
+    # The cpu engine converts 64-bit integers in two 32-bit halves (AVX2 has no vector
+    # instruction for it); every value must still round exactly as C's cast does.
+    info = np.iinfo(dtype)
+    edges = [info.min, info.max, info.min + 1, info.max - 1, 0, 1, 2**31, 2**32 - 1]
+    edges += [
+        2**32,
+        2**53 - 1,
+        2**53 + 1,
+        2**53 + 3,
+        2**62 + 2**9 + 1,
+        2**63 - 2**10 - 1,
+    ]
+    edges += [2**63 - 2**10, 2**63 - 2**9 - 1] + (
+        [-(2**53) - 1, -(2**31) - 1] * (info.min < 0)
+    )
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2**64, size=997, dtype=np.uint64) >> rng.integers(
+        0, 64, size=997, dtype=np.uint64
+    )
+    n = np.concatenate([np.array(edges, dtype=dtype), bits.view(dtype)])
+    h = hs.asarray(n)
+    for got, expected in [
+        (h.astype(np.float64), n.astype(np.float64)),
+        (h[::-1].astype(np.float64) * 1.0, n[::-1].astype(np.float64) * 1.0),
+        (h + 0.5, n + 0.5),
+        (hs.sqrt(hs.abs(h)), np.sqrt(np.abs(n))),
+    ]:
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_float_aranges_fused_into_math_match_numpy_to_the_last_bit(hs):
+    for dtype in (np.float64, np.float32, np.float16):
+        n = 3001
+        got = hs.sin(hs.arange(n, dtype=dtype) * dtype(0.37))
+        expected = np.sin(np.arange(n, dtype=dtype) * dtype(0.37))
+        assert_same(got, expected)
+        np.testing.assert_array_equal(
+            np.asarray(hs.arange(n, dtype=dtype) + 0), np.arange(n, dtype=dtype) + 0
+        )
