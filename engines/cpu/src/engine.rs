@@ -543,7 +543,12 @@ impl CpuEngine {
                             let elements = lowered.elements as u64;
                             self.count_run(key, instrs, ran, lowered.bytes, elements);
                         }
-                        None => self.interpret(batch, k, buffers, &mut mem)?,
+                        None => {
+                            if self.shared.pending.lock().contains(&key) {
+                                *self.shared.heat.lock().entry(key).or_default() += 1;
+                            }
+                            self.interpret(batch, k, buffers, &mut mem)?
+                        }
                     }
                 }
             }

@@ -2,6 +2,12 @@
 //! channel; finished kernels land in the shared memory cache, where the next execute call
 //! finds them. Until then the engine interprets those kernels.
 //!
+//! The thread takes the hottest waiting job first: the one whose kernels ran interpreted
+//! most often while they waited (`Shared::heat`), the oldest among equals. In arrival
+//! order, a loop that starts after many one-off kernels (a program's set-up, or a test
+//! suite's earlier tests) ran interpreted until all of them were compiled; the
+//! differential suite's cold run kept a loop's kernel waiting over two minutes that way.
+//!
 //! A short script exits while its last kernels are still compiling. Killing those
 //! compiles would lose them, and every later run of the script would interpret and
 //! compile them again. So at process exit (a C `atexit` hook) the jobs not finished are
@@ -32,6 +38,8 @@ pub struct Shared {
     pub memory: Mutex<HashMap<u128, Compiled>>,
     /// Keys sent to the compile thread and not finished yet.
     pub pending: Mutex<HashSet<u128>>,
+    /// Calls of each pending key run interpreted while it waited: what orders the queue.
+    pub heat: Mutex<HashMap<u128, u64>>,
     /// Keys whose compile failed: interpreted from then on (the error was logged).
     pub failed: Mutex<HashSet<u128>>,
     /// (kernels compiled, seconds) by the background thread.
@@ -73,7 +81,17 @@ impl Tiered {
             .name("hassium-cpu-compile".into())
             .spawn(move || {
                 let shared = thread_shared;
-                for (id, job) in rx {
+                let mut waiting: Vec<(u64, Arc<Job>)> = Vec::new();
+                loop {
+                    if waiting.is_empty() {
+                        match rx.recv() {
+                            Ok(j) => waiting.push(j),
+                            Err(_) => break,
+                        }
+                    }
+                    waiting.extend(rx.try_iter());
+                    let next = hottest(&waiting, &shared.heat.lock());
+                    let (id, job) = waiting.remove(next);
                     let start = Instant::now();
                     let keys: Vec<u128> = job.entries.iter().map(|e| e.key).collect();
                     match disk.compile(&compiler, &job.source, &job.entries) {
@@ -93,8 +111,10 @@ impl Tiered {
                         }
                     }
                     shared.unfinished.lock().retain(|(j, _)| *j != id);
+                    let mut heat = shared.heat.lock();
                     let mut p = shared.pending.lock();
                     for k in keys {
+                        heat.remove(&k);
                         p.remove(&k);
                     }
                 }
@@ -132,6 +152,23 @@ impl Tiered {
         self.shared.unfinished.lock().retain(|(j, _)| *j != id);
         false
     }
+}
+
+/// The index in `waiting` (arrival order) of the job to compile next: the most calls
+/// interpreted over its kernels, the first among equals.
+fn hottest(waiting: &[(u64, Arc<Job>)], heat: &HashMap<u128, u64>) -> usize {
+    let mut best = (0, 0u64);
+    for (i, (_, job)) in waiting.iter().enumerate() {
+        let h = job
+            .entries
+            .iter()
+            .map(|e| heat.get(&e.key).copied().unwrap_or(0))
+            .sum::<u64>();
+        if h > best.1 {
+            best = (i, h);
+        }
+    }
+    best.0
 }
 
 /// The lock file a finishing process holds shared while it fills the cache under `root`.
@@ -245,5 +282,43 @@ fn detach(locks: &[i32]) {
                 libc::close(fd);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(keys: &[u128]) -> Arc<Job> {
+        let entries = keys
+            .iter()
+            .map(|&key| Entry {
+                key,
+                symbol: format!("hs_{key}"),
+                has_fin: false,
+            })
+            .collect();
+        Arc::new(Job {
+            source: String::new(),
+            entries,
+        })
+    }
+
+    #[test]
+    fn the_job_whose_kernels_ran_most_is_compiled_first_and_arrival_breaks_ties() {
+        let waiting = vec![(1, job(&[10, 11])), (2, job(&[20])), (3, job(&[30, 31]))];
+        let mut heat = HashMap::new();
+        assert_eq!(hottest(&waiting, &heat), 0, "nothing ran: arrival order");
+        heat.insert(20, 3);
+        assert_eq!(hottest(&waiting, &heat), 1);
+        heat.insert(30, 2);
+        heat.insert(31, 2);
+        assert_eq!(
+            hottest(&waiting, &heat),
+            2,
+            "a job's kernels count together"
+        );
+        heat.insert(20, 4);
+        assert_eq!(hottest(&waiting, &heat), 1, "the first among equals");
     }
 }
