@@ -400,7 +400,7 @@ impl CpuEngine {
             self.shared
                 .pending
                 .lock()
-                .extend(entries.iter().map(|e| e.key));
+                .extend(entries.iter().map(|e| (e.key, 0)));
             if t.submit(Job {
                 source: source.clone(),
                 entries: entries.clone(),
@@ -470,7 +470,7 @@ impl CpuEngine {
                     if self.shared.memory.lock().contains_key(key) {
                         self.stats.cache_hits_memory += 1;
                     } else if self.cached(*key).is_none()
-                        && !self.shared.pending.lock().contains(key)
+                        && !self.shared.pending.lock().contains_key(key)
                         && !self.shared.failed.lock().contains(key)
                     {
                         queued.insert(*key);
@@ -544,8 +544,8 @@ impl CpuEngine {
                             self.count_run(key, instrs, ran, lowered.bytes, elements);
                         }
                         None => {
-                            if self.shared.pending.lock().contains(&key) {
-                                *self.shared.heat.lock().entry(key).or_default() += 1;
+                            if let Some(calls) = self.shared.pending.lock().get_mut(&key) {
+                                *calls += 1;
                             }
                             self.interpret(batch, k, buffers, &mut mem)?
                         }

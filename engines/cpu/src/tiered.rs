@@ -3,7 +3,7 @@
 //! finds them. Until then the engine interprets those kernels.
 //!
 //! The thread takes the hottest waiting job first: the one whose kernels ran interpreted
-//! most often while they waited (`Shared::heat`), the oldest among equals. In arrival
+//! most often while they waited (`Shared::pending`), the oldest among equals. In arrival
 //! order, a loop that starts after many one-off kernels (a program's set-up, or a test
 //! suite's earlier tests) ran interpreted until all of them were compiled; the
 //! differential suite's cold run kept a loop's kernel waiting over two minutes that way.
@@ -36,10 +36,9 @@ pub struct Job {
 #[derive(Default)]
 pub struct Shared {
     pub memory: Mutex<HashMap<u128, Compiled>>,
-    /// Keys sent to the compile thread and not finished yet.
-    pub pending: Mutex<HashSet<u128>>,
-    /// Calls of each pending key run interpreted while it waited: what orders the queue.
-    pub heat: Mutex<HashMap<u128, u64>>,
+    /// Keys sent to the compile thread and not finished yet, each with the calls it ran
+    /// interpreted while it waited: what orders the queue.
+    pub pending: Mutex<HashMap<u128, u64>>,
     /// Keys whose compile failed: interpreted from then on (the error was logged).
     pub failed: Mutex<HashSet<u128>>,
     /// (kernels compiled, seconds) by the background thread.
@@ -90,7 +89,7 @@ impl Tiered {
                         }
                     }
                     waiting.extend(rx.try_iter());
-                    let next = hottest(&waiting, &shared.heat.lock());
+                    let next = hottest(&waiting, &shared.pending.lock());
                     let (id, job) = waiting.remove(next);
                     let start = Instant::now();
                     let keys: Vec<u128> = job.entries.iter().map(|e| e.key).collect();
@@ -111,10 +110,8 @@ impl Tiered {
                         }
                     }
                     shared.unfinished.lock().retain(|(j, _)| *j != id);
-                    let mut heat = shared.heat.lock();
                     let mut p = shared.pending.lock();
                     for k in keys {
-                        heat.remove(&k);
                         p.remove(&k);
                     }
                 }
