@@ -19,6 +19,17 @@ enum Acc<'a> {
     Buffer(&'a str),
 }
 
+/// Where `finish_accs` takes each reduction's result from.
+#[derive(Clone, Copy)]
+enum Finish<'a> {
+    /// The scalar `acc<n>`.
+    Scalar,
+    /// Element `index` of `acc<n>` (a block of outputs).
+    Element(&'a str),
+    /// The `LANES` lanes of the array `<array><n>`, folded in lane order.
+    Fold(&'a str),
+}
+
 /// Values of a lane reduction computed per block before they are folded into the lanes
 /// (a multiple of `LANES`, and `CHUNK` a multiple of it, so the order of the fold is the
 /// unblocked one).
@@ -616,20 +627,18 @@ impl Renderer<'_> {
     }
 
     /// Combines lane accumulators (in lane order) into `r<n>` and stores results.
-    fn finish_accs(&mut self, lanes: Option<&str>) -> Result<()> {
+    fn finish_accs(&mut self, from: Finish) -> Result<()> {
         for n in self.reductions() {
             let i = self.l.instrs[n].clone();
             let oct = self.d.compute(i.out_dtype);
             let value = if i.op.is_arg_reduction() {
                 format!("ai{n}")
-            } else if let Some(ix) = lanes {
-                if ix == "lanes" {
-                    self.lane_fold(n, "acc")?
-                } else {
-                    format!("acc{n}[{ix}]")
-                }
             } else {
-                format!("acc{n}")
+                match from {
+                    Finish::Scalar => format!("acc{n}"),
+                    Finish::Element(ix) => format!("acc{n}[{ix}]"),
+                    Finish::Fold(array) => self.lane_fold(n, array)?,
+                }
             };
             self.out.line(format!("const {oct} r{n} = {value};"));
             if let Some(out) = i.out {
@@ -806,13 +815,13 @@ impl Renderer<'_> {
                     ));
                     self.body(Acc::Scalar)?;
                     self.out.close();
-                    self.finish_accs(None)?;
+                    self.finish_accs(Finish::Scalar)?;
                 } else if lanes && self.d.simd.is_some() {
                     self.lanes_blocked(&format!("i{axis}"), "0", &e)?;
-                    self.finish_accs(Some("lanes"))?;
+                    self.finish_accs(Finish::Fold("acc"))?;
                 } else if lanes {
                     self.lanes_strips(&format!("i{axis}"), "0", &e)?;
-                    self.finish_accs(Some("lanes"))?;
+                    self.finish_accs(Finish::Fold("acc"))?;
                 } else {
                     self.out.open(format!(
                         "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
@@ -820,7 +829,7 @@ impl Renderer<'_> {
                     self.body(Acc::Scalar)?;
                     self.out.close();
                     if !is_scan {
-                        self.finish_accs(None)?;
+                        self.finish_accs(Finish::Scalar)?;
                     }
                 }
                 self.epilogue()?;
@@ -864,7 +873,7 @@ impl Renderer<'_> {
                 self.out.close();
                 self.out
                     .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
-                self.finish_accs(Some(&ix))?;
+                self.finish_accs(Finish::Element(&ix))?;
                 self.epilogue()?;
                 self.out.close();
                 self.out.close();
@@ -949,6 +958,10 @@ impl Renderer<'_> {
     /// parallel loop (see [`Lowered::group_rows`]). Item `lane` accumulates lane `lane`
     /// of each row, item 0 also the tail; the lanes meet in local memory and item 0 folds
     /// them in order and runs the epilogue, exactly as one item per row would.
+    ///
+    /// Each item keeps only its own lane, in `acc<n>[0]`, and item 0 folds the lanes
+    /// straight from local memory: a private array of `LANES` indexed by `lane` would
+    /// live in (slow) private memory on a GPU, and all but one of its entries went unused.
     fn group_rows(&mut self, axis: usize) -> Result<()> {
         let reductions = self.reductions();
         // OpenCL C 1.2 allows local variables only at kernel function scope.
@@ -968,13 +981,13 @@ impl Renderer<'_> {
         for &d in &outer[1..] {
             self.open_loop(d, false);
         }
-        self.init_accs(Some(LANES), false)?;
+        self.init_accs(Some(1), false)?;
         let e = num(self.l.extents[axis]);
         self.out.line("int64_t ib = 0;");
         self.out
             .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
         self.out.line(format!("const int64_t i{axis} = ib + lane;"));
-        self.body(Acc::Indexed("lane"))?;
+        self.body(Acc::Indexed("0"))?;
         self.out.close();
         self.out.open("if (lane == 0)");
         self.out.open(format!(
@@ -984,16 +997,11 @@ impl Renderer<'_> {
         self.out.close();
         self.out.close();
         for &n in &reductions {
-            self.out.line(format!("lacc{n}[lane] = acc{n}[lane];"));
+            self.out.line(format!("lacc{n}[lane] = acc{n}[0];"));
         }
         self.out.line(self.d.barrier);
         self.out.open("if (lane == 0)");
-        for &n in &reductions {
-            self.out.line(format!(
-                "for (int l = 1; l < {LANES}; l++) acc{n}[l] = lacc{n}[l];"
-            ));
-        }
-        self.finish_accs(Some("lanes"))?;
+        self.finish_accs(Finish::Fold("lacc"))?;
         self.epilogue()?;
         self.out.close();
         // The next row of the group reuses the local accumulators.
@@ -1064,7 +1072,7 @@ impl Renderer<'_> {
                 "for (int64_t c = begin; c < end; c++) acc{n} = {c};"
             ));
         }
-        self.finish_accs(None)?;
+        self.finish_accs(Finish::Scalar)?;
         self.epilogue()?;
         self.epilogue_return();
         self.out.close();

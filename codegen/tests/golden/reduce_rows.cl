@@ -6,13 +6,13 @@ __kernel void hs_reduce(int64_t begin, int64_t end, __global float *restrict b0,
     const int64_t i0 = begin + (int64_t)get_group_id(0);
     if (i0 >= end) return;
     const int lane = (int)get_local_id(0);
-    float acc0[8];
-    for (int l = 0; l < 8; l++) acc0[l] = ((float)0);
+    float acc0[1];
+    for (int l = 0; l < 1; l++) acc0[l] = ((float)0);
     int64_t ib = 0;
     for (; ib + 8 <= 64; ib += 8) {
       const int64_t i1 = ib + lane;
       const float v0 = b0[i0 * 64 + i1];
-      acc0[lane] = (acc0[lane] + v0);
+      acc0[0] = (acc0[0] + v0);
     }
     if (lane == 0) {
       for (int64_t i1 = ib; i1 < 64; i1++) {
@@ -20,11 +20,10 @@ __kernel void hs_reduce(int64_t begin, int64_t end, __global float *restrict b0,
         acc0[0] = (acc0[0] + v0);
       }
     }
-    lacc0[lane] = acc0[lane];
+    lacc0[lane] = acc0[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lane == 0) {
-      for (int l = 1; l < 8; l++) acc0[l] = lacc0[l];
-      const float r0 = (((((((acc0[0] + acc0[1]) + acc0[2]) + acc0[3]) + acc0[4]) + acc0[5]) + acc0[6]) + acc0[7]);
+      const float r0 = (((((((lacc0[0] + lacc0[1]) + lacc0[2]) + lacc0[3]) + lacc0[4]) + lacc0[5]) + lacc0[6]) + lacc0[7]);
       const float r1 = (r0 * s0);
       b1[i0] = (float)r1;
     }
