@@ -70,6 +70,9 @@ pub struct OpenClConfig {
     /// New programs build on a background thread while their kernels run on the child
     /// engine (with the data moved there and back); later calls find them built.
     pub tiered: bool,
+    /// Options appended to Hassium's own when programs are built (`-cl-nv-opt-level=1`,
+    /// say); part of every program binary's cache key.
+    pub build_options: String,
 }
 
 const KEYS: &[&str] = &[
@@ -84,6 +87,7 @@ const KEYS: &[&str] = &[
     "memory_limit",
     "strict_cache",
     "tiered",
+    "build_options",
 ];
 /// Keys the runtime itself reads from an engine's table.
 const RUNTIME_KEYS: &[&str] = &["library", "child"];
@@ -102,6 +106,7 @@ impl Default for OpenClConfig {
             memory_limit: 0,
             strict_cache: false,
             tiered: false,
+            build_options: String::new(),
         }
     }
 }
@@ -196,6 +201,9 @@ impl OpenClConfig {
                 "memory_limit" => c.memory_limit = count(v).ok_or_else(|| bad("an integer ≥ 0"))?,
                 "strict_cache" => c.strict_cache = flag(v).ok_or_else(|| bad("true or false"))?,
                 "tiered" => c.tiered = flag(v).ok_or_else(|| bad("true or false"))?,
+                "build_options" => {
+                    c.build_options = v.as_str().ok_or_else(|| bad("a string"))?.trim().into()
+                }
                 k if RUNTIME_KEYS.contains(&k) => {}
                 k => {
                     return Err(Error::Config(format!(

@@ -300,6 +300,15 @@ impl Builder {
             source.push_str(&j.source);
         }
         let hash = xxh3_128(source.as_bytes());
+        // `HASSIUM_DUMP=dir` keeps each program's source next to the kernels it came
+        // from, as the cpu engine keeps its translation units.
+        if let Some(dir) = std::env::var_os("HASSIUM_DUMP") {
+            let dir = PathBuf::from(dir);
+            if std::fs::create_dir_all(&dir).is_ok() {
+                let _ =
+                    std::fs::write(dir.join(format!("opencl-{:016x}.cl", hash as u64)), &source);
+            }
+        }
         let path = self.entry_path(&keys);
         if let Some(p) = &path {
             if let Some(bin) = read_entry(p, hash) {
