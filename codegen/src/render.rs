@@ -1013,22 +1013,28 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    /// Reduction `n`'s lanes `{array}{n}[0..LANES]` combined in lane order: the one fold
-    /// order every form of a lane reduction (and every engine) uses.
-    fn lane_fold(&self, n: usize, array: &str) -> Result<String> {
+    /// Reduction `n`'s lanes `{array}{n}[0..LANES]` combined in lane order, the one fold
+    /// order every form of a lane reduction (and every engine) uses, into the local
+    /// `fold<n>`, whose name it returns.
+    fn lane_fold(&mut self, n: usize, array: &str) -> Result<String> {
+        // One statement per lane: an operation whose rendering names an operand twice
+        // (an integer minimum is a conditional) would otherwise nest 2^(LANES-1) copies.
         let i = &self.l.instrs[n];
-        let t = i.in_dtype;
-        let mut e = format!("{array}{n}[0]");
+        let (t, op) = (i.in_dtype, i.op.info().combine.unwrap_or(i.op));
+        let fold = format!("fold{n}");
+        self.out
+            .line(format!("{} {fold} = {array}{n}[0];", self.d.compute(t)));
         for l in 1..LANES {
-            e = ops::elementwise(
+            let e = ops::elementwise(
                 self.d,
-                i.op.info().combine.unwrap_or(i.op),
+                op,
                 t,
                 t,
-                &[e, format!("{array}{n}[{l}]")],
+                &[fold.clone(), format!("{array}{n}[{l}]")],
             )?;
+            self.out.line(format!("{fold} = {e};"));
         }
-        Ok(e)
+        Ok(fold)
     }
 
     /// Folds each reduction's `LANES` lane accumulators (`{array}{n}[0..LANES]`) in lane
@@ -1037,11 +1043,13 @@ impl Renderer<'_> {
         let nred = self.l.nreductions;
         for (r, n) in self.reductions().into_iter().enumerate() {
             let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.open("");
             let e = self.lane_fold(n, array)?;
             let g = self.d.global;
             self.out.line(format!(
                 "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
             ));
+            self.out.close();
         }
         Ok(())
     }

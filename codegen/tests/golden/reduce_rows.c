@@ -24,7 +24,15 @@ HS_KERNEL int32_t hs_reduce(int64_t begin, int64_t end, char *const *bufs, const
         acc0[0] = (acc0[0] + t0[k]);
       }
     }
-    const float r0 = (((((((acc0[0] + acc0[1]) + acc0[2]) + acc0[3]) + acc0[4]) + acc0[5]) + acc0[6]) + acc0[7]);
+    float fold0 = acc0[0];
+    fold0 = (fold0 + acc0[1]);
+    fold0 = (fold0 + acc0[2]);
+    fold0 = (fold0 + acc0[3]);
+    fold0 = (fold0 + acc0[4]);
+    fold0 = (fold0 + acc0[5]);
+    fold0 = (fold0 + acc0[6]);
+    fold0 = (fold0 + acc0[7]);
+    const float r0 = fold0;
     const float r1 = (r0 * s0);
     b1[i0] = (float)r1;
   }

@@ -23,7 +23,15 @@ __kernel void hs_reduce(int64_t begin, int64_t end, __global float *restrict b0,
     lacc0[lane] = acc0[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lane == 0) {
-      const float r0 = (((((((lacc0[0] + lacc0[1]) + lacc0[2]) + lacc0[3]) + lacc0[4]) + lacc0[5]) + lacc0[6]) + lacc0[7]);
+      float fold0 = lacc0[0];
+      fold0 = (fold0 + lacc0[1]);
+      fold0 = (fold0 + lacc0[2]);
+      fold0 = (fold0 + lacc0[3]);
+      fold0 = (fold0 + lacc0[4]);
+      fold0 = (fold0 + lacc0[5]);
+      fold0 = (fold0 + lacc0[6]);
+      fold0 = (fold0 + lacc0[7]);
+      const float r0 = fold0;
       const float r1 = (r0 * s0);
       b1[i0] = (float)r1;
     }

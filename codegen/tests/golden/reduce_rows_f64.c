@@ -19,7 +19,15 @@ HS_KERNEL int32_t hs_reduce64(int64_t begin, int64_t end, char *const *bufs, con
       const double v0 = b0[i0 * 64 + i1];
       acc0[0] = (acc0[0] + v0);
     }
-    const double r0 = (((((((acc0[0] + acc0[1]) + acc0[2]) + acc0[3]) + acc0[4]) + acc0[5]) + acc0[6]) + acc0[7]);
+    double fold0 = acc0[0];
+    fold0 = (fold0 + acc0[1]);
+    fold0 = (fold0 + acc0[2]);
+    fold0 = (fold0 + acc0[3]);
+    fold0 = (fold0 + acc0[4]);
+    fold0 = (fold0 + acc0[5]);
+    fold0 = (fold0 + acc0[6]);
+    fold0 = (fold0 + acc0[7]);
+    const double r0 = fold0;
     const double r1 = (r0 * s0);
     b1[i0] = (double)r1;
   }

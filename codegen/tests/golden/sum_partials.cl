@@ -26,7 +26,17 @@ __kernel void hs_sum(int64_t begin, int64_t end, __global double *restrict b0, _
     lacc1[lane] = acc1[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lane == 0) {
-      *(__global double *)(part + ((c0 / 8192) * 1 + 0) * 16) = (((((((lacc1[0] + lacc1[1]) + lacc1[2]) + lacc1[3]) + lacc1[4]) + lacc1[5]) + lacc1[6]) + lacc1[7]);
+       {
+        double fold1 = lacc1[0];
+        fold1 = (fold1 + lacc1[1]);
+        fold1 = (fold1 + lacc1[2]);
+        fold1 = (fold1 + lacc1[3]);
+        fold1 = (fold1 + lacc1[4]);
+        fold1 = (fold1 + lacc1[5]);
+        fold1 = (fold1 + lacc1[6]);
+        fold1 = (fold1 + lacc1[7]);
+        *(__global double *)(part + ((c0 / 8192) * 1 + 0) * 16) = fold1;
+      }
     }
   }
 }
