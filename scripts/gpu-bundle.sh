@@ -17,7 +17,7 @@ tests=$(cargo test --release -p hassium-engine-opencl --no-run --message-format=
   python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] != ["lib"]:
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])')
 rm -rf "$out/hassium" "$out/tests"
 mkdir -p "$out/hassium" "$out/tests"
