@@ -1043,13 +1043,11 @@ impl Renderer<'_> {
         let nred = self.l.nreductions;
         for (r, n) in self.reductions().into_iter().enumerate() {
             let ct = self.d.compute(self.l.instrs[n].in_dtype);
-            self.out.open("");
             let e = self.lane_fold(n, array)?;
             let g = self.d.global;
             self.out.line(format!(
                 "*({g}{ct} *)(part + ((c0 / {CHUNK}) * {nred} + {r}) * 16) = {e};"
             ));
-            self.out.close();
         }
         Ok(())
     }

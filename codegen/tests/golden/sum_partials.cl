@@ -26,17 +26,15 @@ __kernel void hs_sum(int64_t begin, int64_t end, __global double *restrict b0, _
     lacc1[lane] = acc1[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lane == 0) {
-       {
-        double fold1 = lacc1[0];
-        fold1 = (fold1 + lacc1[1]);
-        fold1 = (fold1 + lacc1[2]);
-        fold1 = (fold1 + lacc1[3]);
-        fold1 = (fold1 + lacc1[4]);
-        fold1 = (fold1 + lacc1[5]);
-        fold1 = (fold1 + lacc1[6]);
-        fold1 = (fold1 + lacc1[7]);
-        *(__global double *)(part + ((c0 / 8192) * 1 + 0) * 16) = fold1;
-      }
+      double fold1 = lacc1[0];
+      fold1 = (fold1 + lacc1[1]);
+      fold1 = (fold1 + lacc1[2]);
+      fold1 = (fold1 + lacc1[3]);
+      fold1 = (fold1 + lacc1[4]);
+      fold1 = (fold1 + lacc1[5]);
+      fold1 = (fold1 + lacc1[6]);
+      fold1 = (fold1 + lacc1[7]);
+      *(__global double *)(part + ((c0 / 8192) * 1 + 0) * 16) = fold1;
     }
   }
 }

@@ -15,6 +15,18 @@ pub fn expand_home(p: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// With `HASSIUM_DUMP=dir` set, keeps a generated source as `dir/name` for reading and
+/// building by hand (the runtime writes each batch's kernels there too); otherwise, and
+/// when the directory cannot be written, does nothing.
+pub fn dump_source(name: &str, source: &str) {
+    if let Some(dir) = std::env::var_os("HASSIUM_DUMP") {
+        let dir = PathBuf::from(dir);
+        if std::fs::create_dir_all(&dir).is_ok() {
+            let _ = std::fs::write(dir.join(name), source);
+        }
+    }
+}
+
 /// A fresh hidden name in `dir` ending in `.ext`, unique across the processes and
 /// threads that share the directory (process id, a counter, the time).
 pub fn temp_path(dir: &Path, ext: &str) -> PathBuf {

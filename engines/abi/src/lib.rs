@@ -37,8 +37,8 @@ pub mod export_glue {
     };
 }
 pub use files::{
-    due, expand_home, mark_used, prune_other_builds, temp_path, tidy, touch, trim_to_size,
-    write_atomic, Retention,
+    due, dump_source, expand_home, mark_used, prune_other_builds, temp_path, tidy, touch,
+    trim_to_size, write_atomic, Retention,
 };
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};

@@ -313,15 +313,12 @@ impl DiskCache {
             }
         }
         let _ = std::fs::remove_file(&c_path);
-        // `HASSIUM_DUMP=dir` also keeps each translation unit, next to the kernels it
-        // came from, for reading and for compiling by hand.
-        if let Some(dir) = std::env::var_os("HASSIUM_DUMP") {
-            let dir = std::path::PathBuf::from(dir);
-            let name = format!("cpu-{:016x}.c", xxh3_64(source.as_bytes()));
-            if std::fs::create_dir_all(&dir).is_ok() {
-                let _ = std::fs::write(dir.join(name), source);
-            }
-        }
+        // `HASSIUM_DUMP=dir` also keeps each translation unit, for reading and for
+        // compiling by hand.
+        hassium_engine_abi::dump_source(
+            &format!("cpu-{:016x}.c", xxh3_64(source.as_bytes())),
+            source,
+        );
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp_lib);
             return Err(e);

@@ -240,6 +240,18 @@ mod tests {
     }
 
     #[test]
+    fn build_options_must_be_text() {
+        let t: toml::Table = "build_options = \" -cl-mad-enable \"".parse().unwrap();
+        assert_eq!(
+            OpenClConfig::from_table(&t).unwrap().build_options,
+            "-cl-mad-enable"
+        );
+        let t: toml::Table = "build_options = 7".parse().unwrap();
+        let e = OpenClConfig::from_table(&t).unwrap_err().to_string();
+        assert!(e.contains("build_options") && e.contains("a string"), "{e}");
+    }
+
+    #[test]
     fn work_group_size_must_be_a_power_of_two() {
         let t: toml::Table = "work_group_size = 100".parse().unwrap();
         assert!(OpenClConfig::from_table(&t).is_err());

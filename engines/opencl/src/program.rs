@@ -14,7 +14,7 @@
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use hassium_engine_abi::{due, touch, trim_to_size};
+use hassium_engine_abi::{due, dump_source, touch, trim_to_size};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel;
@@ -300,15 +300,8 @@ impl Builder {
             source.push_str(&j.source);
         }
         let hash = xxh3_128(source.as_bytes());
-        // `HASSIUM_DUMP=dir` keeps each program's source next to the kernels it came
-        // from, as the cpu engine keeps its translation units.
-        if let Some(dir) = std::env::var_os("HASSIUM_DUMP") {
-            let dir = PathBuf::from(dir);
-            if std::fs::create_dir_all(&dir).is_ok() {
-                let _ =
-                    std::fs::write(dir.join(format!("opencl-{:016x}.cl", hash as u64)), &source);
-            }
-        }
+        // `HASSIUM_DUMP=dir` keeps each program's source, as the cpu engine keeps its C.
+        dump_source(&format!("opencl-{:016x}.cl", hash as u64), &source);
         let path = self.entry_path(&keys);
         if let Some(p) = &path {
             if let Some(bin) = read_entry(p, hash) {
