@@ -17,7 +17,11 @@ once always pays.
 
 Hassium runs also report their kernels' bandwidth: the bytes the engine's kernels must
 move at least (its own estimate, `HASSIUM_STATS=1`) over the time spent executing them, a
-share of the STREAM triad measured in the same invocation.
+share of the STREAM triad measured in the same invocation. A second probe times the same
+vector arithmetic on one thread and on two at once: on a virtual machine whose two vCPUs
+are hyperthreads of one core, or whose core a neighbour is using, two threads get far less
+than twice the arithmetic, and compute-bound programs (Black-Scholes) lose their speed-up
+with it. Its median ratio is printed with the results.
 
 Every checksum is compared with NumPy's within the program's tolerance; a mismatch, a crash
 or a timeout is reported as FAIL/CRASH/TIMEOUT and makes the exit status 1.
@@ -511,6 +515,80 @@ def stream_bandwidth(tmp: Path, quick: bool, threads: int = 2) -> tuple[float, s
     return 40.0 * n / best / 1e9, "NumPy triad, 1 thread (no C compiler)"
 
 
+SCALING_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <omp.h>
+typedef double v4 __attribute__((vector_size(32)));
+/* Eight independent multiply-add chains: enough to keep a core's vector units busy. */
+static double work(long iters) {
+    v4 a[8], m = {1.0000001, 1.0000001, 1.0000001, 1.0000001}, c = {1e-9, 1e-9, 1e-9, 1e-9};
+    for (int i = 0; i < 8; i++) a[i] = (v4){1, 2, 3, 4} * (i + 1) * 1e-3;
+    for (long it = 0; it < iters; it++)
+        for (int i = 0; i < 8; i++) a[i] = a[i] * m + c;
+    double s = 0;
+    for (int i = 0; i < 8; i++) s += a[i][0] + a[i][3];
+    return s;
+}
+int main(int argc, char **argv) {
+    long iters = atol(argv[1]);
+    int threads = atoi(argv[2]), reps = atoi(argv[3]);
+    double sink = 0;
+    /* One thread, then all together, back to back: each pair gives one ratio. */
+    for (int r = 0; r < reps; r++) {
+        double t[2];
+        for (int k = 0; k < 2; k++) {
+            t[k] = omp_get_wtime();
+            #pragma omp parallel num_threads(k ? threads : 1) reduction(+ : sink)
+            sink += work(iters);
+            t[k] = omp_get_wtime() - t[k];
+        }
+        printf("%.6f\n", threads * t[0] / t[1]);
+    }
+    fprintf(stderr, "%g\n", sink);
+    return 0;
+}
+"""
+
+
+def core_scaling(tmp: Path, quick: bool, threads: int = 2) -> float | None:
+    """How many threads' worth of vector arithmetic `threads` threads get: each runs the
+    same multiply-add loop, and the result is `threads` x (time alone) / (time together).
+    `threads` on separate cores give about `threads`; hyperthreads of one core, which
+    share its floating-point units, give little more than 1. Compute-bound kernels (the
+    Black-Scholes one) scale the same way, so this reads their speed-ups. On a shared
+    virtual machine the share moves from minute to minute: the median of several pairs
+    of runs is returned."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return None
+    src, exe = tmp / "scaling.c", tmp / "scaling"
+    src.write_text(SCALING_C)
+    build = subprocess.run(
+        [compiler, "-O2", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if build.returncode != 0:
+        print("warning: core-scaling probe failed to build", file=sys.stderr)
+        return None
+    # A passive wait: a thread spinning after the shared run would slow the next lone one
+    # on a core it shares.
+    env = dict(os.environ, OMP_PROC_BIND="spread", OMP_WAIT_POLICY="passive")
+    iters, reps = (2_000_000, 3) if quick else (20_000_000, 9)
+    proc = subprocess.run(
+        [str(exe), str(iters), str(threads), str(reps)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        return None
+    return statistics.median(float(x) for x in proc.stdout.split())
+
+
 def machine_info(python: str) -> dict[str, str]:
     cpu = "unknown"
     try:
@@ -582,6 +660,7 @@ class Report:
     machine: dict[str, str]
     command: str
     quick: bool = False
+    scaling: float | None = None
 
     def compute(self, program: str, runner: str) -> list[float] | None:
         res = self.results.get((program, runner))
@@ -697,6 +776,12 @@ class Report:
         if self.stream:
             parts.append(
                 f"- STREAM triad: {self.stream[0]:.1f} GB/s ({self.stream[1]})"
+            )
+        if self.scaling:
+            parts.append(
+                f"- Vector arithmetic on 2 threads: {self.scaling:.2f}× one thread's"
+                " throughput (2× on two separate cores; near 1× when they are"
+                " hyperthreads sharing one core, which caps compute-bound kernels alike)"
             )
         startup = ", ".join(
             f"{r.name} {fmt_time(self.startup[r.name])}" for r in self.runners
@@ -846,7 +931,9 @@ def main() -> int:
         "--size-scale", type=float, default=1.0, help="multiply the work by F"
     )
     parser.add_argument(
-        "--no-stream", action="store_true", help="skip the STREAM measurement"
+        "--no-stream",
+        action="store_true",
+        help="skip the STREAM and core-scaling measurements",
     )
     parser.add_argument(
         "--out", type=Path, default=RESULTS_DIR, help="where latest.* go"
@@ -873,6 +960,9 @@ def main() -> int:
         stream = None if args.no_stream else stream_bandwidth(tmp, args.quick)
         if stream:
             print(f"STREAM triad: {stream[0]:.1f} GB/s ({stream[1]})", file=sys.stderr)
+        scaling = None if args.no_stream else core_scaling(tmp, args.quick)
+        if scaling:
+            print(f"vector arithmetic, 2 threads: {scaling:.2f}x one", file=sys.stderr)
         probes = startup_times(
             runners, args.python, tmp, 2 if args.quick else max(reps, 3)
         )
@@ -899,6 +989,7 @@ def main() -> int:
         machine_info(args.python),
         "benches/run.py " + " ".join(sys.argv[1:]),
         args.quick,
+        scaling,
     )
     print()
     print("Speed-up over NumPy (> 1 is faster):")
@@ -911,6 +1002,7 @@ def main() -> int:
     raw = {
         "machine": report.machine,
         "stream_gbs": stream[0] if stream else None,
+        "vector_scaling_2_threads": scaling,
         "startup_s": startup,
         "startup_probes_s": probes,
         "sizes": all_sizes,

@@ -129,3 +129,16 @@ def test_checksum_mismatch_is_reported_and_fails_the_run(tmp_path):
     assert proc.returncode == 1
     assert "FAIL" in (tmp_path / "out" / "latest.md").read_text()
     assert "checksum 12345.0 != NumPy's" in proc.stderr
+
+
+def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
+    sys.path.insert(0, str(RUN.parent))
+    try:
+        import run as harness
+    finally:
+        sys.path.remove(str(RUN.parent))
+    ratio = harness.core_scaling(tmp_path, quick=True)
+    # One thread's work against two threads' twice the work: between "no gain" and "two
+    # cores", with room for timing noise either side; never zero, negative or absurd.
+    assert ratio is not None
+    assert 0.3 < ratio < 4.0
