@@ -67,11 +67,12 @@ fn rounded(bytes: usize) -> usize {
 /// Asks Linux to back a large mapping with 2 MiB pages where transparent huge pages are
 /// on `madvise` (the Debian default): a fresh 8 MB array then costs 4 page faults instead
 /// of 2048, and its kernels miss the TLB less. Only a hint, and not always a win: on the
-/// build VM a fresh 48 MB took 4–12 ms with huge pages when the kernel had free 2 MiB
-/// pages and 40–140 ms when it had none ready, against a steady 12–27 ms with 4 KiB
-/// pages; Black-Scholes' median was the same either way (README, "Performance"). The
-/// kernel aligns anonymous mappings of 2 MiB and more to huge-page boundaries; a failed
-/// hint changes nothing.
+/// build VM a fresh 48 MB took 4–12 ms with huge pages freed seconds before and 95–155 ms
+/// with ones the guest had since reported free to the host (virtio free-page reporting,
+/// which hands back whole 2 MiB blocks), against a steady 12–38 ms with 4 KiB pages;
+/// Black-Scholes' and shallow water's execute times were the same either way (README,
+/// "Performance"). The kernel aligns anonymous mappings of 2 MiB and more to huge-page
+/// boundaries; a failed hint changes nothing.
 fn advise_huge_pages(map: &memmap2::MmapMut) {
     #[cfg(target_os = "linux")]
     if map.len() >= HUGE_PAGE {
