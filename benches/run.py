@@ -470,38 +470,44 @@ int main(int argc, char **argv) {
 """
 
 
+def build_c(tmp: Path, name: str, source: str, opt: str) -> Path | None:
+    """`source` compiled with OpenMP for this CPU into `tmp/name`, or None without a
+    working C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return None
+    src, exe = tmp / f"{name}.c", tmp / name
+    src.write_text(source)
+    build = subprocess.run(
+        [compiler, opt, "-march=native", "-fopenmp", str(src), "-o", str(exe)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    return exe if build.returncode == 0 else None
+
+
 def stream_bandwidth(tmp: Path, quick: bool, threads: int = 2) -> tuple[float, str]:
     """STREAM triad bandwidth in GB/s (24 bytes per element, STREAM's convention), best of
     several passes over arrays far larger than any cache."""
     n = 4_000_000 if quick else 20_000_000
     reps = 5 if quick else 10
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler:
-        src, exe = tmp / "stream.c", tmp / "stream"
-        src.write_text(STREAM_C)
-        build = subprocess.run(
-            [compiler, "-O3", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
+    exe = build_c(tmp, "stream", STREAM_C, "-O3")
+    if exe is not None:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="spread")
+        proc = subprocess.run(
+            [str(exe), str(n), str(reps)],
             check=False,
             capture_output=True,
             text=True,
+            env=env,
         )
-        if build.returncode == 0:
-            env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="spread")
-            proc = subprocess.run(
-                [str(exe), str(n), str(reps)],
-                check=False,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            if proc.returncode == 0:
-                return float(
-                    proc.stdout.split()[0]
-                ), f"C triad, {threads} OpenMP threads"
-        print(
-            "warning: C STREAM triad failed; measuring with NumPy instead",
-            file=sys.stderr,
-        )
+        if proc.returncode == 0:
+            return float(proc.stdout.split()[0]), f"C triad, {threads} OpenMP threads"
+    print(
+        "warning: C STREAM triad failed; measuring with NumPy instead",
+        file=sys.stderr,
+    )
     import numpy as np
 
     a, b, c, tmp_arr = np.zeros(n), np.ones(n), np.full(n, 2.0), np.empty(n)
@@ -559,18 +565,8 @@ def core_scaling(tmp: Path, quick: bool, threads: int = 2) -> float | None:
     Black-Scholes one) scale the same way, so this reads their speed-ups. On a shared
     virtual machine the share moves from minute to minute: the median of several pairs
     of runs is returned."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        return None
-    src, exe = tmp / "scaling.c", tmp / "scaling"
-    src.write_text(SCALING_C)
-    build = subprocess.run(
-        [compiler, "-O2", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if build.returncode != 0:
+    exe = build_c(tmp, "scaling", SCALING_C, "-O2")
+    if exe is None:
         print("warning: core-scaling probe failed to build", file=sys.stderr)
         return None
     # A passive wait: a thread spinning after the shared run would slow the next lone one
