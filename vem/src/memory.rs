@@ -65,14 +65,16 @@ fn rounded(bytes: usize) -> usize {
 }
 
 /// Asks Linux to back a large mapping with 2 MiB pages where transparent huge pages are
-/// on `madvise` (the Debian default): a fresh 8 MB array then costs 4 page faults instead
-/// of 2048, and its kernels miss the TLB less. Only a hint, and not always a win: on the
-/// build VM a fresh 48 MB took 4–12 ms with huge pages freed seconds before and 95–155 ms
-/// with ones the guest had since reported free to the host (virtio free-page reporting,
-/// which hands back whole 2 MiB blocks), against a steady 12–38 ms with 4 KiB pages;
-/// Black-Scholes' and shallow water's execute times were the same either way (README,
-/// "Performance"). The kernel aligns anonymous mappings of 2 MiB and more to huge-page
-/// boundaries; a failed hint changes nothing.
+/// on `madvise` (the Debian default): a fresh 8 MB array then costs a few hundred page
+/// faults instead of 2048, and its kernels miss the TLB less. Only a hint, and not always
+/// a win: on the build VM a fresh 48 MB took 4–12 ms with huge pages freed seconds before
+/// and 95–155 ms with ones the guest had since reported free to the host (virtio
+/// free-page reporting, which hands back whole 2 MiB blocks), against a steady 12–38 ms
+/// with 4 KiB pages; Black-Scholes' and shallow water's execute times were the same
+/// either way (README, "Performance"). Linux (6.18 here) aligns an anonymous mapping to a
+/// huge-page boundary only when its length is a multiple of 2 MiB, which size classes
+/// mostly are not, so a mapping's partial 2 MiB at either end stays in 4 KiB pages: 93%
+/// of shallow water's 81 MB was in huge pages. A failed hint changes nothing.
 fn advise_huge_pages(map: &memmap2::MmapMut) {
     #[cfg(target_os = "linux")]
     if map.len() >= HUGE_PAGE {
