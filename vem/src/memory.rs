@@ -16,8 +16,17 @@ const POOL_LIMIT: usize = 1 << 30;
 
 /// One allocation.
 pub enum Block {
-    Heap { ptr: *mut u8, layout: Layout },
-    Map(memmap2::MmapMut),
+    Heap {
+        ptr: *mut u8,
+        layout: Layout,
+    },
+    /// `size` bytes (its class) at `offset` into an anonymous mapping: a 2 MiB boundary
+    /// for blocks of a huge page or more (see `map_block`).
+    Map {
+        map: memmap2::MmapMut,
+        offset: usize,
+        size: usize,
+    },
 }
 
 // SAFETY: a Block exclusively owns its memory.
@@ -27,13 +36,14 @@ impl Block {
     pub fn as_ptr(&mut self) -> *mut u8 {
         match self {
             Block::Heap { ptr, .. } => *ptr,
-            Block::Map(m) => m.as_mut_ptr(),
+            // SAFETY: `map_block` keeps `offset + size` within the mapping.
+            Block::Map { map, offset, .. } => unsafe { map.as_mut_ptr().add(*offset) },
         }
     }
     fn capacity(&self) -> usize {
         match self {
             Block::Heap { layout, .. } => layout.size(),
-            Block::Map(m) => m.len(),
+            Block::Map { size, .. } => *size,
         }
     }
 }
@@ -64,24 +74,55 @@ fn rounded(bytes: usize) -> usize {
     }
 }
 
-/// Asks Linux to back a large mapping with 2 MiB pages where transparent huge pages are
-/// on `madvise` (the Debian default): a fresh 8 MB array then costs a few hundred page
-/// faults instead of 2048, and its kernels miss the TLB less. Only a hint, and not always
-/// a win: on the build VM a fresh 48 MB took 4–12 ms with huge pages freed seconds before
-/// and 95–155 ms with ones the guest had since reported free to the host (virtio
-/// free-page reporting, which hands back whole 2 MiB blocks), against a steady 12–38 ms
-/// with 4 KiB pages; Black-Scholes' and shallow water's execute times were the same
-/// either way (README, "Performance"). Linux (6.18 here) aligns an anonymous mapping to a
-/// huge-page boundary only when its length is a multiple of 2 MiB, which size classes
-/// mostly are not, so a mapping's partial 2 MiB at either end stays in 4 KiB pages: 93%
-/// of shallow water's 81 MB was in huge pages. A failed hint changes nothing.
-fn advise_huge_pages(map: &memmap2::MmapMut) {
+/// A block of `size` bytes in a fresh anonymous mapping. From one huge page up, the block
+/// starts at a 2 MiB boundary and Linux is asked to back it with 2 MiB pages where
+/// transparent huge pages are on `madvise` (the Debian default): a fresh 8 MB array then
+/// costs 4 page faults instead of 2048, and its kernels miss the TLB less.
+///
+/// Alignment is ours: Linux 6.18 aligns an anonymous mapping only when its length is a
+/// multiple of 2 MiB, which size classes mostly are not, and older kernels never do. A
+/// mapping at a 4 KiB boundary kept its partial 2 MiB at either end in small pages: 93% of
+/// shallow water's 81 MB was in huge pages. Once all of it was, its execute time fell from
+/// 222 to 169 ms and the heat equation's from 159 to 143 ms (medians of 8 alternating runs
+/// on the build VM; Black-Scholes, nbody and rosenbrock unchanged). So the mapping is one
+/// huge page longer than needed, the block starts at the first boundary in it (the bytes
+/// before are never touched, so they cost address space only), and the hint covers
+/// `huge_span(size)`.
+///
+/// Only a hint, and first touch of huge pages is not always cheaper: on the build VM a
+/// fresh 48 MB took 4–12 ms with huge pages freed seconds before and 95–155 ms with ones
+/// the guest had since reported free to the host (virtio free-page reporting, which hands
+/// back whole 2 MiB blocks), against a steady 12–38 ms with 4 KiB pages (README,
+/// "Performance"). A failed hint changes nothing.
+fn map_block(size: usize) -> std::io::Result<Block> {
     #[cfg(target_os = "linux")]
-    if map.len() >= HUGE_PAGE {
-        let _ = map.advise(memmap2::Advice::HugePage);
+    if size >= HUGE_PAGE {
+        let map = memmap2::MmapMut::map_anon(size.next_multiple_of(HUGE_PAGE) + HUGE_PAGE)?;
+        let start = map.as_ptr() as usize;
+        let offset = start.next_multiple_of(HUGE_PAGE) - start;
+        let _ = map.advise_range(memmap2::Advice::HugePage, offset, huge_span(size));
+        return Ok(Block::Map { map, offset, size });
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = map;
+    let map = memmap2::MmapMut::map_anon(size)?;
+    Ok(Block::Map {
+        map,
+        offset: 0,
+        size,
+    })
+}
+
+/// How much of a `size`-byte block from a 2 MiB boundary is asked for in huge pages: all
+/// of it, the last huge page included, when that page's unused part (touched memory all
+/// the same) is at most an eighth of the block; otherwise its whole huge pages only, and
+/// the rest stays in 4 KiB pages.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn huge_span(size: usize) -> usize {
+    let up = size.next_multiple_of(HUGE_PAGE);
+    if up - size <= size / 8 {
+        up
+    } else {
+        size / HUGE_PAGE * HUGE_PAGE
+    }
 }
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
@@ -110,9 +151,7 @@ impl HostMemory {
         self.fresh += 1;
         let oom = |e: String| Error::OutOfMemory(format!("cannot allocate {bytes} bytes: {e}"));
         let block = if size >= MAP_THRESHOLD {
-            let map = memmap2::MmapMut::map_anon(size).map_err(|e| oom(e.to_string()))?;
-            advise_huge_pages(&map);
-            Block::Map(map)
+            map_block(size).map_err(|e| oom(e.to_string()))?
         } else {
             let layout = Layout::from_size_align(size, ALIGN).map_err(|e| oom(e.to_string()))?;
             // SAFETY: layout has non-zero size.
@@ -172,5 +211,39 @@ mod tests {
         assert_eq!(m.reused, 1);
         let mut big = m.alloc(3 << 20).unwrap();
         assert_eq!(big.as_ptr() as usize % ALIGN, 0);
+        let p = big.as_ptr();
+        m.release(big);
+        let mut again = m.alloc(3 << 20).unwrap();
+        assert_eq!(again.as_ptr(), p);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_blocks_start_at_a_huge_page_and_are_whole() {
+        let mut m = HostMemory::default();
+        for bytes in [2 << 20, 1001 * 1000 * 8, (5 << 20) + 4096, 33 << 20] {
+            let mut b = m.alloc(bytes).unwrap();
+            assert_eq!(b.as_ptr() as usize % HUGE_PAGE, 0, "{bytes} bytes");
+            // Every byte of the class is there to write and read back.
+            let size = b.capacity();
+            assert!(size >= bytes);
+            // SAFETY: the block owns `size` bytes from its pointer.
+            let s = unsafe { std::slice::from_raw_parts_mut(b.as_ptr(), size) };
+            s[0] = 1;
+            s[size - 1] = 2;
+            assert_eq!((s[0], s[size - 1]), (1, 2));
+        }
+    }
+
+    #[test]
+    fn the_huge_page_hint_covers_the_tail_only_when_little_is_wasted() {
+        let mb = 1 << 20;
+        // 8 MB arrays: the last huge page is mostly used.
+        assert_eq!(huge_span(1001 * 1000 * 8), 8 * mb);
+        assert_eq!(huge_span(8 * mb), 8 * mb);
+        // 2.1 MB: a second huge page would be nearly all waste.
+        assert_eq!(huge_span(2 * mb + 100 * 1024), 2 * mb);
+        // From 16 MiB up the tail is always covered (at most 2 MiB over an eighth).
+        assert_eq!(huge_span(17 * mb), 18 * mb);
     }
 }
