@@ -142,3 +142,17 @@ def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
     # cores", with room for timing noise either side; never zero, negative or absurd.
     assert ratio is not None
     assert 0.3 < ratio < 4.0
+
+
+def test_stream_reference_is_the_median_of_the_measurements_with_their_range():
+    sys.path.insert(0, str(RUN.parent))
+    try:
+        import run as harness
+    finally:
+        sys.path.remove(str(RUN.parent))
+    how = "C triad, 2 OpenMP threads"
+    assert harness.stream_summary([]) is None
+    assert harness.stream_summary([(31.0, how)]) == (31.0, how)
+    gbs, label = harness.stream_summary([(40.0, how), (26.5, how), (30.0, how)])
+    assert gbs == 30.0
+    assert label.startswith(how) and "median of 3" in label and "26.5–40.0" in label
