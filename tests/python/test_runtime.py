@@ -248,7 +248,9 @@ def arange_program(xp, seed, flush_chance):
     flushes between steps, so recipes are read, written out and overwritten in later
     batches. Returns every array still alive, as NumPy arrays."""
     r = random.Random(seed)
-    n = r.choice([1, 7, 64, 1000, 4099])
+    # Up to 16384 elements a recipe a later batch reads is written out; above, it is
+    # recomputed there.
+    n = r.choice([1, 7, 64, 1000, 4099, 20_000, 40_001])
     env = {"a": xp.arange(n, dtype=r.choice(["float64", "int64", "float32", "int32"]))}
     for step in range(r.randint(2, 8)):
         src = env[r.choice(list(env))]

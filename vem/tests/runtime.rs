@@ -377,7 +377,8 @@ fn unary(rt: &mut Runtime, op: Opcode, a: &View, s: f64) -> View {
 #[test]
 fn a_kept_arange_is_a_recipe_and_never_memory_until_read() {
     let mut rt = fusing_runtime();
-    let n = 1000;
+    // Large: a small recipe is written out when a later batch reads it (next test).
+    let n = hassium_vem::SMALL_ARRAY_ELEMENTS + 1000;
     let a = arange(&mut rt, n, &[]);
     let b = unary(&mut rt, Opcode::Multiply, &a, 2.0);
     let want: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
@@ -408,6 +409,35 @@ fn a_kept_arange_is_a_recipe_and_never_memory_until_read() {
     let want: Vec<f64> = (1..=n).map(|i| i as f64).collect();
     assert_eq!(read_f64(&mut rt, a.base, n), want);
     assert_eq!(rt.stats().bases_generated, 1);
+}
+
+#[test]
+fn a_small_recipe_is_written_out_by_the_first_later_batch_that_reads_it() {
+    for (n, written) in [(1000, true), (hassium_vem::SMALL_ARRAY_ELEMENTS + 1, false)] {
+        let mut rt = fusing_runtime();
+        let a = arange(&mut rt, n, &[(Opcode::Multiply, 0.5)]);
+        let b = unary(&mut rt, Opcode::Add, &a, 1.0);
+        let want: Vec<f64> = (0..n).map(|i| 0.5 * i as f64 + 1.0).collect();
+        assert_eq!(read_f64(&mut rt, b.base, n), want);
+        assert_eq!(rt.stats().bases_generated, 1);
+        // A block of the pool's size class for n float64 (4 KiB steps up to 64 KiB,
+        // 8 KiB steps up to 256 KiB).
+        let one_array = (8 * n as u64).div_ceil(8192) * 8192;
+        assert_allocated_at_most(&rt, one_array);
+        // Two later batches read it: a small one is memory after the first of them.
+        for k in 0..2 {
+            let c = unary(&mut rt, Opcode::Multiply, &a, 3.0);
+            let want: Vec<f64> = (0..n).map(|i| 1.5 * i as f64).collect();
+            assert_eq!(read_f64(&mut rt, c.base, n), want, "n {n}, batch {k}");
+            rt.free(c.base).unwrap();
+        }
+        // b and the two c (the first is freed by the batch that makes the second): three
+        // blocks, and a fourth when a is written out.
+        let allocated = rt.stats().host_bytes_allocated;
+        assert_eq!(allocated > 3 * one_array, written, "n {n}: {}", rt.stats());
+        let want: Vec<f64> = (0..n).map(|i| 0.5 * i as f64).collect();
+        assert_eq!(read_f64(&mut rt, a.base, n), want);
+    }
 }
 
 #[test]
@@ -617,7 +647,8 @@ fn random_numbers_a_later_batch_reads_are_written_out_once() {
 fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
     // x = np.arange(n) * 0.5 + 3: Range into a temporary, then two steps into new bases.
     let mut rt = fusing_runtime();
-    let n = 500;
+    // Large: a small recipe is written out by the first later batch that reads it.
+    let n = hassium_vem::SMALL_ARRAY_ELEMENTS + 500;
     let i = arange(&mut rt, n, &[]);
     let half = unary(&mut rt, Opcode::Multiply, &i, 0.5);
     let x = unary(&mut rt, Opcode::Add, &half, 3.0);
@@ -635,8 +666,9 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
         rt.free(y.base).unwrap();
     }
     // Three later batches read it; only their results were ever memory: two blocks of
-    // 4 KiB (a freed `y` returns to the pool when the batch with its `Free` runs).
-    assert_allocated_at_most(&rt, 2 * 4096);
+    // the size class of n float64 (8 KiB steps; a freed `y` returns to the pool when the
+    // batch with its `Free` runs).
+    assert_allocated_at_most(&rt, 2 * (8 * n as u64).div_ceil(8192) * 8192);
     // A write into it writes it out first; the rest keeps the recipe's values.
     let first = x.slice(0, 0, 1, 1).unwrap();
     rt.record(Instr::new(

@@ -13,7 +13,10 @@
 //!   end of the batch, so the fuser contracts it into the kernels that read it;
 //! - a later batch that reads the base gets its own such temporary, computed in
 //!   registers again where it fuses; a `Random` recipe is written out instead, because
-//!   recomputing its numbers costs more than reading memory;
+//!   recomputing its numbers costs more than reading memory, and so is a small one (at
+//!   most [`SMALL_ARRAY_ELEMENTS`]): its memory would sit in the cache anyway, while
+//!   every later batch would splice its steps in again (`small_arrays`' `stiffness`, read
+//!   by each of its 600 batches, made its loop ~5% slower);
 //! - a batch that writes the base or syncs it, or a host pointer asked for, materialises
 //!   it: the recipe writes the base itself, first in the batch, and the base becomes
 //!   ordinary memory (what every reader sees then is what NumPy's arange would hold).
@@ -22,6 +25,7 @@
 //! temporaries of the same dtype and size, freed at the end of that batch.
 
 use super::{BaseState, Runtime};
+use crate::config::SMALL_ARRAY_ELEMENTS;
 use hassium_core::{Base, BaseId, Instr, Opcode, Operand, View};
 use rustc_hash::FxHashMap;
 
@@ -258,9 +262,10 @@ impl Runtime {
                 continue;
             };
             let like = state.base;
-            // An expensive recipe a later batch reads is written out once, unless that
-            // batch is its last.
-            if materialise || (recipe.expensive && first_read.is_some() && !freed) {
+            // An expensive or small recipe a later batch reads is written out once,
+            // unless that batch is its last.
+            let write_out = recipe.expensive || like.nelem <= SMALL_ARRAY_ELEMENTS;
+            if materialise || (write_out && first_read.is_some() && !freed) {
                 let steps = self.instantiate(&recipe, &mut frees);
                 head.extend(steps);
                 self.drop_recipe(id);
