@@ -139,6 +139,11 @@ pub struct HostMemory {
 }
 
 impl HostMemory {
+    /// The bytes a request for `bytes` takes from the pool: its size class.
+    pub fn block_bytes(bytes: usize) -> usize {
+        rounded(bytes)
+    }
+
     /// A block of at least `bytes` bytes; contents are unspecified (as `np.empty`), except
     /// that fresh mappings are zero.
     pub fn alloc(&mut self, bytes: usize) -> Result<Block> {

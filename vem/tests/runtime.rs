@@ -2,7 +2,7 @@
 //! frees, errors, and the configuration in force.
 
 use hassium_core::{BaseId, DType, Error as CoreError, Instr, Opcode, Operand, Scalar, View};
-use hassium_vem::{Config, Error, Runtime, DEFAULT_CONFIG};
+use hassium_vem::{Config, Error, HostMemory, Runtime, DEFAULT_CONFIG};
 
 fn reference_runtime(extra_env: &[(&str, &str)]) -> Runtime {
     let mut env: Vec<(String, String)> = vec![("HASSIUM_STACK".into(), "reference".into())];
@@ -420,9 +420,7 @@ fn a_small_recipe_is_written_out_by_the_first_later_batch_that_reads_it() {
         let want: Vec<f64> = (0..n).map(|i| 0.5 * i as f64 + 1.0).collect();
         assert_eq!(read_f64(&mut rt, b.base, n), want);
         assert_eq!(rt.stats().bases_generated, 1);
-        // A block of the pool's size class for n float64 (4 KiB steps up to 64 KiB,
-        // 8 KiB steps up to 256 KiB).
-        let one_array = (8 * n as u64).div_ceil(8192) * 8192;
+        let one_array = HostMemory::block_bytes(8 * n) as u64;
         assert_allocated_at_most(&rt, one_array);
         // Two later batches read it: a small one is memory after the first of them.
         for k in 0..2 {
@@ -665,10 +663,9 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
         assert_eq!(got, w, "round {round}");
         rt.free(y.base).unwrap();
     }
-    // Three later batches read it; only their results were ever memory: two blocks of
-    // the size class of n float64 (8 KiB steps; a freed `y` returns to the pool when the
-    // batch with its `Free` runs).
-    assert_allocated_at_most(&rt, 2 * (8 * n as u64).div_ceil(8192) * 8192);
+    // Three later batches read it; only their results were ever memory: two blocks (a
+    // freed `y` returns to the pool when the batch with its `Free` runs).
+    assert_allocated_at_most(&rt, 2 * HostMemory::block_bytes(8 * n) as u64);
     // A write into it writes it out first; the rest keeps the recipe's values.
     let first = x.slice(0, 0, 1, 1).unwrap();
     rt.record(Instr::new(
