@@ -62,7 +62,7 @@ impl Default for CpuConfig {
     fn default() -> Self {
         CpuConfig {
             compiler: "cc".into(),
-            flags: ["-O2", "-march=native", "-fPIC", "-shared"]
+            flags: ["-O2", "-fpeel-loops", "-march=native", "-fPIC", "-shared"]
                 .map(String::from)
                 .to_vec(),
             threads: 0,
@@ -164,5 +164,18 @@ mod tests {
         let c = CpuConfig::from_table(&t).unwrap();
         assert_eq!(c.specialize, SpecializePolicy::Dynamic);
         assert_eq!(c.compiler, "cc");
+    }
+
+    #[test]
+    fn the_built_in_compiler_and_flags_are_the_shipped_configs() {
+        // An engine table that names no flags (a user's own config, or the C API's) must
+        // compile kernels as the shipped config does.
+        let shipped: toml::Table = include_str!("../../../config/hassium.toml")
+            .parse()
+            .unwrap();
+        let cpu = shipped["engines"]["cpu"].as_table().unwrap();
+        let c = CpuConfig::from_table(cpu).unwrap();
+        let d = CpuConfig::default();
+        assert_eq!((c.compiler, c.flags), (d.compiler, d.flags));
     }
 }
