@@ -65,7 +65,9 @@ def test_one_example_moves_between_cpu_and_opencl_by_environment_alone():
 
 def test_compare_script_reports_times_and_agreement():
     out, _ = run(str(EXAMPLES / "compare.py"), "heat_equation.py", "40", "4")
-    assert "numpy" in out and "hassium" in out and "speed-up" in out
+    assert "numpy" in out and "speed-up" in out
+    assert "hassium, 1st run" in out and "hassium, 2nd run" in out
+    assert "first run" in out and "second run" in out
     assert "agree" in out and "DIFFER" not in out
 
 
