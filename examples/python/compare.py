@@ -62,7 +62,7 @@ def main(argv=None):
     hassium = [opts.python, "-m", "hassium", program, *opts.args]
     try:
         numpy_s, numpy_sum, _ = run([opts.python, program, *opts.args])
-        runs = [run(hassium)[:2] for _ in ("first", "second")]
+        runs = [run(hassium)[:2] for _ in range(2)]
     except RuntimeError as err:
         print(f"{name}: FAILED\n{err}", file=sys.stderr)
         return 1
