@@ -131,12 +131,18 @@ def test_checksum_mismatch_is_reported_and_fails_the_run(tmp_path):
     assert "checksum 12345.0 != NumPy's" in proc.stderr
 
 
-def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
+def harness_module():
+    """benches/run.py imported as a module, for testing its helpers directly."""
     sys.path.insert(0, str(RUN.parent))
     try:
-        import run as harness
+        import run
     finally:
         sys.path.remove(str(RUN.parent))
+    return run
+
+
+def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
+    harness = harness_module()
     ratio = harness.core_scaling(tmp_path, quick=True)
     # One thread's work against two threads' twice the work: between "no gain" and "two
     # cores", with room for timing noise either side; never zero, negative or absurd.
@@ -145,11 +151,7 @@ def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
 
 
 def test_stream_reference_is_the_median_of_the_measurements_with_their_range():
-    sys.path.insert(0, str(RUN.parent))
-    try:
-        import run as harness
-    finally:
-        sys.path.remove(str(RUN.parent))
+    harness = harness_module()
     how = "C triad, 2 OpenMP threads"
     assert harness.stream_summary([]) is None
     assert harness.stream_summary([(31.0, how)]) == (31.0, how)
