@@ -138,7 +138,7 @@ typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef u
 #define INT16_MAX SHRT_MAX\n#define INT32_MIN INT_MIN\n#define INT32_MAX INT_MAX\n\
 #define INT64_MIN LONG_MIN\n#define INT64_MAX LONG_MAX\n#define UINT8_MAX UCHAR_MAX\n\
 #define UINT16_MAX USHRT_MAX\n#define UINT32_MAX UINT_MAX\n#define UINT64_MAX ULONG_MAX\n\
-#define HS_INLINE inline\n\
+#define HS_INLINE static inline\n\
 #define HS_KERNEL\n",
     storage: [
         "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",

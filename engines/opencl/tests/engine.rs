@@ -306,6 +306,37 @@ fn dynamic_kernels_serve_every_size_with_one_build() {
     assert_eq!(ocl.stats().kernels_compiled, 1);
 }
 
+/// Unoptimised builds inline nothing: a prelude helper declared plain `inline` (C99's
+/// inline definition) then has no body to call, and every kernel that uses one fails to
+/// build ("Unresolved extern function 'hs_max_float32'" on NVIDIA). `static inline`
+/// gives each program its own copy, so `build_options = "-cl-opt-disable"` works.
+#[test]
+fn kernels_calling_prelude_helpers_build_with_optimisation_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = OpenClConfig {
+        build_options: "-cl-opt-disable".into(),
+        ..config(SpecializePolicy::Fixed, dir.path())
+    };
+    let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+    let n = 1000;
+    let mut b = Batch::default();
+    let (x, y, o) = (
+        base(&mut b, DType::Float32, n),
+        base(&mut b, DType::Float32, n),
+        base(&mut b, DType::Float32, n),
+    );
+    let v = |id| View::contiguous(id, DType::Float32, &[n]);
+    b.instrs.push(Instr::new(
+        Opcode::Maximum,
+        v(o),
+        [v(x).into(), v(y).into()],
+    ));
+    let a = filled(&b, &[x, y]);
+    let (want, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+    assert_eq!(diff(&want, &got, &[o]), None);
+    assert_eq!(ocl.stats().kernels_compiled, 1);
+}
+
 #[test]
 fn inputs_are_uploaded_once_and_results_read_back_only_on_sync() {
     let dir = tempfile::tempdir().unwrap();
