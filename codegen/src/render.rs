@@ -34,6 +34,15 @@ enum Finish<'a> {
 /// (a multiple of `LANES`, and `CHUNK` a multiple of it, so the order of the fold is the
 /// unblocked one).
 const TILE: usize = 256;
+
+/// Keeps a device compiler from unrolling the strip loop of a work-group reduction
+/// (`group_rows`, `group_partials`), whose tail loop follows it. NVIDIA's OpenCL compiler
+/// (driver 580, NVVM 7, at every `-cl-nv-opt-level`; `-cl-opt-disable` aside) unrolled
+/// that loop by four and then addressed the tail a row away when a row was walked
+/// backwards and a second reduction shared the loop: seed 52 of the random programs,
+/// reproduced standalone with the engine's kernel source. Without unrolling, the same
+/// build gave the right sums.
+const STRIP_LOOP_PRAGMA: &str = "#pragma unroll 1";
 const _: () = assert!(TILE.is_multiple_of(LANES) && CHUNK.is_multiple_of(TILE));
 
 struct Out {
@@ -933,6 +942,7 @@ impl Renderer<'_> {
         self.out.line("const int lane = (int)get_local_id(0);");
         self.init_accs(Some(1), false)?;
         self.out.line("int64_t ib = c0;");
+        self.out.line(STRIP_LOOP_PRAGMA);
         self.out
             .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
         self.out.line("const int64_t i0 = ib + lane;");
@@ -984,6 +994,7 @@ impl Renderer<'_> {
         self.init_accs(Some(1), false)?;
         let e = num(self.l.extents[axis]);
         self.out.line("int64_t ib = 0;");
+        self.out.line(STRIP_LOOP_PRAGMA);
         self.out
             .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
         self.out.line(format!("const int64_t i{axis} = ib + lane;"));

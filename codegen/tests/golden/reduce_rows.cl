@@ -9,6 +9,7 @@ __kernel void hs_reduce(int64_t begin, int64_t end, __global float *restrict b0,
     float acc0[1];
     for (int l = 0; l < 1; l++) acc0[l] = ((float)0);
     int64_t ib = 0;
+    #pragma unroll 1
     for (; ib + 8 <= 64; ib += 8) {
       const int64_t i1 = ib + lane;
       const float v0 = b0[i0 * 64 + i1];

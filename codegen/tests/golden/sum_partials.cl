@@ -10,6 +10,7 @@ __kernel void hs_sum(int64_t begin, int64_t end, __global double *restrict b0, _
     double acc1[1];
     for (int l = 0; l < 1; l++) acc1[l] = ((double)0);
     int64_t ib = c0;
+    #pragma unroll 1
     for (; ib + 8 <= c1; ib += 8) {
       const int64_t i0 = ib + lane;
       const double r0 = (b0[i0] * s0);
