@@ -34,6 +34,7 @@ enum Finish<'a> {
 /// (a multiple of `LANES`, and `CHUNK` a multiple of it, so the order of the fold is the
 /// unblocked one).
 const TILE: usize = 256;
+const _: () = assert!(TILE.is_multiple_of(LANES) && CHUNK.is_multiple_of(TILE));
 
 /// Keeps a device compiler from unrolling the strip loop of a work-group reduction
 /// (`group_rows`, `group_partials`), whose tail loop follows it. NVIDIA's OpenCL compiler
@@ -43,7 +44,6 @@ const TILE: usize = 256;
 /// reproduced standalone with the engine's kernel source. Without unrolling, the same
 /// build gave the right sums.
 const STRIP_LOOP_PRAGMA: &str = "#pragma unroll 1";
-const _: () = assert!(TILE.is_multiple_of(LANES) && CHUNK.is_multiple_of(TILE));
 
 struct Out {
     text: String,
