@@ -307,6 +307,18 @@ fn opencl_dialect_renders_the_same_kernel_with_its_table() {
     assert!(src.contains("exp(") && !src.contains("expf("), "{src}");
 }
 
+/// The prelude's helpers must have internal linkage in OpenCL: as C99 `inline`
+/// definitions they have no out-of-line body, and a build that inlines nothing
+/// (`-cl-opt-disable` on NVIDIA) failed with "Unresolved extern function
+/// 'hs_max_float32'". PoCL builds either form, so the engine's test of that build can only
+/// fail on such a driver; this one fails wherever the linkage regresses.
+#[test]
+fn opencl_prelude_helpers_are_static_inline() {
+    let src = format!("{}{}", OPENCL.header, hassium_codegen::prelude(&OPENCL));
+    assert!(src.contains("#define HS_INLINE static inline\n"), "{src}");
+    assert!(src.contains("HS_INLINE T hs_max_##N("), "{src}");
+}
+
 #[test]
 fn dynamic_kernels_of_different_sizes_share_a_signature() {
     let (b, k) = chain();
