@@ -476,7 +476,11 @@ impl Runtime {
     /// and together hold at least [`RECYCLE_BYTES`], the run is cut there and their memory
     /// goes back to the pool (and the engine's buffers are released), so that a loop body
     /// recorded many times into one batch reuses one set of buffers instead of touching
-    /// fresh pages every iteration.
+    /// fresh pages every iteration. Freed bases that no kernel touches die before the
+    /// first kernel: an array the last batch wrote because the program still held it, and
+    /// which this batch only drops, lends its memory to this batch's new arrays. A loop
+    /// that flushes every iteration (a convergence test reads a scalar each time) and
+    /// rebinds `new = ...` then keeps one block for `new`, not two taking turns.
     ///
     /// `template` (from `fuse`) names the structure of `batch` and `kernels`; each part
     /// run is a template of its own.
@@ -487,11 +491,14 @@ impl Runtime {
         on_fallback: bool,
         template: Option<u128>,
     ) -> Result<()> {
-        let parts = if on_fallback {
-            vec![(kernels.len(), Vec::new())]
+        let (unused, parts) = if on_fallback {
+            (Vec::new(), vec![(kernels.len(), Vec::new())])
         } else {
             self.recycle_points(batch, kernels)
         };
+        for id in unused {
+            self.forget(id);
+        }
         let mut start = 0;
         for (end, dying) in parts {
             let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
@@ -504,57 +511,74 @@ impl Runtime {
         Ok(())
     }
 
-    /// Where to cut a run of kernels: `(end, bases that die in kernels[..end])`, the last
-    /// entry ending at `kernels.len()`. Only bases freed in this batch and not synced by it
-    /// die early; their last use is the last kernel that reads or writes them.
-    fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Vec<(usize, Vec<BaseId>)> {
-        // Cuts need RECYCLE_BYTES of dead bases: a batch of small arrays, whose frees
-        // together hold less, is never cut, and need not be looked at more closely.
+    /// The freed bases no kernel touches, which die before the first kernel, and where
+    /// to cut the run: `(end, bases that die in kernels[..end])`, the last entry ending at
+    /// `kernels.len()`. Only bases freed in this batch and not synced by it die early; the
+    /// last use of one that a kernel touches is the last kernel that reads or writes it.
+    #[allow(clippy::type_complexity)]
+    fn recycle_points(
+        &self,
+        batch: &Batch,
+        kernels: &[Kernel],
+    ) -> (Vec<BaseId>, Vec<(usize, Vec<BaseId>)>) {
+        let whole = vec![(kernels.len(), Vec::new())];
+        // Early deaths need RECYCLE_BYTES of dead bases: a batch of small arrays, whose
+        // frees together hold less, keeps them to its end, and need not be looked at
+        // more closely.
         let freed_bytes: usize = (batch.freed())
             .filter_map(|id| self.bases.get(&id))
             .map(|s| s.base.nbytes())
             .sum();
         if freed_bytes < RECYCLE_BYTES {
-            return vec![(kernels.len(), Vec::new())];
+            return (Vec::new(), whole);
         }
         let freed: IdSet = batch
             .freed()
             .filter(|id| !batch.sync.contains(id))
             .collect();
-        let mut parts = Vec::new();
-        if !freed.is_empty() && kernels.len() > 1 {
-            let mut last_use: IdMap<usize> =
-                IdMap::with_capacity_and_hasher(freed.len(), Default::default());
-            for (k, kernel) in kernels.iter().enumerate() {
-                for &id in kernel.reads.iter().chain(&kernel.writes) {
-                    if freed.contains(&id) {
-                        last_use.insert(id, k);
-                    }
-                }
-            }
-            // By kernel: one sorted list, not a vector per kernel (a batch of small
-            // kernels would allocate one for nearly every kernel).
-            let mut dying: Vec<(usize, BaseId)> =
-                last_use.into_iter().map(|(id, k)| (k, id)).collect();
-            dying.sort_unstable();
-            let mut pending = Vec::new();
-            let mut bytes = 0;
-            let mut at = 0;
-            while at < dying.len() {
-                let k = dying[at].0;
-                while let Some(&(_, id)) = dying.get(at).filter(|d| d.0 == k) {
-                    bytes += self.bases.get(&id).map_or(0, |s| s.base.nbytes());
-                    pending.push(id);
-                    at += 1;
-                }
-                if bytes >= RECYCLE_BYTES && k + 1 < kernels.len() {
-                    parts.push((k + 1, std::mem::take(&mut pending)));
-                    bytes = 0;
+        let mut last_use: IdMap<usize> =
+            IdMap::with_capacity_and_hasher(freed.len(), Default::default());
+        for (k, kernel) in kernels.iter().enumerate() {
+            for &id in kernel.reads.iter().chain(&kernel.writes) {
+                if freed.contains(&id) {
+                    last_use.insert(id, k);
                 }
             }
         }
+        // Only those holding memory: the rest (temporaries the kernels contract) have
+        // nothing to lend, and die with the batch as before.
+        let mut unused: Vec<BaseId> = (freed.iter())
+            .filter(|id| !last_use.contains_key(id))
+            .filter(|id| self.bases.get(id).is_some_and(|s| s.block.is_some()))
+            .copied()
+            .collect();
+        // Forgotten in id order, so the pool hands out the same blocks run after run.
+        unused.sort_unstable();
+        if kernels.len() < 2 {
+            return (unused, whole);
+        }
+        // By kernel: one sorted list, not a vector per kernel (a batch of small kernels
+        // would allocate one for nearly every kernel).
+        let mut dying: Vec<(usize, BaseId)> = last_use.into_iter().map(|(id, k)| (k, id)).collect();
+        dying.sort_unstable();
+        let mut parts = Vec::new();
+        let mut pending = Vec::new();
+        let mut bytes = 0;
+        let mut at = 0;
+        while at < dying.len() {
+            let k = dying[at].0;
+            while let Some(&(_, id)) = dying.get(at).filter(|d| d.0 == k) {
+                bytes += self.bases.get(&id).map_or(0, |s| s.base.nbytes());
+                pending.push(id);
+                at += 1;
+            }
+            if bytes >= RECYCLE_BYTES && k + 1 < kernels.len() {
+                parts.push((k + 1, std::mem::take(&mut pending)));
+                bytes = 0;
+            }
+        }
         parts.push((kernels.len(), Vec::new()));
-        parts
+        (unused, parts)
     }
 
     fn execute_part(

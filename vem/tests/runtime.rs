@@ -331,6 +331,30 @@ fn a_batch_of_many_iterations_reuses_the_memory_of_dead_temporaries() {
     );
 }
 
+#[test]
+fn an_array_a_batch_only_drops_lends_its_memory_to_the_arrays_the_batch_makes() {
+    // `c = x * k` in a loop, each iteration its own batch: the batch that makes the new
+    // `c` frees the old one without reading it. The old block must serve the new `c`, so
+    // the loop needs two blocks (x and c), not three (x and two c taking turns), whether
+    // a kernel or no kernel stands between the free and the new array.
+    let n = 1 << 18; // 2 MiB of float64, above the recycling threshold
+    for fuser in ["singleton", "greedy"] {
+        let mut rt = reference_runtime(&[("HASSIUM_STACKS_REFERENCE_FUSER", fuser)]);
+        let x = from_f64(&mut rt, &vec![2.0; n]);
+        let mut c = unary(&mut rt, Opcode::Multiply, &x, 3.0);
+        assert!(read_f64(&mut rt, c.base, n).iter().all(|&v| v == 6.0));
+        for k in 0..4 {
+            let next = unary(&mut rt, Opcode::Multiply, &x, k as f64);
+            rt.free(c.base).unwrap();
+            c = next;
+            let got = read_f64(&mut rt, c.base, n);
+            assert!(got.iter().all(|&v| v == 2.0 * k as f64), "{fuser}, k {k}");
+        }
+        let block = HostMemory::block_bytes(8 * n) as u64;
+        assert_allocated_at_most(&rt, 2 * block);
+    }
+}
+
 /// Host memory the runtime has allocated so far is at most `bytes`: what a recipe never
 /// needed shows here.
 fn assert_allocated_at_most(rt: &Runtime, bytes: u64) {
