@@ -491,16 +491,16 @@ impl Runtime {
         on_fallback: bool,
         template: Option<u128>,
     ) -> Result<()> {
-        let (unused, parts) = if on_fallback {
-            (Vec::new(), vec![(kernels.len(), Vec::new())])
+        let plan = if on_fallback {
+            Recycling::whole(kernels.len())
         } else {
             self.recycle_points(batch, kernels)
         };
-        for id in unused {
+        for id in plan.unused {
             self.forget(id);
         }
         let mut start = 0;
-        for (end, dying) in parts {
+        for (end, dying) in plan.cuts {
             let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
             self.execute_part(batch, &kernels[start..end], on_fallback, part)?;
             for id in dying {
@@ -511,17 +511,10 @@ impl Runtime {
         Ok(())
     }
 
-    /// The freed bases no kernel touches, which die before the first kernel, and where
-    /// to cut the run: `(end, bases that die in kernels[..end])`, the last entry ending at
-    /// `kernels.len()`. Only bases freed in this batch and not synced by it die early; the
-    /// last use of one that a kernel touches is the last kernel that reads or writes it.
-    #[allow(clippy::type_complexity)]
-    fn recycle_points(
-        &self,
-        batch: &Batch,
-        kernels: &[Kernel],
-    ) -> (Vec<BaseId>, Vec<(usize, Vec<BaseId>)>) {
-        let whole = vec![(kernels.len(), Vec::new())];
+    /// Which freed bases die before the batch's kernels end, and where (see [`Recycling`]).
+    /// Only bases freed in this batch and not synced by it die early; the last use of one
+    /// that a kernel touches is the last kernel that reads or writes it.
+    fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Recycling {
         // Early deaths need RECYCLE_BYTES of dead bases: a batch of small arrays, whose
         // frees together hold less, keeps them to its end, and need not be looked at
         // more closely.
@@ -530,7 +523,7 @@ impl Runtime {
             .map(|s| s.base.nbytes())
             .sum();
         if freed_bytes < RECYCLE_BYTES {
-            return (Vec::new(), whole);
+            return Recycling::whole(kernels.len());
         }
         let freed: IdSet = batch
             .freed()
@@ -555,7 +548,10 @@ impl Runtime {
         // Forgotten in id order, so the pool hands out the same blocks run after run.
         unused.sort_unstable();
         if kernels.len() < 2 {
-            return (unused, whole);
+            return Recycling {
+                unused,
+                ..Recycling::whole(kernels.len())
+            };
         }
         // By kernel: one sorted list, not a vector per kernel (a batch of small kernels
         // would allocate one for nearly every kernel).
@@ -578,7 +574,10 @@ impl Runtime {
             }
         }
         parts.push((kernels.len(), Vec::new()));
-        (unused, parts)
+        Recycling {
+            unused,
+            cuts: parts,
+        }
     }
 
     fn execute_part(
@@ -641,6 +640,25 @@ fn template_key(parts: &[u128]) -> u128 {
     }
     debug_assert!(parts.len() <= 3);
     xxh3_128(&bytes[..16 * parts.len().min(3)])
+}
+
+/// When the bases a batch frees die while it runs (see `Runtime::execute`).
+struct Recycling {
+    /// Freed bases holding memory that no kernel touches: they die before the first one.
+    unused: Vec<BaseId>,
+    /// `(end, bases that die in kernels[..end])`, the last entry ending at the number of
+    /// kernels: the run is cut after each `end` and those bases die there.
+    cuts: Vec<(usize, Vec<BaseId>)>,
+}
+
+impl Recycling {
+    /// One run of all `kernels` kernels, every freed base dying at the end of the batch.
+    fn whole(kernels: usize) -> Recycling {
+        Recycling {
+            unused: Vec::new(),
+            cuts: vec![(kernels, Vec::new())],
+        }
+    }
 }
 
 /// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.

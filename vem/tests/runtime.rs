@@ -335,8 +335,8 @@ fn a_batch_of_many_iterations_reuses_the_memory_of_dead_temporaries() {
 fn an_array_a_batch_only_drops_lends_its_memory_to_the_arrays_the_batch_makes() {
     // `c = x * k` in a loop, each iteration its own batch: the batch that makes the new
     // `c` frees the old one without reading it. The old block must serve the new `c`, so
-    // the loop needs two blocks (x and c), not three (x and two c taking turns), whether
-    // a kernel or no kernel stands between the free and the new array.
+    // the loop needs two blocks (x and c), not three (x and two c taking turns), with one
+    // kernel per instruction (singleton) as with fused kernels (greedy).
     let n = 1 << 18; // 2 MiB of float64, above the recycling threshold
     for fuser in ["singleton", "greedy"] {
         let mut rt = reference_runtime(&[("HASSIUM_STACKS_REFERENCE_FUSER", fuser)]);
