@@ -26,8 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-#: How many programs (seeds 0, 1, ...); more with HASSIUM_TEST_RANDOM_PROGRAMS=5000.
-SEEDS = range(int(os.environ.get("HASSIUM_TEST_RANDOM_PROGRAMS", "300")))
+#: How many programs (seeds 0, 1, ...); more with HASSIUM_TEST_RANDOM_PROGRAMS=5000, and
+#: programs not drawn before with HASSIUM_TEST_RANDOM_FIRST=20000 (the first seed).
+_FIRST_SEED = int(os.environ.get("HASSIUM_TEST_RANDOM_FIRST", "0"))
+SEEDS = range(
+    _FIRST_SEED,
+    _FIRST_SEED + int(os.environ.get("HASSIUM_TEST_RANDOM_PROGRAMS", "300")),
+)
 SIDES = [1, 2, 3, 5, 8, 17, 64, 257]
 COLUMNS = [1, 2, 3, 5, 8, 17, 64, 300]
 RTOL = {"float64": 1e-9, "float32": 1e-4}
