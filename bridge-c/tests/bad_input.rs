@@ -195,6 +195,31 @@ fn dtypes_an_opcode_does_not_take_are_refused() {
 }
 
 #[test]
+fn a_negative_integer_power_is_refused_at_the_call_or_reported_by_the_flush() {
+    setup();
+    let a = hs_range(HS_INT64, 1.0, 1.0, 3);
+    // A scalar exponent is known when the power is recorded.
+    assert!(hs_power(hs_arr(a), hs_int(-2)).is_null());
+    expect_error(
+        hs_status::HS_ERR_INVALID,
+        "hs_power: Integers to negative integer powers are not allowed.",
+    );
+    // One in an array only when the power runs: the sync that runs it says so.
+    let e = hs_range(HS_INT64, 1.0, -1.0, 3); // 1, 0, -1
+    let p = hs_power(hs_arr(a), hs_arr(e));
+    assert!(!p.is_null());
+    assert_eq!(hs_sync(p), hs_status::HS_ERR_ENGINE);
+    expect_error(
+        hs_status::HS_ERR_ENGINE,
+        "(power): Integers to negative integer powers are not allowed.",
+    );
+    // The runtime goes on.
+    let q = hs_power(hs_arr(a), hs_int(2));
+    assert_eq!(values(q), vec![1.0, 4.0, 9.0]);
+    free(&[a, e, p, q]);
+}
+
+#[test]
 fn axes_out_of_range_are_refused() {
     setup();
     let a = f64s(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);

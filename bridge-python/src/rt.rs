@@ -120,7 +120,8 @@ pub fn core_err(e: &hassium_core::Error) -> PyErr {
 }
 
 /// Maps a runtime error onto a Python exception. Errors from a flush name the failing
-/// operation in their message; gather/scatter range errors become `IndexError`.
+/// operation in their message; gather/scatter range errors become `IndexError` and a
+/// negative integer power `ValueError`, as in NumPy.
 pub fn rt_err(e: Error) -> PyErr {
     match &e {
         Error::Bytecode(c) => core_err(c),
@@ -129,6 +130,8 @@ pub fn rt_err(e: Error) -> PyErr {
             let msg = e.to_string();
             if msg.contains("is out of bounds") {
                 PyIndexError::new_err(msg)
+            } else if msg.ends_with(hassium_core::NEGATIVE_POWER) {
+                PyValueError::new_err(msg)
             } else {
                 PyRuntimeError::new_err(format!("hassium: {msg}"))
             }

@@ -4,7 +4,7 @@ use crate::dialect::{BufferPassing, IndexRange};
 use crate::lower::{Arg, LInstr, LView, Num, Space, Structure, ViewKind, BLOCK, CHUNK, LANES};
 use crate::ops;
 use crate::{prelude, Dialect, Lowered, Result};
-use hassium_core::{DType, Opcode};
+use hassium_core::{status, DType, Opcode};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -285,11 +285,23 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    fn fail(&self, code: i32) -> String {
+    fn fail(&self, code: i64) -> String {
         if self.d.entry_returns_status {
             format!("return {code};")
         } else {
             format!("{{ err[2] = {code}; return; }}")
+        }
+    }
+
+    /// Like [`Self::fail`], for a failure inside any kernel, where a work-item must not
+    /// leave early (work-groups that reduce together wait for all of their items at each
+    /// barrier): an OpenCL item only records the status and runs on; a CPU kernel
+    /// returns, as no other call waits for it.
+    fn fail_later(&self, code: i64) -> String {
+        if self.d.entry_returns_status {
+            format!("return {code};")
+        } else {
+            format!("err[2] = {code};")
         }
     }
 
@@ -299,7 +311,7 @@ impl Renderer<'_> {
         let (len, off, stride) = (num(ra.len), num(ra.offset), num(ra.stride));
         self.out.line(format!("int64_t j{n} = (int64_t)({idx});"));
         self.out.line(format!("if (j{n} < 0) j{n} += {len};"));
-        let fail = self.fail(1);
+        let fail = self.fail(status::OUT_OF_BOUNDS);
         self.out.line(format!(
             "if ((uint64_t)j{n} >= (uint64_t){len}) {{ err[0] = (int64_t)({idx}); err[1] = {len}; {fail} }}"
         ));
@@ -447,6 +459,10 @@ impl Renderer<'_> {
                     .iter()
                     .map(|a| self.arg(a))
                     .collect::<Result<Vec<_>>>()?;
+                if checks_power(i) {
+                    let fail = self.fail_later(status::NEGATIVE_POWER);
+                    self.out.line(format!("if ({} < 0) {fail}", args[1]));
+                }
                 ops::elementwise(d, op, t, ot, &args)?
             }
         };
@@ -463,6 +479,7 @@ impl Renderer<'_> {
     fn simd_ok(&self) -> bool {
         self.d.simd.is_some()
             && self.l.randoms.is_empty()
+            && !self.l.instrs.iter().any(checks_power)
             && !matches!(self.l.plan, crate::Plan::Serial { .. })
     }
 
@@ -1126,4 +1143,14 @@ pub fn render_unit(
         s.push_str(&render(dialect, l, name)?);
     }
     Ok(s)
+}
+
+/// Whether `i` is a signed integer power with an exponent loaded from memory, which the
+/// kernel checks for a negative value (NumPy raises; a scalar exponent was checked when
+/// recorded). Such a loop has an early exit, so it takes no simd pragma; the power's own
+/// loop does not vectorise anyway.
+fn checks_power(i: &LInstr) -> bool {
+    i.op == Opcode::Power
+        && i.in_dtype.is_signed_integer()
+        && matches!(i.args.get(1), Some(Arg::View(_)))
 }

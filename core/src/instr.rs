@@ -95,6 +95,23 @@ impl Instr {
         self.ins.iter().filter_map(Operand::as_view)
     }
 
+    /// True for a signed integer power whose exponent an array holds: it fails when run
+    /// on a negative exponent, as NumPy's raises `ValueError` (a negative scalar exponent
+    /// is rejected when recorded).
+    pub fn raises_on_negative_power(&self) -> bool {
+        self.op == Opcode::Power
+            && self.ins.len() == 2
+            && self.ins[1].as_view().is_some()
+            && self.ins[1].dtype().is_signed_integer()
+    }
+
+    /// True when the instruction can fail on the values it reads rather than on its
+    /// shapes, so a kernel holding it reports a status: an index out of range (gather,
+    /// scatter) or a negative integer power.
+    pub fn can_fail_when_run(&self) -> bool {
+        self.op.class() == crate::OpClass::Index || self.raises_on_negative_power()
+    }
+
     /// True when the instruction reads its output's old values (scatters, `np.add.at`).
     pub fn reads_output(&self) -> bool {
         matches!(

@@ -30,18 +30,23 @@ impl Kernel {
     }
 
     /// This kernel's run-time error `e`, attributed to the instruction of `batch` the
-    /// reference engine would name (the kernel's indexing instruction, else its first),
-    /// so that every engine reports the same `instruction N (op): ...` message.
+    /// reference engine would name (the first of the kernel's instructions that can fail
+    /// that way, else its first), so that every engine reports the same
+    /// `instruction N (op): ...` message.
     pub fn error_in(&self, batch: &Batch, e: Error) -> Error {
+        let negative_power = matches!(&e, Error::Invalid(m) if m == NEGATIVE_POWER);
         let index = self
             .instrs
             .iter()
             .copied()
             .find(|&k| {
-                batch
-                    .instrs
-                    .get(k)
-                    .is_some_and(|i| i.op.class() == OpClass::Index)
+                batch.instrs.get(k).is_some_and(|i| {
+                    if negative_power {
+                        i.raises_on_negative_power()
+                    } else {
+                        i.op.class() == OpClass::Index
+                    }
+                })
             })
             .or(self.instrs.first().copied())
             .unwrap_or(0);
@@ -51,6 +56,33 @@ impl Kernel {
             op,
             source: Box::new(e),
         }
+    }
+}
+
+/// NumPy's message (with a `ValueError`) for a signed integer raised to a negative power.
+pub const NEGATIVE_POWER: &str = "Integers to negative integer powers are not allowed.";
+
+/// The status words a compiled kernel reports a run-time failure with: codegen writes
+/// them (returned by a CPU kernel, stored in `err[2]` by an OpenCL one) and the engines
+/// turn them back into errors with [`status_error`].
+pub mod status {
+    /// A gather or scatter index out of range: `err[0]` holds the index, `err[1]` the size.
+    pub const OUT_OF_BOUNDS: i64 = 1;
+    /// A signed integer raised to a negative power read from an array (a scalar exponent
+    /// is rejected when the instruction is recorded).
+    pub const NEGATIVE_POWER: i64 = 2;
+}
+
+/// The error a kernel's non-zero status word `code` stands for; `err` is its error buffer.
+pub fn status_error(code: i64, err: &[i64]) -> Error {
+    match code {
+        status::OUT_OF_BOUNDS => Error::OutOfBounds(format!(
+            "index {} is out of bounds for axis 0 with size {}",
+            err.first().copied().unwrap_or(0),
+            err.get(1).copied().unwrap_or(0)
+        )),
+        status::NEGATIVE_POWER => Error::Invalid(NEGATIVE_POWER.into()),
+        s => Error::Invalid(format!("kernel failed with status {s}")),
     }
 }
 
@@ -67,7 +99,7 @@ mod tests {
     }
 
     #[test]
-    fn a_kernel_error_names_its_indexing_instruction_else_its_first() {
+    fn a_kernel_error_names_the_instruction_that_fails_that_way_else_its_first() {
         let v = |id| View::contiguous(BaseId(id), DType::Float64, &[4]);
         let mut b = Batch::default();
         b.instrs
@@ -88,6 +120,28 @@ mod tests {
         assert_eq!(
             msg(kernel(&[2])),
             "instruction 2 (multiply): index 7 is out of bounds"
+        );
+        // A negative power is the power's, wherever the kernel's gathers are.
+        b.instrs.push(Instr::new(
+            Opcode::Power,
+            View::contiguous(BaseId(6), DType::Int32, &[4]),
+            [
+                View::contiguous(BaseId(7), DType::Int32, &[4]).into(),
+                View::contiguous(BaseId(8), DType::Int32, &[4]).into(),
+            ],
+        ));
+        let power = status_error(status::NEGATIVE_POWER, &[0, 0]);
+        assert_eq!(
+            kernel(&[1, 2, 3]).error_in(&b, power).to_string(),
+            format!("instruction 3 (power): {NEGATIVE_POWER}")
+        );
+        assert_eq!(
+            kernel(&[1]).error_in(&b, oob()).to_string(),
+            "instruction 1 (gather): index 7 is out of bounds"
+        );
+        assert_eq!(
+            status_error(status::OUT_OF_BOUNDS, &[7, 5]).to_string(),
+            "index 7 is out of bounds for axis 0 with size 5"
         );
         // The wrapper keeps the error's kind for the bridge's exception mapping.
         assert!(matches!(

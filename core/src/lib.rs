@@ -28,7 +28,7 @@ pub use dtype::{promote, promote_weak, DType, Kind, ScalarKind, TypeSet};
 pub use error::{Error, Result};
 pub use ids::{sort_dedup, BuildIdHasher, IdHasher, IdMap, IdSet};
 pub use instr::{Instr, Operand, Operands};
-pub use kernel::{Kernel, KernelBases, KernelInstrs};
+pub use kernel::{status, status_error, Kernel, KernelBases, KernelInstrs, NEGATIVE_POWER};
 pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
 pub use scalar::Scalar;

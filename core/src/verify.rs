@@ -171,6 +171,13 @@ fn verify_elementwise(instr: &Instr) -> Result<()> {
         )));
     }
     let out_t = op.out_dtype(t).ok_or_else(|| dtype_error(op, t))?;
+    if op == Opcode::Power && t.is_signed_integer() {
+        if let Some(Operand::Scalar(e)) = values.get(1) {
+            if e.as_i128().is_some_and(|e| e < 0) {
+                return Err(Error::Invalid(crate::kernel::NEGATIVE_POWER.into()));
+            }
+        }
+    }
     if op != Opcode::Identity && instr.out.dtype != out_t {
         return Err(Error::DTypeNotAllowed(format!(
             "output dtype must be {} for input {}, got {}",
@@ -541,5 +548,38 @@ mod tests {
         b.instrs[0] =
             Instr::new(Opcode::AddReduce, y.index(0, 0).unwrap(), [x.into()]).with_axis(0);
         verify(&b).unwrap();
+    }
+
+    #[test]
+    fn a_signed_integer_to_a_negative_scalar_power_is_rejected_when_recorded() {
+        let base = |id, dtype| Base {
+            id: BaseId(id),
+            dtype,
+            nelem: 4,
+        };
+        for (dtype, exp, rejected) in [
+            (DType::Int8, Scalar::Int8(-1), true),
+            (DType::Int64, Scalar::Int64(i64::MIN), true),
+            (DType::Int32, Scalar::Int32(0), false),
+            (DType::UInt8, Scalar::UInt8(255), false),
+            (DType::Float64, Scalar::Float64(-1.0), false),
+        ] {
+            let v = |id| View::contiguous(BaseId(id), dtype, &[4]);
+            let i = Instr::new(Opcode::Power, v(2), [v(1).into(), exp.into()]);
+            let got = verify_instr(&i, |id| Some(base(id.0, dtype)));
+            if rejected {
+                assert_eq!(
+                    got,
+                    Err(Error::Invalid(crate::NEGATIVE_POWER.into())),
+                    "{dtype:?}"
+                );
+            } else {
+                assert_eq!(got, Ok(()), "{dtype:?}");
+            }
+            // An exponent in an array is known only when the power runs.
+            let arr = Instr::new(Opcode::Power, v(2), [v(1).into(), v(3).into()]);
+            assert_eq!(verify_instr(&arr, |id| Some(base(id.0, dtype))), Ok(()));
+            assert_eq!(arr.raises_on_negative_power(), dtype.is_signed_integer());
+        }
     }
 }

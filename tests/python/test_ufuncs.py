@@ -400,6 +400,33 @@ def test_integer_division_and_modulo_follow_numpys_sign_rules(hs, dtype):
         check(getattr(hs, name), getattr(np, name), (ha, hb), (na, nb), name)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_a_signed_integer_to_a_negative_power_raises_numpys_value_error(hs, dtype):
+    """A negative scalar exponent fails at the call, as in NumPy. One held by an array is
+    known only when the power runs: the error comes when the result is observed, from
+    whichever kernel computed it (interpreted or compiled, fused into a reduction or not,
+    the negative value in any thread's part); the runtime goes on after it."""
+    a = hs.arange(1, 4, dtype=dtype)
+    for exponent in (-1, np.int64(-2), np.dtype(dtype).type(-3)):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            a**exponent
+        with pytest.raises(ValueError, match="negative integer powers"):
+            hs.power(a, exponent)
+    for n in (1, 7, 5000, 300_000):
+        e = (hs.arange(n) % 3).astype(dtype)
+        e[n - 1] = -1
+        with pytest.raises(ValueError, match="negative integer powers"):
+            np.asarray(hs.ones(n, dtype=dtype) ** e)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            int((hs.ones(n, dtype=dtype) ** e[::-1] + 1).sum())
+        with pytest.raises(ValueError, match="negative integer powers"):
+            np.asarray(2 ** e.reshape(1, n))
+    # A zero exponent is fine, and so is every power after the errors.
+    b, nb = both(hs, np.arange(6, dtype=dtype))
+    check(hs.power, np.power, (b, 0), (nb, 0), "power 0")
+    check(hs.power, np.power, (b, b[::-1]), (nb, nb[::-1]), "power after the errors")
+
+
 @pytest.mark.parametrize(
     "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 )

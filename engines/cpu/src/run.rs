@@ -43,11 +43,7 @@ fn call(f: KernelFn, begin: usize, end: usize, a: &Args, part: *mut u8) -> Resul
     };
     match status {
         0 => Ok(()),
-        1 => Err(CoreError::OutOfBounds(format!(
-            "index {} is out of bounds for axis 0 with size {}",
-            err[0], err[1]
-        ))),
-        s => Err(CoreError::Invalid(format!("kernel failed with status {s}"))),
+        s => Err(hassium_core::status_error(s.into(), &err)),
     }
 }
 

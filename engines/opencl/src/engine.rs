@@ -10,8 +10,7 @@ use hassium_codegen::{
     lower, prelude, render, render_unit, Lowered, Plan, Specialize, LANES, OPENCL,
 };
 use hassium_core::{
-    kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, OpClass,
-    Opcode,
+    kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, Opcode,
 };
 use hassium_engine_abi::{Buffers, Engine, EngineContext, EngineStats, HostBuffer};
 use hassium_engine_reference::ReferenceEngine;
@@ -394,7 +393,7 @@ impl OpenClEngine {
         let checks = kernel
             .instrs
             .iter()
-            .any(|&k| batch.instrs[k].op.class() == OpClass::Index);
+            .any(|&k| batch.instrs[k].can_fail_when_run());
         if checks {
             // SAFETY: the error buffer holds 32 bytes; the write blocks.
             unsafe {
@@ -505,15 +504,7 @@ impl OpenClEngine {
             let w =
                 |i: usize| i64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
             if w(2) != 0 {
-                let e = if w(2) == 1 {
-                    CoreError::OutOfBounds(format!(
-                        "index {} is out of bounds for axis 0 with size {}",
-                        w(0),
-                        w(1)
-                    ))
-                } else {
-                    CoreError::Invalid(format!("kernel failed with status {}", w(2)))
-                };
+                let e = hassium_core::status_error(w(2), &[w(0), w(1)]);
                 return Err(Error::Bytecode(kernel.error_in(batch, e)));
             }
         }

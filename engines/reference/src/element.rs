@@ -345,9 +345,7 @@ macro_rules! int_elem {
                     }
                     Opcode::Power => {
                         if neg(b) {
-                            return Err(Error::Invalid(
-                                "Integers to negative integer powers are not allowed.".into(),
-                            ));
+                            return Err(Error::Invalid(hassium_core::NEGATIVE_POWER.into()));
                         }
                         let (mut base, mut e, mut acc) = (a, b as u64, 1 as $t);
                         while e > 0 {
