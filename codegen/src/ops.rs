@@ -179,11 +179,16 @@ pub fn cast(d: &Dialect, from: DType, to: DType, v: &str) -> String {
             _ => {}
         }
     }
-    if from.is_float() && to.is_integer() && to.size() < 8 {
-        // C leaves out-of-range float→int conversions undefined; NumPy (on x86) converts
-        // through a wide signed integer and wraps, which this reproduces for in-range
-        // int64 values.
-        return format!("(({ct})(int64_t)({v}))");
+    if from.is_float() && to.is_integer() {
+        // C leaves out-of-range float→int conversions undefined; the prelude's helpers
+        // give NumPy's x86-64 results for every value (hassium_core::float_to_int).
+        let n = hname(from);
+        return match to {
+            DType::Int64 => format!("hs_f2i64_{n}({v})"),
+            DType::UInt64 => format!("hs_f2u64_{n}({v})"),
+            DType::UInt32 => format!("hs_f2u32_{n}({v})"),
+            _ => format!("(({ct})hs_f2i32_{n}({v}))"),
+        };
     }
     format!("(({ct})({v}))")
 }

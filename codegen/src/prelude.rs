@@ -71,6 +71,27 @@ HS_INLINE T hs_mod_##N(T a, T b) { \
   return mod; }
 "#;
 
+const FLOAT_TO_INT: &str = r#"
+/* float -> integer as NumPy converts on x86-64, out of range too (hassium_core::float_to_int):
+   into int32 (8-32-bit targets, then wrapped) or int64 by truncation, INT_MIN for NaN and
+   what does not fit; unsigned 32/64-bit targets take 2^31 (2^63) off values above the
+   signed range and set the top bit again. Only in-range values reach a C conversion,
+   whose result C leaves undefined otherwise. */
+#define HS_F2I(N, T) \
+HS_INLINE int32_t hs_f2i32_##N(T x) { \
+  return (x > (T)-2147483649.0 && x < (T)2147483648.0) ? (int32_t)x : (int32_t)(-2147483647 - 1); } \
+HS_INLINE int64_t hs_f2i64_##N(T x) { \
+  return (x >= (T)-9223372036854775808.0 && x < (T)9223372036854775808.0) \
+    ? (int64_t)x : (int64_t)(-9223372036854775807 - 1); } \
+HS_INLINE uint32_t hs_f2u32_##N(T x) { \
+  return x >= (T)2147483648.0 ? ((uint32_t)hs_f2i32_##N(x - (T)2147483648.0) ^ 0x80000000u) \
+    : (uint32_t)hs_f2i32_##N(x); } \
+HS_INLINE uint64_t hs_f2u64_##N(T x) { \
+  return x >= (T)9223372036854775808.0 \
+    ? ((uint64_t)hs_f2i64_##N(x - (T)9223372036854775808.0) ^ ((uint64_t)1 << 63)) \
+    : (uint64_t)hs_f2i64_##N(x); }
+"#;
+
 const PHILOX: &str = r#"
 /* Philox-4x32-10, bit-identical to hassium_core::philox::random_u64. The ten rounds
    are written out: GCC at -O2 keeps a loop of ten, and a loop inside the lanes' loop
@@ -119,12 +140,19 @@ pub fn prelude(dialect: &Dialect) -> String {
     s.push_str(INT_OPS);
     s.push_str(FLOAT_OPS);
     let (sf, sd) = (dialect.math_suffix[10], dialect.math_suffix[11]);
-    s.push_str(&format!("HS_FLOAT(float32, float, {sf})\n"));
+    s.push_str(FLOAT_TO_INT);
+    s.push_str(&format!(
+        "HS_FLOAT(float32, float, {sf})\nHS_F2I(float32, float)\n"
+    ));
     // An OpenCL device without cl_khr_fp64 rejects any use of `double`.
     if dialect.name == "opencl" {
-        s.push_str("#ifdef cl_khr_fp64\nHS_FLOAT(float64, double, )\n#endif\n");
+        s.push_str(
+            "#ifdef cl_khr_fp64\nHS_FLOAT(float64, double, )\nHS_F2I(float64, double)\n#endif\n",
+        );
     } else {
-        s.push_str(&format!("HS_FLOAT(float64, double, {sd})\n"));
+        s.push_str(&format!(
+            "HS_FLOAT(float64, double, {sd})\nHS_F2I(float64, double)\n"
+        ));
     }
     s.push_str(PHILOX);
     if dialect.split_wide_int_to_double {

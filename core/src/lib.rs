@@ -31,6 +31,6 @@ pub use instr::{Instr, Operand, Operands};
 pub use kernel::{status, status_error, Kernel, KernelBases, KernelInstrs, NEGATIVE_POWER};
 pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
-pub use scalar::Scalar;
+pub use scalar::{float_to_int, Scalar};
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};
 pub use view::{broadcast_shapes, same_shape, Shape, Strides, View, MAX_DIMS};

@@ -97,10 +97,8 @@ impl Scalar {
                     DType::Float64 => return Scalar::Float64(r),
                     DType::Complex64 => return Scalar::Complex64(r as f32, im as f32),
                     DType::Complex128 => return Scalar::Complex128(r, im),
-                    // Float → integer: truncate; for 64-bit targets go through i64/u64 so
-                    // large values saturate rather than wrap.
-                    DType::UInt64 => return Scalar::UInt64(r as u64),
-                    _ => r as i64 as i128,
+                    // Float → integer: as the kernels convert (see `float_to_int`).
+                    _ => float_to_int(r, to),
                 }
             }
         };
@@ -213,6 +211,51 @@ impl Scalar {
     }
 }
 
+/// A float converted to integer dtype `to` as NumPy's loops convert on x86-64, the value
+/// returned in `to`'s range. C (and so NumPy) leaves NaN, infinities and values outside
+/// the target's range undefined; on x86-64 NumPy gets this, which every engine and tier
+/// reproduces so that results do not depend on which of them ran a kernel:
+/// - 8, 16 and 32-bit targets: truncation toward zero into int32, then wrapped into the
+///   target (`300.7 → int8` is 44); NaN and values outside int32 give INT32_MIN first
+///   (`3e10 → int32` is -2147483648, `→ int16` is 0);
+/// - int64: truncation, INT64_MIN for NaN and values outside int64;
+/// - uint32 and uint64: values at or above 2^31 (2^63) have that subtracted first and the
+///   top bit set again after; the rest convert as int32 (int64) and wrap (`-1.0 → uint32`
+///   is 2^32-1).
+///
+/// `to` must be an integer dtype (anything else gives 0).
+pub fn float_to_int(x: f64, to: DType) -> i128 {
+    const P31: f64 = 2147483648.0;
+    const P63: f64 = 9223372036854775808.0;
+    let i32_of = |x: f64| -> i32 {
+        if x > -P31 - 1.0 && x < P31 {
+            x as i32
+        } else {
+            i32::MIN
+        }
+    };
+    let i64_of = |x: f64| -> i64 {
+        if (-P63..P63).contains(&x) {
+            x as i64
+        } else {
+            i64::MIN
+        }
+    };
+    match to {
+        DType::Int8 => i32_of(x) as i8 as i128,
+        DType::Int16 => i32_of(x) as i16 as i128,
+        DType::Int32 => i32_of(x) as i128,
+        DType::UInt8 => i32_of(x) as u8 as i128,
+        DType::UInt16 => i32_of(x) as u16 as i128,
+        DType::Int64 => i64_of(x) as i128,
+        DType::UInt32 if x >= P31 => ((i32_of(x - P31) as u32) ^ 0x8000_0000) as i128,
+        DType::UInt32 => i32_of(x) as u32 as i128,
+        DType::UInt64 if x >= P63 => ((i64_of(x - P63) as u64) ^ (1 << 63)) as i128,
+        DType::UInt64 => i64_of(x) as u64 as i128,
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +278,137 @@ mod tests {
             Scalar::Complex128(1.5, 2.0).cast(DType::Float64),
             Scalar::Float64(1.5)
         );
+    }
+
+    /// NumPy's results on x86-64 (NumPy 2, AVX2), float64 source: NaN, infinities and
+    /// values outside each target's range included.
+    #[test]
+    fn float_to_int_reproduces_numpy_on_x86_64_out_of_range_too() {
+        let p63 = 9223372036854775808.0;
+        let xs = [
+            0.5,
+            -1.7,
+            3e10,
+            -3e10,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            300.7,
+            -129.5,
+            65536.5,
+            p63,
+            -p63,
+            2.0 * p63,
+            1e19,
+            2147483648.0,
+            -2147483648.5,
+            4294967301.0,
+            4e9,
+            1.5e19,
+            -p63 - 4096.0,
+        ];
+        let m31 = -2147483648;
+        let m63 = i64::MIN as i128;
+        let table: [(DType, [i128; 20]); 8] = [
+            (
+                DType::Int8,
+                [
+                    0, -1, 0, 0, 0, 0, 0, 44, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+            (
+                DType::Int16,
+                [
+                    0, -1, 0, 0, 0, 0, 0, 300, -129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+            (
+                DType::Int32,
+                [
+                    0, -1, m31, m31, m31, m31, m31, 300, -129, 65536, m31, m31, m31, m31, m31, m31,
+                    m31, m31, m31, m31,
+                ],
+            ),
+            (
+                DType::Int64,
+                [
+                    0,
+                    -1,
+                    30000000000,
+                    -30000000000,
+                    m63,
+                    m63,
+                    m63,
+                    300,
+                    -129,
+                    65536,
+                    m63,
+                    m63,
+                    m63,
+                    m63,
+                    2147483648,
+                    -2147483648,
+                    4294967301,
+                    4000000000,
+                    m63,
+                    m63,
+                ],
+            ),
+            (
+                DType::UInt8,
+                [
+                    0, 255, 0, 0, 0, 0, 0, 44, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+            (
+                DType::UInt16,
+                [
+                    0, 65535, 0, 0, 0, 0, 0, 300, 65407, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+            (
+                DType::UInt32,
+                [
+                    0, 4294967295, 0, 2147483648, 2147483648, 0, 2147483648, 300, 4294967167,
+                    65536, 0, 2147483648, 0, 0, 2147483648, 2147483648, 0, 4000000000, 0,
+                    2147483648,
+                ],
+            ),
+            (
+                DType::UInt64,
+                [
+                    0,
+                    18446744073709551615,
+                    30000000000,
+                    18446744043709551616,
+                    9223372036854775808,
+                    0,
+                    9223372036854775808,
+                    300,
+                    18446744073709551487,
+                    65536,
+                    9223372036854775808,
+                    9223372036854775808,
+                    0,
+                    10000000000000000000,
+                    2147483648,
+                    18446744071562067968,
+                    4294967301,
+                    4000000000,
+                    15000000000000000000,
+                    9223372036854775808,
+                ],
+            ),
+        ];
+        for (to, want) in table {
+            for (x, w) in xs.iter().zip(want) {
+                assert_eq!(float_to_int(*x, to), w, "{x} -> {to:?}");
+                assert_eq!(
+                    Scalar::Float64(*x).cast(to).as_i128(),
+                    Some(w),
+                    "{x} -> {to:?}"
+                );
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import DTYPES, assert_same
+from conftest import AGAINST_NUMPY, DTYPES, USE_DOUBLE, assert_same
 from test_ufuncs import check
 
 SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]
@@ -156,3 +156,37 @@ def test_dtypes_are_numpys_own_objects(hs):
     assert (
         hs.pi == np.pi and hs.newaxis is None and hs.inf == np.inf and np.isnan(hs.nan)
     )
+
+
+FLOAT_TO_INT_VALUES = [0.5, -1.7, 3e10, -3e10, np.nan, np.inf, -np.inf, 300.7, -129.5]
+FLOAT_TO_INT_VALUES += [
+    65536.5,
+    2.0**63,
+    -(2.0**63),
+    2.0**64,
+    1e19,
+    2.0**31,
+    4e9,
+    1.5e19,
+]
+
+
+@pytest.mark.parametrize("source", ["float64", "float32"])
+@pytest.mark.parametrize(
+    "target", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+)
+def test_float_to_int_casts_give_numpys_values_out_of_range_too(hs, source, target):
+    """NaN, infinities and values outside the target's range convert as NumPy's
+    contiguous loops do on x86-64 (which C leaves undefined), in every engine and tier
+    alike, whether the cast runs alone, fused after arithmetic or over a reversed view;
+    values repeat so that long vector loops and their tails both see them. (NumPy's own
+    strided loop differs for uint32, converting through int64: Hassium's result does not
+    depend on the layout.)"""
+    data = np.array(FLOAT_TO_INT_VALUES * 5, dtype=source)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = data.astype(target)
+        h = hs.asarray(data)
+        assert_same(h.astype(target), expected, what="astype")
+        assert_same((h * 1).astype(target), expected, what="fused after a multiply")
+        if not (AGAINST_NUMPY or USE_DOUBLE):  # both run NumPy's loops
+            assert_same(h[::-1].astype(target)[::-1], expected, what="reversed")

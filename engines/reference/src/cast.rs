@@ -4,17 +4,14 @@
 //! - bool → anything: 0 or 1; anything → bool: nonzero (NaN is true; complex if either
 //!   part is nonzero).
 //! - integer → integer: two's-complement wrap (`int64(300) → uint8` is 44).
-//! - float → integer: truncation toward zero through a 64-bit integer, then wrapping into
-//!   narrower targets. That is what NumPy does on x86 for every value in the int32
-//!   range, and for 64-bit targets in the int64 range (`-1.0 → uint8` is 255,
-//!   `-1.0 → uint64` is 2**64-1, `300.0 → uint8` is 44). NumPy leaves NaN, inf and
-//!   other out-of-range values undefined and warns ("invalid value encountered in cast");
-//!   on x86 it converts to int8/16/32 through int32, so `3e9 → int32` is INT_MIN there
-//!   and -1294967296 here. Here they follow Rust's `as`, without a warning: NaN becomes
-//!   0 and the value saturates to the int64 range (the uint64 range for non-negative
-//!   values into uint64) before wrapping.
-//!   `hassium_core::Scalar::cast` agrees except that it saturates negative values into
-//!   uint64 to 0.
+//! - float → integer: as NumPy's loops convert on x86-64, NaN, infinities and values out
+//!   of range included (C leaves those undefined; every engine and tier reproduces these
+//!   so a result does not depend on which ran): truncation into int32 for 8-32-bit targets
+//!   and then wrapping (`300.7 → int8` is 44, `3e10 → int32` is INT32_MIN), into int64
+//!   for 64-bit ones, with INT_MIN for what does not fit; see
+//!   `hassium_core::float_to_int`. NumPy warns ("invalid value encountered in cast"); we
+//!   do not. Known difference: NumPy converts a float16 NaN or infinity into uint32 as 0
+//!   (its half loop goes through int64), here as from float32 (2^31 for NaN and -inf).
 //! - complex → real: the imaginary part is dropped (NumPy warns; we do not).
 //! - to float16: one correctly rounded step from the exact source value.
 

@@ -271,14 +271,9 @@ macro_rules! int_elem {
                     CastVal::Bool(b) => b as $t,
                     CastVal::Int(i) => i as $t,
                     CastVal::UInt(u) => u as $t,
-                    // Truncate toward zero through a 64-bit integer, then wrap into
-                    // narrower targets; see `cast.rs` for out-of-range values and NaN.
+                    // As NumPy on x86-64, out of range too (see `float_to_int`).
                     CastVal::Float(f) | CastVal::Complex(f, _) => {
-                        if DType::$dt == DType::UInt64 && f >= 0.0 {
-                            f as u64 as $t
-                        } else {
-                            f as i64 as $t
-                        }
+                        hassium_core::float_to_int(f, DType::$dt) as $t
                     }
                 }
             }
