@@ -778,14 +778,21 @@ pub fn negative_integer_power_reports_numpys_message(sub: &dyn Subject) {
         let map = hassium_fuser::finish_kernel(&b, vec![0, 1], |_| false);
         let reduce = hassium_fuser::finish_kernel(&b, vec![2, 3], |_| false);
         assert_eq!(reduce.contracted.len(), 1);
+        // Exponents 0..3 (zero among them), and -1 at `negative` if given.
+        let inputs = |negative: Option<usize>| {
+            let mut a = Arrays::new(&b);
+            for i in 0..n {
+                a.set(x, i, Scalar::Int32(i as i32 % 7 - 3));
+                a.set(y, i, Scalar::Int32(i as i32 % 4));
+            }
+            if let Some(at) = negative {
+                a.set(y, at, Scalar::Int32(-1));
+            }
+            a
+        };
         for (kernels, first) in [(vec![map.clone()], 0), (vec![reduce.clone()], 2)] {
             for at in [0, 1, n / 2, n - 2, n - 1] {
-                let mut a = Arrays::new(&b);
-                for i in 0..n {
-                    a.set(x, i, Scalar::Int32(i as i32 % 7 - 3));
-                    a.set(y, i, Scalar::Int32(i as i32 % 4));
-                }
-                a.set(y, at, Scalar::Int32(-1));
+                let mut a = inputs(Some(at));
                 let mut e = engine();
                 let err = e.execute(&b, &kernels, &a.buffers(&[])).unwrap_err();
                 let want = format!(
@@ -793,12 +800,8 @@ pub fn negative_integer_power_reports_numpys_message(sub: &dyn Subject) {
                 );
                 assert!(err.to_string().ends_with(&want), "{err} (at {at})");
             }
-            // Non-negative exponents (zero among them) run, and agree with the reference.
-            let mut a = Arrays::new(&b);
-            for i in 0..n {
-                a.set(x, i, Scalar::Int32(i as i32 % 7 - 3));
-                a.set(y, i, Scalar::Int32(i as i32 % 4));
-            }
+            // Non-negative exponents run, and agree with the reference.
+            let a = inputs(None);
             let mut e = engine();
             let (want, got) = run_both(&b, &kernels, &a, e.as_mut());
             assert_eq!(diff(&want, &got, &[q, s]), None, "{threads} threads");
