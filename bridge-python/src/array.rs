@@ -75,7 +75,9 @@ fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
     slf.borrow().arr.clone()
 }
 
-/// `a op b` / `b op a`: NotImplemented when `other` is not an operand at all.
+/// `a op b` / `b op a`: NotImplemented when `other` is not an operand at all. What the
+/// runtime does not record (`complex > 0`) goes, like a call of the ufunc itself, to the
+/// package's ufunc, which runs it through NumPy with its fallback warning.
 fn binary(
     slf: &Bound<'_, PyNdArray>,
     other: &Bound<'_, PyAny>,
@@ -84,15 +86,27 @@ fn binary(
 ) -> PyResult<PyObject> {
     let py = slf.py();
     let me = Arg::Array(arr_of(slf));
-    let other = match to_arg(other) {
+    let arg = match to_arg(other) {
         Ok(a) => a,
         Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
             return Ok(py.NotImplemented())
         }
         Err(e) => return Err(e),
     };
-    let args = if reflected { [other, me] } else { [me, other] };
-    wrap(py, ops::elementwise(py, op, &args, &Dest::NEW, None)?)
+    let args = if reflected { [arg, me] } else { [me, arg] };
+    match ops::elementwise(py, op, &args, &Dest::NEW, None) {
+        Ok(out) => wrap(py, out),
+        Err(e) if e.is_instance_of::<UnsupportedError>(py) => {
+            let ufunc = PyModule::import(py, "hassium")?.getattr(op.name())?;
+            let (a, b) = if reflected {
+                (other.clone(), slf.clone().into_any())
+            } else {
+                (slf.clone().into_any(), other.clone())
+            };
+            Ok(ufunc.call1((a, b))?.unbind())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `a op= b`: writes into `a`'s view under casting rule "same_kind".

@@ -74,6 +74,26 @@ def test_error_policy_raises_not_implemented(hs, monkeypatch):
         hs.trapezoid(hs.arange(4.0))
 
 
+def test_an_operator_the_runtime_does_not_record_falls_back_like_its_ufunc(
+    hs, monkeypatch
+):
+    """`a > b` on complex arrays (NumPy orders them lexicographically) runs as
+    `np.greater` does: through NumPy, under the fallback policy, with the operands in
+    their order for the reflected form."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    data = np.array([1 + 1j, 2 - 1j, 1 - 1j, 2 + 0j])
+    h, n = both(hs, data)
+    h2, n2 = both(hs, data[::-1].copy())
+    assert_same(h > h2, n > n2)
+    assert_same(h <= 1 + 0j, n <= 1 + 0j)
+    assert_same(2 > h, 2 > n)  # reflected: h.__lt__(2)
+    assert_same(h[::2] >= h2[1::2], n[::2] >= n2[1::2])
+    if not USE_DOUBLE:
+        monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+        with pytest.raises(NotImplementedError, match="less"):
+            _ = h < h2
+
+
 def test_fallback_report_counts_calls(hs, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
     before = hs.fallback_report().get("cross", 0)
