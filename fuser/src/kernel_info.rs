@@ -1,4 +1,4 @@
-use hassium_core::{BaseId, Batch, Kernel, KernelBases, KernelInstrs, View};
+use hassium_core::{BaseId, Batch, Kernel, KernelBases, KernelInstrs, Opcode, View};
 use hassium_core::{IdMap, IdSet};
 
 /// Fills a kernel's derived fields from its instruction list (batch indices, program
@@ -8,8 +8,8 @@ use hassium_core::{IdMap, IdSet};
 /// - `reads`: bases read from memory. A read of a view that an earlier instruction of the
 ///   kernel wrote identically is served from registers; any other read goes to memory;
 /// - `contracted`: bases that live only in registers: written by the kernel, freed in the
-///   batch, not synced, never read from memory by the kernel, and touched by no
-///   instruction outside it (`touched_elsewhere`);
+///   batch, not synced, never read from memory by the kernel, not the output of an
+///   extension method, and touched by no instruction outside it (`touched_elsewhere`);
 /// - `writes`: the other bases it writes.
 pub fn finish_kernel(
     batch: &Batch,
@@ -40,6 +40,7 @@ pub(crate) fn finish_kernel_in(
     // own reads, so a kernel of one (every kernel of the singleton fuser) needs no table.
     let mut written: Option<IdMap<Vec<&View>>> = (instrs.len() > 1).then(IdMap::default);
     let mut shape = None;
+    let mut stored = KernelBases::new();
     for &k in &instrs {
         let i = &batch.instrs[k];
         if i.op.is_reduction() || i.op.is_scan() {
@@ -57,6 +58,11 @@ pub(crate) fn finish_kernel_in(
         if i.reads_output() {
             reads.push(i.out.base);
         }
+        // An extension method (matmul) writes its output through memory, never into a
+        // register, so that base is written even when nothing reads it.
+        if i.op == Opcode::Extension {
+            stored.push(i.out.base);
+        }
         writes.push(i.out.base);
         if let Some(w) = &mut written {
             w.entry(i.out.base).or_default().push(&i.out);
@@ -72,6 +78,7 @@ pub(crate) fn finish_kernel_in(
     writes.retain(|b| {
         let b = *b;
         let contract = reads.binary_search(&b).is_err()
+            && !stored.contains(&b)
             && !batch.sync.contains(&b)
             && !touched_elsewhere(b)
             && freed(b);

@@ -462,6 +462,24 @@ fn index_and_extension_instructions_stay_alone() {
 }
 
 #[test]
+fn an_extension_output_nothing_reads_is_still_written() {
+    // `(a @ b).dtype`: the product is freed unread. Engines run matmul into memory, so
+    // its output must have a buffer, on every fuser.
+    let mut r = Recorder::new();
+    let a = r.array(F64, &[2, 2]);
+    let m = r.array(F64, &[2, 2]);
+    r.push(Instr::extension("matmul", m.clone(), [v(&a), v(&a)]));
+    r.free(&m);
+    let batch = r.finish();
+    for (name, _) in hassium_fuser::REGISTRY {
+        let kernels = fuse_with(name, &batch, &Capabilities::all());
+        assert_eq!(kernels.len(), 1, "{name}");
+        assert!(kernels[0].contracted.is_empty(), "{name}");
+        assert_eq!(kernels[0].writes.to_vec(), vec![m.base], "{name}");
+    }
+}
+
+#[test]
 fn generators_fuse_like_elementwise_ops() {
     let mut r = Recorder::new();
     let i = r.array(F64, &[100]);
