@@ -5,11 +5,12 @@ use crate::index::{self, IndexArray, Item};
 use crate::ops::{self, Arg, Dest, ReduceSpec, Weak};
 use crate::py::{self, UnsupportedError};
 use crate::rt::{with_rt, Arr, OrPy};
+use crate::types::int_fits;
 use hassium_core::{BaseId, DType, Opcode, View};
 use pyo3::exceptions::{PyAttributeError, PyBufferError, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyDict, PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::types::{PyDict, PyEllipsis, PyList, PySlice, PyString, PyTuple};
 use std::ffi::{c_int, CStr};
 
 /// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
@@ -71,6 +72,27 @@ fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
     .into_any())
 }
 
+/// The value of `a[key] = value` for an array of dtype `t` (`basic`: indexed by integers
+/// and slices only), converted as NumPy's setitem converts items: scalars are checked by
+/// `ops::check_item`, and a list, tuple or string is built in `t` directly, so
+/// `[1.0, nan]` into an integer array is NumPy's `ValueError` rather than a float array
+/// cast silently, and `"5"` is parsed.
+fn item_value(value: &Bound<'_, PyAny>, t: DType, basic: bool) -> PyResult<Arg> {
+    if value.is_exact_instance_of::<PyList>()
+        || value.is_exact_instance_of::<PyTuple>()
+        || value.is_exact_instance_of::<PyString>()
+    {
+        return Ok(Arg::Array(to_arr(value, Some(t))?));
+    }
+    let v = to_arg(value)?;
+    // NumPy converts a NumPy scalar as an item through basic indexing, and casts it as an
+    // array through advanced indexing.
+    if basic || !matches!(v, Arg::Typed(_)) {
+        ops::check_item(&v, t)?;
+    }
+    Ok(v)
+}
+
 fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
     slf.borrow().arr.clone()
 }
@@ -88,6 +110,17 @@ fn binary(
     let me = Arg::Array(arr_of(slf));
     let arg = match to_arg(other) {
         Ok(a) => a,
+        // `a == None`, `a != "text"`: NumPy compares element by element, and no element
+        // equals an object that is not a number.
+        Err(e)
+            if matches!(op, Opcode::Equal | Opcode::NotEqual)
+                && (e.is_instance_of::<PyTypeError>(py)
+                    || e.is_instance_of::<PyValueError>(py)) =>
+        {
+            let all = hassium_core::Scalar::Bool(op == Opcode::NotEqual);
+            let shape = slf.borrow().arr.view.shape.clone();
+            return wrap(py, ops::full(&shape, all.into(), DType::Bool)?);
+        }
         Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
             return Ok(py.NotImplemented())
         }
@@ -1232,7 +1265,7 @@ impl PyNdArray {
         let py = slf.py();
         let a = arr_of(slf);
         let (items, advs) = parse_key(key)?;
-        let val = to_arg(value)?;
+        let val = item_value(value, a.dtype(), advs.is_empty())?;
         if advs.is_empty() {
             let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
             return ops::assign(py, &a.with_view(b.view), &val, "unsafe");
@@ -1406,8 +1439,15 @@ impl PyNdArray {
         let _ = order;
         wrap(py, ops::cast_copy(&self.arr, self.arr.dtype())?)
     }
+    /// Stores one value everywhere; a value with dimensions is NumPy's `ValueError`.
     fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        ops::assign(py, &self.arr, &to_arg(value)?, "unsafe")
+        let v = item_value(value, self.arr.dtype(), true)?;
+        if matches!(&v, Arg::Array(a) if a.view.ndim() > 0) {
+            return Err(PyValueError::new_err(
+                "setting an array element with a sequence.",
+            ));
+        }
+        ops::assign(py, &self.arr, &v, "unsafe")
     }
     #[pyo3(signature = (dtype=None, r#type=None))]
     fn view(
@@ -1647,6 +1687,10 @@ impl PyNdArray {
             dot(py, &self.arr, &to_arr(b, None)?, opt_out(out)?.as_ref())?,
         )
     }
+    /// `maximum` by the lower bound, then `minimum` by the upper; without bounds, a copy.
+    /// A Python int bound on the far side of what the dtype holds clips nothing, and NumPy
+    /// 2 drops it (`clip(uint8s, -5, 300)` is a copy); on the near side it fails as any
+    /// out-of-range Python int does.
     #[pyo3(signature = (min=None, max=None, out=None))]
     fn clip(
         &self,
@@ -1655,25 +1699,41 @@ impl PyNdArray {
         max: Option<&Bound<'_, PyAny>>,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        let mut cur = self.arr.clone();
-        if let Some(lo) = min.filter(|m| !m.is_none()) {
-            cur = ops::elementwise(
-                py,
-                Opcode::Maximum,
-                &[Arg::Array(cur), to_arg(lo)?],
-                &Dest::NEW,
-                None,
-            )?;
+        let t = self.arr.dtype();
+        let bound = |b: Option<&Bound<'_, PyAny>>, lower: bool| -> PyResult<Option<Arg>> {
+            let Some(b) = b.filter(|b| !b.is_none()) else {
+                return Ok(None);
+            };
+            Ok(match to_arg(b)? {
+                Arg::Weak(Weak::Int(v))
+                    if t.is_integer() && !int_fits(v, t) && (v < 0) == lower =>
+                {
+                    None
+                }
+                a => Some(a),
+            })
+        };
+        let bounds = [
+            (Opcode::Maximum, bound(min, true)?),
+            (Opcode::Minimum, bound(max, false)?),
+        ];
+        let mut cur = None;
+        for (op, b) in bounds {
+            if let Some(b) = b {
+                let x = cur.take().unwrap_or_else(|| self.arr.clone());
+                cur = Some(ops::elementwise(
+                    py,
+                    op,
+                    &[Arg::Array(x), b],
+                    &Dest::NEW,
+                    None,
+                )?);
+            }
         }
-        if let Some(hi) = max.filter(|m| !m.is_none()) {
-            cur = ops::elementwise(
-                py,
-                Opcode::Minimum,
-                &[Arg::Array(cur), to_arg(hi)?],
-                &Dest::NEW,
-                None,
-            )?;
-        }
+        let cur = match cur {
+            Some(c) => c,
+            None => ops::cast_copy(&self.arr, t)?,
+        };
         finish_out(py, cur, out)
     }
     #[pyo3(signature = (decimals=0, out=None))]
@@ -1698,11 +1758,16 @@ impl PyNdArray {
 }
 
 /// Copies `r` into `out=` (when given) and returns what NumPy would.
+/// `r`, or `r` copied into `out` and `out` itself returned (the same object, as NumPy).
 fn finish_out(py: Python<'_>, r: Arr, out: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
     match opt_out(out)? {
         Some(o) => {
             ops::assign(py, &o, &Arg::Array(r), "unsafe")?;
-            wrap(py, o)
+            let out = out.expect("opt_out found an array");
+            Ok(match out.downcast::<PyTuple>() {
+                Ok(t) => t.get_item(0)?.unbind(),
+                Err(_) => out.clone().unbind(),
+            })
         }
         None => wrap(py, r),
     }

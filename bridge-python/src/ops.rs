@@ -138,15 +138,74 @@ fn check_weak_ints(op: Opcode, args: &[Arg], t: DType) -> PyResult<DType> {
                     };
                     t = promote(t, wide);
                 } else {
-                    return Err(PyOverflowError::new_err(format!(
-                        "Python integer {v} out of bounds for {}",
-                        t.name()
-                    )));
+                    return Err(int_out_of_bounds(v, t));
                 }
             }
         }
     }
     Ok(t)
+}
+
+/// NumPy's error for a Python integer that `t` cannot hold.
+fn int_out_of_bounds(v: i128, t: DType) -> PyErr {
+    PyOverflowError::new_err(format!("Python integer {v} out of bounds for {}", t.name()))
+}
+
+/// Checks a scalar about to be stored as an item of a `t` array (`a[i] = x`, `a.fill(x)`)
+/// the way NumPy's setitem converts it, rather than casting it silently.
+///
+/// A float stored into an integer array goes through Python's `int()`: NaN is a
+/// `ValueError`, ±inf and values beyond a C long are an `OverflowError`, and the rest is
+/// truncated and then range-checked like a Python integer. NumPy float scalars take that
+/// path into signed targets and are cast into unsigned ones (NumPy 2 does both; advanced
+/// indexing casts them always, and its caller skips them). A Python complex cannot become
+/// an integer or a float (`TypeError`); a NumPy complex is cast.
+pub fn check_item(value: &Arg, t: DType) -> PyResult<()> {
+    let (f, python) = match *value {
+        Arg::Weak(Weak::Int(v)) if t.is_integer() && !int_fits(v, t) => {
+            return Err(int_out_of_bounds(v, t))
+        }
+        Arg::Weak(Weak::Complex(..)) if t.is_integer() || t.is_float() => {
+            let conv = if t.is_integer() {
+                "int() argument must be a string, a bytes-like object or a real number"
+            } else {
+                "float() argument must be a string or a real number"
+            };
+            return Err(PyTypeError::new_err(format!("{conv}, not 'complex'")));
+        }
+        Arg::Weak(Weak::Float(f)) => (f, true),
+        Arg::Typed(s) if s.dtype().is_float() => (s.as_f64(), false),
+        _ => return Ok(()),
+    };
+    if !t.is_integer() || !(python || t.is_signed_integer()) {
+        return Ok(());
+    }
+    if f.is_nan() {
+        return Err(PyValueError::new_err("cannot convert float NaN to integer"));
+    }
+    if f.is_infinite() {
+        return Err(PyOverflowError::new_err(
+            "cannot convert float infinity to integer",
+        ));
+    }
+    // 2^63 and 2^64 are exact in f64. NumPy converts through a C long, [-2^63, 2^63), and
+    // for uint64 through an unsigned long, up to 2^64.
+    let top = if t == DType::UInt64 {
+        2f64.powi(64)
+    } else {
+        2f64.powi(63)
+    };
+    let v = f.trunc();
+    if v >= top || v < -(2f64.powi(63)) {
+        return Err(PyOverflowError::new_err(
+            "Python int too large to convert to C long",
+        ));
+    }
+    let v = v as i128;
+    if !int_fits(v, t) {
+        return Err(int_out_of_bounds(v, t));
+    }
+    Ok(())
 }
 
 /// Temporaries created while recording one operation, freed at the end.
@@ -408,10 +467,7 @@ pub fn assign(py: Python<'_>, dst: &Arr, src: &Arg, casting: &str) -> PyResult<(
         Arg::Weak(w) => {
             if let Weak::Int(v) = w {
                 if dst.dtype().is_integer() && !int_fits(*v, dst.dtype()) {
-                    return Err(PyOverflowError::new_err(format!(
-                        "Python integer {v} out of bounds for {}",
-                        dst.dtype().name()
-                    )));
+                    return Err(int_out_of_bounds(*v, dst.dtype()));
                 }
             }
             None
@@ -950,11 +1006,8 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
         Opcode::Scatter
     };
     if let Arg::Weak(Weak::Int(v)) = values {
-        if !int_fits(*v, t) {
-            return Err(PyOverflowError::new_err(format!(
-                "Python integer {v} out of bounds for {}",
-                t.name()
-            )));
+        if t.is_integer() && !int_fits(*v, t) {
+            return Err(int_out_of_bounds(*v, t));
         }
     }
     if let Arg::Array(a) = values {
@@ -1003,11 +1056,6 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
         ));
     }
     let t = promote(a.dtype(), b.dtype());
-    let lt = if t == DType::Bool {
-        return Err(UnsupportedError::new_err("hassium has no bool matmul"));
-    } else {
-        t
-    };
     let av = if a.view.ndim() == 1 {
         a.view.expand_dims(0).py()?
     } else {
@@ -1025,6 +1073,13 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
             "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k2} is different from {k})"
         )));
     }
+    // NumPy's boolean matmul is an OR of ANDs: the count of true products, which cannot
+    // wrap in a type wider than k, is non-zero exactly where it is true.
+    let lt = match t {
+        DType::Bool if k < i32::MAX as usize => DType::Int32,
+        DType::Bool => DType::Int64,
+        _ => t,
+    };
     let batch = broadcast_shapes(&av.shape[..av.ndim() - 2], &bv.shape[..bv.ndim() - 2]).py()?;
     let mut full: Shape = batch.clone();
     full.push(n);
@@ -1091,10 +1146,19 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
         .view
         .reshape(&final_shape)
         .ok_or_else(|| PyValueError::new_err("matmul reshape"))?;
-    let res = res.with_view(v);
+    let mut res = res.with_view(v);
+    if t == DType::Bool {
+        res = elementwise(
+            py,
+            Opcode::NotEqual,
+            &[Arg::Array(res), Arg::Typed(Scalar::zero(lt))],
+            &Dest::NEW,
+            None,
+        )?;
+    }
     match out {
         Some(o) => {
-            check_out(py, "matmul", o, &final_shape, lt, "same_kind")?;
+            check_out(py, "matmul", o, &final_shape, t, "same_kind")?;
             assign(py, o, &Arg::Array(res), "unsafe")?;
             Ok(o.clone())
         }
@@ -1115,11 +1179,8 @@ pub fn masked_fill(a: &Arr, mask: &Arr, value: &Arg) -> PyResult<()> {
         return Err(hassium_index_mismatch(mask.shape(), &shape));
     }
     if let Arg::Weak(Weak::Int(v)) = value {
-        if !int_fits(*v, t) {
-            return Err(PyOverflowError::new_err(format!(
-                "Python integer {v} out of bounds for {}",
-                t.name()
-            )));
+        if t.is_integer() && !int_fits(*v, t) {
+            return Err(int_out_of_bounds(*v, t));
         }
     }
     with_rt(|rt| {

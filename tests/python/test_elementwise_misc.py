@@ -37,6 +37,113 @@ def test_clip_and_abs_match_numpy(hs, dtype):
         check(hs.clip, np.clip, (h, 0.5, 2.5), (n, 0.5, 2.5), "clip float bounds")
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "uint64", "float32"])
+def test_clip_drops_python_int_bounds_beyond_the_dtype(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    bounds = [(-5, 300), (-(2**70), 3), (1, 2**64), (None, 300), (-300, None), (300, 400)]
+    bounds += [(-5, -1), (2.5, 300), (np.int64(-5), 5)]
+    for lo, hi in bounds:
+        check(hs.clip, np.clip, (h, lo, hi), (n, lo, hi), f"clip({lo}, {hi})")
+        check(
+            lambda a, lo, hi: a.clip(lo, hi),
+            lambda a, lo, hi: a.clip(lo, hi),
+            (h, lo, hi),
+            (n, lo, hi),
+            f"a.clip({lo}, {hi})",
+        )
+
+
+def test_clip_copies_and_returns_out_itself(hs):
+    a = hs.arange(3)
+    for c in (a.clip(), hs.clip(a, None, None)):
+        c[0] = 9
+    assert_same(a, np.arange(3))
+    x = hs.arange(5.0)
+    out = hs.zeros(5)
+    assert hs.clip(x, 1, 3, out=out) is out
+    assert x.clip(1, 3, out=out) is out
+    assert x.round(out=out) is out
+    assert_same(out, np.arange(5.0))
+
+
+def test_equality_with_a_non_number_is_elementwise(hs):
+    h, n = both(hs, sample("float64"))
+    for other in (None, "text", object()):
+        assert_same(h == other, n == other, what=f"== {other!r}")
+        assert_same(h != other, n != other, what=f"!= {other!r}")
+        assert_same(other == h, other == n, what=f"{other!r} ==")
+    assert_same(hs.zeros((0, 2)) == None, np.zeros((0, 2)) == None)  # noqa: E711
+    with pytest.raises(TypeError):
+        h < "text"
+
+
+#: Values stored into arrays: NumPy converts Python floats to integers through int()
+#: (NaN and inf fail, out-of-range values overflow), NumPy float scalars likewise into
+#: signed integers through basic indexing, and refuses Python complex for real arrays.
+ITEMS = [
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    1e30,
+    1000.0,
+    -1.0,
+    3.7,
+    -2.5,
+    2.0**63,
+    1e19,
+    -(2.0**63),
+    1 + 0j,
+    2.5 + 1j,
+    np.float64("nan"),
+    np.float64(-1),
+    np.float64(300.7),
+    np.float32(-3.5),
+    np.complex128(1 + 2j),
+    300,
+    -1,
+    True,
+    [1.0, float("nan"), 2.0],
+    [1000.0, 1, 2],
+    (1.5, 2, 3),
+    "5",
+]
+
+STORES = {
+    "a[1] = v": lambda a, m, v: a.__setitem__(1, v),
+    "a[:] = v": lambda a, m, v: a.__setitem__(slice(None), v),
+    "a[1:2] = v": lambda a, m, v: a.__setitem__(slice(1, 2), v),
+    "a[...] = v": lambda a, m, v: a.__setitem__(Ellipsis, v),
+    "a[[0, 2]] = v": lambda a, m, v: a.__setitem__([0, 2], v),
+    "a[mask] = v": lambda a, m, v: a.__setitem__(m, v),
+    "a.fill(v)": lambda a, m, v: a.fill(v),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint8", "uint64", "float32", "complex128"])
+def test_storing_an_item_converts_it_as_numpy_does(hs, dtype):
+    import warnings
+
+    for v in ITEMS:
+        for form, store in STORES.items():
+            if isinstance(v, (list, tuple)) and form in ("a[1] = v", "a.fill(v)"):
+                continue  # a sequence into one element: NumPy's error varies by dtype
+            what = f"{form} with v={v!r} into {dtype}"
+            n = np.zeros(3, dtype=dtype)
+            h = hs.zeros(3, dtype=dtype)
+            mask = np.array([True, False, True])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    store(n, mask, v)
+                except Exception as e:  # noqa: BLE001 - the type is what is compared
+                    with pytest.raises(type(e)):
+                        store(h, hs.asarray(mask), v)
+                        np.asarray(h)
+                    continue
+                store(h, hs.asarray(mask), v)
+            assert_same(h, n, what=what)
+
+
 @pytest.mark.parametrize("decimals", [0, 1, 2, -1])
 @pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
 def test_round_matches_numpy(hs, dtype, decimals):

@@ -50,6 +50,26 @@ def test_matmul_operator_matches_numpy(hs):
     assert_same(a @ a.T, na @ na.T)
 
 
+def test_bool_matmul_is_an_or_of_ands(hs):
+    for sa, sb in [((3, 300), (300, 2)), ((2, 0), (0, 3)), ((300,), (300,)), ((2, 3, 4), (4,))]:
+        a, na = both(hs, sample("bool", shape=sa))
+        b, nb = both(hs, sample("bool", shape=sb, seed=1))
+        assert_same(a @ b, na @ nb, what=f"{sa}@{sb}")
+    a, na = both(hs, sample("bool", shape=(4, 4)))
+    out, nout = hs.zeros((4, 4), dtype=bool), np.zeros((4, 4), dtype=bool)
+    assert hs.matmul(a, a.T, out=out) is out
+    np.matmul(na, na.T, out=nout)
+    assert_same(out, nout)
+
+
+def test_a_product_nothing_reads_still_runs(hs):
+    # The product is dropped unread within the batch; it must not lose its buffer.
+    a, na = both(hs, sample("float64", shape=(3, 4)))
+    assert (a @ a.T).dtype == np.float64
+    b, nb = both(hs, sample("int64", shape=(2, 2)))
+    assert_same(hs.matmul(b, b.astype(np.int32)), np.matmul(nb, nb.astype(np.int32)))
+
+
 def test_matmul_shape_mismatch_raises_value_error(hs):
     with pytest.raises(ValueError):
         hs.matmul(hs.ones((2, 3)), hs.ones((2, 3)))

@@ -837,21 +837,7 @@ def clip(
         a_max = max
     lo = None if a_min is _NoValue else a_min
     hi = None if a_max is _NoValue else a_max
-    result = _arr(a)
-    if lo is None and hi is None:
-        result = (
-            _ext.ufunc("positive", result)
-            if result.dtype != np.bool_
-            else result.copy()
-        )
-    if lo is not None:
-        result = _ext.ufunc("maximum", result, lo)
-    if hi is not None:
-        result = _ext.ufunc("minimum", result, hi)
-    if out is not None:
-        _ext.copyto(out, result)
-        return out
-    return result
+    return _arr(a).clip(lo, hi, out=out)
 
 
 def round(a, decimals=0, out=None):
