@@ -93,6 +93,42 @@ fn item_value(value: &Bound<'_, PyAny>, t: DType, basic: bool) -> PyResult<Arg> 
     Ok(v)
 }
 
+/// The order a reshape, ravel or flatten reads elements in.
+enum Order {
+    C,
+    /// C order over the axes taken in this order.
+    Perm(Vec<usize>),
+}
+
+/// NumPy's `order` argument for reading `v`: "C"; "F" (the axes reversed); "A" (F when
+/// `v` is Fortran- and not C-contiguous); and, where `k_allowed`, "K" (memory order: the
+/// axes by decreasing stride magnitude).
+fn order_perm(v: &View, order: &str, k_allowed: bool) -> PyResult<Order> {
+    let nd = v.ndim();
+    let reversed = || Order::Perm((0..nd).rev().collect());
+    Ok(match order {
+        "C" => Order::C,
+        "F" => reversed(),
+        "A" if v.reversed_axes().is_contiguous() && !v.is_contiguous() => reversed(),
+        "A" => Order::C,
+        "K" if k_allowed => {
+            let mut p: Vec<usize> = (0..nd).collect();
+            p.sort_by_key(|&i| std::cmp::Reverse(v.strides[i].unsigned_abs()));
+            Order::Perm(p)
+        }
+        "K" => {
+            return Err(PyValueError::new_err(
+                "order 'K' is not permitted for reshaping",
+            ))
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "order must be one of 'C', 'F', 'A', or 'K' (got '{order}')"
+            )))
+        }
+    })
+}
+
 fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
     slf.borrow().arr.clone()
 }
@@ -959,6 +995,22 @@ impl PyNdArray {
         binary(slf, o, code, false)
     }
 
+    /// NumPy's other methods and attributes (`sort`, `take`, `flat`, ...), from the
+    /// package's `_methods`; reached only when normal lookup fails.
+    fn __getattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<PyObject> {
+        let py = slf.py();
+        if name.to_str()?.starts_with("__") {
+            return Err(PyAttributeError::new_err(format!(
+                "'hassium.ndarray' object has no attribute '{name}'"
+            )));
+        }
+        let methods = PyModule::import(py, pyo3::intern!(py, "hassium._methods"))?;
+        Ok(methods
+            .getattr(pyo3::intern!(py, "attribute"))?
+            .call1((slf, name))?
+            .unbind())
+    }
+
     // --- conversion to Python ----------------------------------------------------------
     fn __len__(&self) -> PyResult<usize> {
         self.arr
@@ -1293,11 +1345,6 @@ impl PyNdArray {
         shape: &Bound<'_, PyTuple>,
         order: &str,
     ) -> PyResult<PyObject> {
-        if order != "C" {
-            return Err(UnsupportedError::new_err(
-                "hassium reshapes in C order only",
-            ));
-        }
         let a = arr_of(slf);
         let req: Vec<isize> = if shape.len() == 1 {
             let s = shape.get_item(0)?;
@@ -1312,7 +1359,20 @@ impl PyNdArray {
             shape.extract()?
         };
         let s = ops::resolve_shape(a.view.nelem(), a.shape(), &req)?;
-        let r = ops::reshape(&a, &s)?;
+        // Fortran order reads and writes the last axis slowest: a C-order reshape of the
+        // reversed axes to the reversed shape, reversed back.
+        let fortran = match order_perm(&a.view, order, false)? {
+            Order::C => false,
+            Order::Perm(_) => true,
+        };
+        let r = if fortran {
+            let rev: Vec<usize> = s.iter().rev().copied().collect();
+            let r = ops::reshape(&a.with_view(a.view.reversed_axes()), &rev)?;
+            let v = r.view.reversed_axes();
+            r.with_view(v)
+        } else {
+            ops::reshape(&a, &s)?
+        };
         if r.owner.id == a.owner.id {
             wrap_view(slf, r.view)
         } else {
@@ -1321,19 +1381,27 @@ impl PyNdArray {
     }
     #[pyo3(signature = (order="C"))]
     fn ravel(slf: &Bound<'_, Self>, order: &str) -> PyResult<PyObject> {
-        let n = slf.borrow().arr.view.nelem() as isize;
-        Self::reshape(slf, &PyTuple::new(slf.py(), [n])?, order)
+        let a = arr_of(slf);
+        let src = match order_perm(&a.view, order, true)? {
+            Order::C => a.clone(),
+            Order::Perm(p) => a.with_view(a.view.transpose(&p).py()?),
+        };
+        let r = ops::reshape(&src, &[a.view.nelem()])?;
+        if r.owner.id == a.owner.id {
+            wrap_view(slf, r.view)
+        } else {
+            wrap(slf.py(), r)
+        }
     }
     #[pyo3(signature = (order="C"))]
     fn flatten(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
-        if order != "C" {
-            return Err(UnsupportedError::new_err(
-                "hassium flattens in C order only",
-            ));
-        }
-        let c = ops::cast_copy(&self.arr, self.arr.dtype())?;
-        let n = c.view.nelem();
-        wrap(py, ops::reshape(&c, &[n])?)
+        let a = &self.arr;
+        let src = match order_perm(&a.view, order, true)? {
+            Order::C => a.clone(),
+            Order::Perm(p) => a.with_view(a.view.transpose(&p).py()?),
+        };
+        let c = ops::cast_copy(&src, a.dtype())?;
+        wrap(py, ops::reshape(&c, &[a.view.nelem()])?)
     }
     #[pyo3(signature = (*axes))]
     fn transpose(slf: &Bound<'_, Self>, axes: &Bound<'_, PyTuple>) -> PyResult<PyObject> {

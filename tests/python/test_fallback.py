@@ -56,8 +56,24 @@ def test_fallback_warns_once_per_function_name(hs, monkeypatch):
     ours = [w for w in caught if issubclass(w.category, hs.HassiumFallbackWarning)]
     assert len(ours) == 1
     assert name in str(ours[0].message)
+    assert ours[0].filename == __file__, "the warning names the program's line"
     assert issubclass(hs.HassiumFallbackWarning, UserWarning)
     assert hs.fallback_report()[name] >= 2
+
+
+def test_a_method_that_falls_back_warns_at_the_programs_line(hs, monkeypatch):
+    if USE_DOUBLE:
+        pytest.skip("the double's arrays are NumPy's: their methods are NumPy's")
+    monkeypatch.setenv("HASSIUM_FALLBACK", "warn")
+    calls = {"trace": (), "diagonal": (), "repeat": (2,), "searchsorted": (1.0,), "take": ([1],)}
+    name = next((n for n in calls if n not in hs.fallback_report()), None)
+    if name is None:
+        pytest.skip("every candidate already fell back")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        getattr(hs.arange(6.0).reshape(2, 3), name)(*calls[name])
+    ours = [w for w in caught if issubclass(w.category, hs.HassiumFallbackWarning)]
+    assert [w.filename for w in ours] == [__file__]
 
 
 def test_silent_policy_hides_the_warning(hs, monkeypatch):

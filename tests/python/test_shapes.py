@@ -46,6 +46,73 @@ def test_shape_functions_match_numpy(hs, dtype):
         )
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float64", "complex128"])
+def test_reshape_ravel_and_flatten_in_every_order_match_numpy(hs, dtype):
+    from conftest import LAYOUTS
+
+    h, n = both(hs, sample(dtype, shape=(2, 3, 4)))
+    method = lambda name: lambda a, *args, **kw: getattr(a, name)(*args, **kw)  # noqa: E731
+    for layout, view in LAYOUTS.items():
+        hv, nv = view(h), view(n)
+        for order in ["C", "F", "A", "K", "X"]:
+            for name in ["ravel", "flatten"]:
+                check(method(name), method(name), (hv,), (nv,), f"{name} {order} {layout}", order=order)
+            check(hs.ravel, np.ravel, (hv,), (nv,), f"np.ravel {order} {layout}", order=order)
+            check(
+                method("reshape"), method("reshape"), (hv, (-1,)), (nv, (-1,)),
+                f"reshape(-1) {order} {layout}", order=order,
+            )
+            if nv.size == 24:
+                for shape in [(4, 6), (2, -1, 3), (24,)]:
+                    check(
+                        hs.reshape, np.reshape, (hv, shape), (nv, shape),
+                        f"reshape{shape} {order} {layout}", order=order,
+                    )
+    # A Fortran-order reshape of a Fortran-contiguous array is a view, as in NumPy.
+    t = h.transpose(2, 1, 0)
+    v = t.reshape(24, order="F")
+    v[1] = 0
+    n.transpose(2, 1, 0).reshape(24, order="F")[1] = 0
+    assert_same(h, n)
+
+
+def test_array_methods_numpy_has_run_like_their_functions(hs):
+    h, n = both(hs, sample("float64", shape=(3, 4)))
+    for name, args in [
+        ("argsort", ()),
+        ("argsort", (0,)),
+        ("take", ([0, 5, -1],)),
+        ("repeat", (2,)),
+        ("diagonal", (1,)),
+        ("trace", ()),
+        ("compress", ([True, False, True],)),
+    ]:
+        assert_same(getattr(h, name)(*args), getattr(n, name)(*args), what=name)
+    assert h.T.tobytes() == n.T.tobytes() and h.tobytes("F") == n.tobytes("F")
+    assert_same(h.mT, n.mT)
+    assert_same(h.ravel().searchsorted(0.5), n.ravel().searchsorted(0.5))
+    assert h.device == "cpu" and h.to_device("cpu") is h
+    with pytest.raises(ValueError):
+        h[0].mT
+    with pytest.raises(AttributeError):
+        h.no_such_method
+    # In-place methods write into the array, through views too.
+    for name, args in [("sort", ()), ("sort", (0,)), ("partition", (1,)), ("put", ([0, 2], [7.0, 8.0]))]:
+        hv, nv = h[:, ::-1], n[:, ::-1]
+        assert getattr(hv, name)(*args) is None
+        getattr(nv, name)(*args)
+        assert_same(h, n, what=name)
+    # a.flat reads and writes in C order, on non-contiguous views too.
+    t, nt = h.T, n.T
+    assert_same(hs.asarray(t.flat[[1, 5]]), nt.flat[[1, 5]])
+    t.flat[1] = -1.0
+    nt.flat[1] = -1.0
+    h.flat[::5] = 9.0
+    n.flat[::5] = 9.0
+    assert_same(h, n)
+    assert len(h.flat) == 12 and list(h.flat) == list(n.flat)
+
+
 def test_squeeze_with_axis_and_its_errors(hs):
     h, n = both(hs, np.zeros((1, 3, 1)))
     check(hs.squeeze, np.squeeze, (h, 0), (n, 0), "squeeze 0")

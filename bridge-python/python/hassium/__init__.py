@@ -7,7 +7,8 @@ exception types are NumPy's own objects.
 
 Layout: ``_hassium`` (the compiled extension: the array type and the recorder),
 ``_native`` (NumPy's functions on the extension's primitives), ``_fallback`` (everything
-else, through NumPy), ``_dispatch`` (NumPy calls on Hassium arrays come back here),
+else, through NumPy), ``_methods`` (ndarray methods the array type does not define, on
+those functions), ``_dispatch`` (NumPy calls on Hassium arrays come back here),
 ``random``, ``linalg``, and ``__main__`` (``python -m hassium prog.py``).
 """
 

@@ -20,6 +20,7 @@ write is recorded like any other.
 """
 
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -90,8 +91,21 @@ def _note(name):
             f"hassium: {name}() is not native; running it through NumPy "
             f"(set HASSIUM_FALLBACK=silent to hide this, =error to forbid it)",
             HassiumFallbackWarning,
-            stacklevel=4,
+            stacklevel=_outside_the_package(),
         )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _outside_the_package():
+    """The ``stacklevel`` that makes a warning raised by our caller name the program's
+    line: the first frame whose code is not in this package (a method, a function and
+    the fallback may be several frames deep)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _is_hassium(x):

@@ -1342,15 +1342,13 @@ def roll(a, shift, axis=None):
 def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         shape = newshape
-    if order != "C" or copy is not None:
+    if copy is not None:
         return _fallback_np("reshape", (a, shape), {"order": order, "copy": copy})
-    return _arr(a).reshape(shape)
+    return _arr(a).reshape(shape, order=order)
 
 
 def ravel(a, order="C"):
-    if order not in ("C", "K", "A"):
-        return _fallback_np("ravel", (a,), {"order": order})
-    return _arr(a).reshape(-1)
+    return _arr(a).ravel(order)
 
 
 def transpose(a, axes=None):
