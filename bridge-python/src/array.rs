@@ -233,6 +233,19 @@ pub fn parse_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Opti
     Ok(Some(out))
 }
 
+/// `parse_axes` for ufunc reductions and scans, which NumPy lets name axis 0 or -1 of a
+/// 0-d array as a plain integer (a legacy rule it keeps): that reduces over nothing.
+fn parse_reduce_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<Vec<usize>>> {
+    if ndim == 0 {
+        if let Some(x) = axis.filter(|a| !a.is_none() && !a.is_instance_of::<PyTuple>()) {
+            if matches!(x.extract::<isize>(), Ok(0 | -1)) {
+                return Ok(Some(Vec::new()));
+            }
+        }
+    }
+    parse_axes(axis, ndim)
+}
+
 fn opt_weak(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Weak>> {
     match obj.filter(|o| !o.is_none()) {
         None => Ok(None),
@@ -303,8 +316,16 @@ pub fn reduce_any(
     initial: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Arr> {
     let arg = matches!(name, "argmin" | "argmax");
+    if arg && axis.is_some_and(|x| x.is_instance_of::<PyTuple>()) {
+        return Err(PyTypeError::new_err(
+            "'tuple' object cannot be interpreted as an integer",
+        ));
+    }
     let mut a = a.clone();
-    let mut axes = parse_axes(axis, a.view.ndim())?;
+    let mut axes = parse_reduce_axes(axis, a.view.ndim())?;
+    if arg && a.view.ndim() == 0 {
+        axes = None; // argmin/argmax of a 0-d array along 0 or -1: of its one element
+    }
     if arg {
         if axes.as_ref().is_some_and(|x| x.len() != 1) {
             return Err(PyTypeError::new_err(
@@ -1849,6 +1870,8 @@ pub fn accumulate_any(
     dtype: Option<&Bound<'_, PyAny>>,
     out: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Arr> {
+    // A 0-d array scanned along 0 or -1 is scanned as the 1-element array, as NumPy does.
+    let axis = axis.filter(|&x| !(a.view.ndim() == 0 && (x == 0 || x == -1)));
     let (a, ax) = match axis {
         None => (ops::reshape(a, &[a.view.nelem()])?, 0),
         Some(x) => {

@@ -291,9 +291,31 @@ pub fn elementwise(
         None => check_weak_ints(op, args, result_type(args))?,
     };
     let l = resolve_loop(op, t).map_err(|e| loop_error(py, op, t, e, args.len()))?;
-    if dtype.is_some() && l != t {
-        // `dtype=` names the loop; NumPy refuses when no loop has exactly that type.
-        return Err(py::no_loop_error(py, op.name(), &vec![t; args.len()]));
+    if dtype.is_some() {
+        if l != t {
+            // `dtype=` names the loop; NumPy refuses when no loop has exactly that type.
+            return Err(py::no_loop_error(py, op.name(), &vec![t; args.len()]));
+        }
+        // The inputs are cast to the loop under the ufunc's casting rule (a Python scalar
+        // as its default type): `add(floats, 1, dtype=int8)` is refused.
+        for (i, a) in args.iter().enumerate() {
+            let from = match a {
+                Arg::Weak(w) => w.default_dtype(),
+                a => a
+                    .strong_dtype()
+                    .expect("arrays and typed scalars have a dtype"),
+            };
+            if can_cast(from, l, dest.casting) == Some(false) {
+                return Err(py::casting_error(
+                    py,
+                    op.name(),
+                    Some(i),
+                    from,
+                    l,
+                    dest.casting,
+                ));
+            }
+        }
     }
     let o = op
         .out_dtype(l)
@@ -372,7 +394,7 @@ pub fn check_out(
     }
     match can_cast(o, out.dtype(), casting) {
         Some(true) => Ok(()),
-        Some(false) => Err(py::output_casting_error(py, name, o, out.dtype(), casting)),
+        Some(false) => Err(py::casting_error(py, name, None, o, out.dtype(), casting)),
         None => Err(PyValueError::new_err(format!(
             "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got '{casting}')"
         ))),
@@ -826,9 +848,10 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             )));
         }
         if let Some(false) = can_cast(out_t, o.dtype(), "same_kind") {
-            return Err(py::output_casting_error(
+            return Err(py::casting_error(
                 py,
                 spec.name,
+                None,
                 out_t,
                 o.dtype(),
                 "same_kind",

@@ -76,25 +76,31 @@ pub fn axis_error(msg: &str) -> PyErr {
     })
 }
 
-/// NumPy's `_UFuncOutputCastingError` for an `out=` the result cannot be cast to.
-pub fn output_casting_error(
+/// NumPy's error when an operand of `ufunc` (its output, or `input` i) cannot be cast
+/// from `from` to `to` under `casting`: `_UFuncOutputCastingError` or
+/// `_UFuncInputCastingError`, both `UFuncTypeError`s.
+pub fn casting_error(
     py: Python<'_>,
     ufunc: &str,
+    input: Option<usize>,
     from: DType,
     to: DType,
     casting: &str,
 ) -> PyErr {
+    let (class, operand, i) = match input {
+        Some(i) => ("_UFuncInputCastingError", format!("input {i}"), i),
+        None => ("_UFuncOutputCastingError", "output".to_string(), 0),
+    };
     let msg = format!(
-        "Cannot cast ufunc '{ufunc}' output from dtype('{}') to dtype('{}') with casting rule '{casting}'",
+        "Cannot cast ufunc '{ufunc}' {operand} from dtype('{}') to dtype('{}') with casting rule '{casting}'",
         from.name(),
         to.name()
     );
     let made = (|| -> PyResult<PyErr> {
         let np = numpy(py)?;
-        let cls =
-            PyModule::import(py, "numpy._core._exceptions")?.getattr("_UFuncOutputCastingError")?;
+        let cls = PyModule::import(py, "numpy._core._exceptions")?.getattr(class)?;
         let uf = np.getattr(ufunc)?;
-        let e = cls.call1((uf, casting, dtype_obj(py, from)?, dtype_obj(py, to)?, 0))?;
+        let e = cls.call1((uf, casting, dtype_obj(py, from)?, dtype_obj(py, to)?, i))?;
         Ok(PyErr::from_value(e))
     })();
     made.unwrap_or_else(|_| PyTypeError::new_err(msg))

@@ -166,6 +166,19 @@ def test_bad_bounds_raise_value_error(hs):
         hs.random.default_rng(-1)
 
 
+def test_a_negative_scale_is_refused_and_array_parameters_give_arrays(hs):
+    for normal in (hs.random.default_rng(0).normal, hs.random.normal):
+        for scale in (-1.0, -0.0, hs.asarray([1.0, -2.0])):
+            with pytest.raises(ValueError, match="scale < 0"):
+                normal(0.0, scale)
+        z = values(normal(0.0, hs.asarray([1.0, np.nan, 0.0])))
+        assert z.shape == (3,) and np.isnan(z[1]) and z[2] == 0.0
+        assert np.isnan(normal(0.0, np.nan))
+    for uniform in (hs.random.default_rng(0).uniform, hs.random.uniform):
+        u = values(uniform(hs.zeros((2, 1)), hs.asarray([1.0, 2.0, 3.0])))
+        assert u.shape == (2, 3) and (u >= 0).all() and (u < [1.0, 2.0, 3.0]).all()
+
+
 def test_other_generator_methods_fall_back_reproducibly(hs, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
     a = values(hs.random.default_rng(11).permutation(10))

@@ -129,6 +129,28 @@ def test_bad_axis_raises_axis_error(hs, name):
         np.asarray(getattr(hs, name)(hs.ones((2, 3)), axis=2))
 
 
+def test_ufunc_reductions_of_a_0d_array_accept_axis_0_and_minus_1(hs):
+    # NumPy's legacy rule: an integer axis 0 or -1 of a 0-d array, for ufunc reductions,
+    # argmin/argmax and scans; mean/var/std, tuples and other axes are AxisErrors.
+    h, n = both(hs, np.array(3.0))
+    calls = [
+        ("sum", {}), ("prod", {}), ("max", {}), ("min", {}), ("any", {}), ("all", {}),
+        ("argmax", {}), ("argmin", {}), ("cumsum", {}), ("cumprod", {}), ("mean", {}),
+        ("std", {}), ("sum", {"keepdims": True}),
+    ]
+    for name, kw in calls:
+        for axis in (0, -1, 1, (0,)):
+            check(getattr(hs, name), getattr(np, name), (h,), (n,), f"{name} axis={axis}", axis=axis, **kw)
+            check(
+                lambda a, **k: getattr(a, name)(**k),
+                lambda a, **k: getattr(a, name)(**k),
+                (h,), (n,), f"a.{name} axis={axis}", axis=axis, **kw,
+            )
+    check(hs.add.reduce, np.add.reduce, (h,), (n,), "add.reduce", axis=0)
+    for axis in (0, None):
+        check(hs.add.accumulate, np.add.accumulate, (h,), (n,), "add.accumulate", axis=axis)
+
+
 def test_duplicate_axis_raises_value_error(hs):
     with pytest.raises(ValueError):
         hs.sum(hs.ones((2, 3)), axis=(0, 0))

@@ -282,6 +282,23 @@ def test_dtype_argument_computes_in_that_dtype(hs):
     check(hs.sqrt, np.sqrt, (h,), (n,), "sqrt dtype=float64", dtype="float64")
 
 
+def test_dtype_argument_casts_the_inputs_under_the_casting_rule(hs):
+    f, nf = both(hs, sample("float64"))
+    i, ni = both(hs, sample("int64"))
+    z, nz = both(hs, sample("complex128"))
+    cases = [
+        ((f, 1), (nf, 1), "int8", "same_kind"),  # float input to an integer loop
+        ((i, 1.5), (ni, 1.5), "int8", "same_kind"),  # a Python float, too
+        ((z, 1), (nz, 1), "float64", "same_kind"),
+        ((i, 1), (ni, 1), "int8", "same_kind"),  # int64 to int8 is the same kind
+        ((f, 1), (nf, 1), "int8", "unsafe"),
+        ((f, np.float64(1)), (nf, np.float64(1)), "float32", "same_kind"),
+        ((i, i), (ni, ni), "float16", "safe"),
+    ]
+    for hargs, nargs, dtype, casting in cases:
+        check(hs.add, np.add, hargs, nargs, f"add dtype={dtype} {casting}", dtype=dtype, casting=casting)
+
+
 def test_shape_mismatch_raises_value_error_at_the_call(hs):
     with pytest.raises(ValueError):
         hs.add(hs.ones((3, 4)), hs.ones((4, 3)))

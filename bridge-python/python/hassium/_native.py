@@ -248,6 +248,8 @@ class ufunc:
             )
         if type(out) is tuple:
             (out,) = out
+        if np.ndim(array) == 0:
+            raise TypeError("cannot accumulate on a scalar")
         try:
             result = _ext.accumulate(
                 self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out

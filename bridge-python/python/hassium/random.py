@@ -120,6 +120,27 @@ class _PhiloxState:
         values = _ext.ufunc("add", offset, low % _U64)  # wraps like two's complement
         return values.astype(dtype)
 
+    def uniform(self, low=0.0, high=1.0, size=None):
+        shape = (
+            _np.broadcast_shapes(_shape_of(low), _shape_of(high))
+            if size is None
+            else _shape_tuple(size)
+        )
+        result = low + (high - low) * self._uniform01(shape)
+        return _scalar_or(result, size if size is not None else (shape or None))
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        # NumPy refuses a negative scale, -0.0 included (NaN passes and gives NaN).
+        if _np.signbit(_np.asarray(scale)).any():
+            raise ValueError("scale < 0")
+        shape = (
+            _np.broadcast_shapes(_shape_of(loc), _shape_of(scale))
+            if size is None
+            else _shape_tuple(size)
+        )
+        result = loc + scale * self._standard_normal(shape)
+        return _scalar_or(result, size if size is not None else (shape or None))
+
     def _fallback(self, name, args, kwargs):
         # A NumPy generator keyed by (seed, stream): reproducible, and a fresh stream.
         stream = self._stream
@@ -152,16 +173,6 @@ class Generator(_PhiloxState):
             return out
         return _scalar_or(result, size)
 
-    def uniform(self, low=0.0, high=1.0, size=None):
-        shape = (
-            _np.broadcast_shapes(_shape_of(low), _shape_of(high))
-            if size is None
-            else _shape_tuple(size)
-        )
-        u = self._uniform01(shape)
-        result = low + (high - low) * u
-        return _scalar_or(result, size if size is not None or shape else None)
-
     def standard_normal(self, size=None, dtype=_np.float64, out=None):
         shape = () if size is None else _shape_tuple(size)
         result = self._standard_normal(shape, dtype)
@@ -169,15 +180,6 @@ class Generator(_PhiloxState):
             _ext.copyto(out, result)
             return out
         return _scalar_or(result, size)
-
-    def normal(self, loc=0.0, scale=1.0, size=None):
-        shape = (
-            _np.broadcast_shapes(_shape_of(loc), _shape_of(scale))
-            if size is None
-            else _shape_tuple(size)
-        )
-        result = loc + scale * self._standard_normal(shape)
-        return _scalar_or(result, size if size is not None or shape else None)
 
     def integers(self, low, high=None, size=None, dtype=_np.int64, endpoint=False):
         if high is None:
@@ -227,24 +229,6 @@ class RandomState(_PhiloxState):
     def standard_normal(self, size=None):
         shape = () if size is None else _shape_tuple(size)
         return _scalar_or(self._standard_normal(shape), size)
-
-    def normal(self, loc=0.0, scale=1.0, size=None):
-        shape = (
-            _np.broadcast_shapes(_shape_of(loc), _shape_of(scale))
-            if size is None
-            else _shape_tuple(size)
-        )
-        result = loc + scale * self._standard_normal(shape)
-        return _scalar_or(result, size if size is not None or shape else None)
-
-    def uniform(self, low=0.0, high=1.0, size=None):
-        shape = (
-            _np.broadcast_shapes(_shape_of(low), _shape_of(high))
-            if size is None
-            else _shape_tuple(size)
-        )
-        result = low + (high - low) * self._uniform01(shape)
-        return _scalar_or(result, size if size is not None or shape else None)
 
     def randint(self, low, high=None, size=None, dtype=int):
         if high is None:
