@@ -548,9 +548,8 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
         return Ok(Item::Ellipsis);
     }
     if k.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(UnsupportedError::new_err(
-            "hassium does not index with a Python bool",
-        ));
+        advs.push(Adv::Mask(vec![k.extract()?], Vec::new()));
+        return Ok(Item::Array(advs.len() - 1));
     }
     if k.is_instance_of::<pyo3::types::PyInt>() {
         return Ok(Item::Int(k.extract()?));
@@ -571,6 +570,10 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
     }
     // NumPy integer scalars and anything else with __index__ that is not a sequence.
     let np = py::numpy(py)?;
+    if k.is_instance(&np.getattr("bool_")?)? {
+        advs.push(Adv::Mask(vec![k.is_truthy()?], Vec::new()));
+        return Ok(Item::Array(advs.len() - 1));
+    }
     let is_ndarray = k.is_instance(&np.getattr("ndarray")?)?;
     if !is_ndarray && !k.is_instance_of::<PyList>() && !k.is_instance_of::<PyTuple>() {
         if let Ok(i) = k.call_method0("__index__") {
@@ -607,6 +610,76 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
         }
     }
     Ok(Item::Array(advs.len() - 1))
+}
+
+/// A key whose only advanced index is one 0-d boolean (`a[True]`, `a[..., mask0d]`)
+/// rewritten as basic indexing: NumPy gives that index a new dimension of length 1 when
+/// true and 0 when false. Returns the view it selects (a copy is the caller's business:
+/// NumPy copies, as for any advanced index), or `None` when the key is not of that form.
+/// Several 0-d booleans, or one beside index arrays, are `UnsupportedError`.
+fn scalar_bool_key(a: &Arr, items: &[Item], advs: &[Adv]) -> PyResult<Option<View>> {
+    let truth = |adv: &Adv| -> PyResult<Option<bool>> {
+        Ok(match adv {
+            Adv::Mask(v, s) if s.is_empty() => Some(v[0]),
+            Adv::Lazy(x) if x.dtype().is_bool() && x.view.ndim() == 0 => {
+                Some(ops::read_scalar(x)?.as_f64() != 0.0)
+            }
+            _ => None,
+        })
+    };
+    let mut found = None;
+    for (k, adv) in advs.iter().enumerate() {
+        if let Some(t) = truth(adv)? {
+            found = Some((k, t));
+        }
+    }
+    let Some((k, t)) = found else {
+        return Ok(None);
+    };
+    if advs.len() > 1 {
+        return Err(UnsupportedError::new_err(
+            "hassium indexes with a 0-d boolean only beside integers, slices, None and ...",
+        ));
+    }
+    // The new dimension's position in the result: the dimensions the items before it make.
+    let consumed = items
+        .iter()
+        .filter(|i| matches!(i, Item::Int(_) | Item::Slice(..)))
+        .count();
+    let mut at = 0usize;
+    let mut rewritten = Vec::with_capacity(items.len());
+    let mut seen = false;
+    for item in items {
+        match item {
+            Item::Array(j) if *j == k => {
+                seen = true;
+                rewritten.push(Item::NewAxis);
+                continue;
+            }
+            _ if seen => {}
+            Item::Slice(..) | Item::NewAxis => at += 1,
+            Item::Ellipsis => at += a.view.ndim().saturating_sub(consumed),
+            Item::Int(_) | Item::Array(_) => {}
+        }
+        rewritten.push(item.clone());
+    }
+    let mut v = index::apply_basic(&a.view, &rewritten)
+        .map_err(index_err)?
+        .view;
+    // Beside an advanced index, integers are advanced too; when they and the boolean are
+    // not adjacent in the key, the new dimension goes first, as for index arrays.
+    let group: Vec<usize> = (items.iter().enumerate())
+        .filter(|(_, i)| matches!(i, Item::Int(_) | Item::Array(_)))
+        .map(|(n, _)| n)
+        .collect();
+    if group.windows(2).any(|w| w[1] != w[0] + 1) && at > 0 {
+        let mut perm: Vec<usize> = (0..v.ndim()).collect();
+        perm.remove(at);
+        perm.insert(0, at);
+        v = v.transpose(&perm).py()?;
+        at = 0;
+    }
+    Ok(Some(if t { v } else { v.slice(at, 0, 0, 1).py()? }))
 }
 
 fn index_err(e: index::IndexError) -> PyErr {
@@ -667,6 +740,12 @@ fn materialize(
                         arrays.push(ia);
                         out_items.push(Item::Array(arrays.len() - 1));
                         dim += 1;
+                    }
+                    Adv::Mask(_, shape) if shape.is_empty() => {
+                        // `scalar_bool_key` takes 0-d masks; none may reach the offsets.
+                        return Err(UnsupportedError::new_err(
+                            "hassium indexes with a 0-d boolean only beside integers, slices, None and ...",
+                        ));
                     }
                     Adv::Mask(vals, shape) => {
                         for (j, &n) in shape.iter().enumerate() {
@@ -1327,6 +1406,9 @@ impl PyNdArray {
                 return wrap(py, ops::gather(&a.view, &iv.view)?);
             }
         }
+        if let Some(v) = scalar_bool_key(&a, &items, &advs)? {
+            return wrap(py, ops::cast_copy(&a.with_view(v), a.dtype())?);
+        }
         let (idx, src) = advanced(py, &a, &items, advs)?;
         wrap(py, ops::gather(&src, &idx.view)?)
     }
@@ -1354,6 +1436,9 @@ impl PyNdArray {
                 let iv = ops::cast_copy(m, DType::Int64)?;
                 return ops::scatter(&a, &iv.view, &val, false);
             }
+        }
+        if let Some(v) = scalar_bool_key(&a, &items, &advs)? {
+            return ops::assign(py, &a.with_view(v), &val, "unsafe");
         }
         let (idx, full) = advanced(py, &a, &items, advs)?;
         ops::scatter(&a.with_view(full), &idx.view, &val, false)

@@ -483,8 +483,22 @@ pub fn where_(py: Python<'_>, cond: &Arg, x: &Arg, y: &Arg) -> PyResult<Arr> {
     })
 }
 
+/// An array stored where it has more dimensions than fit loses its leading length-1
+/// dimensions, as NumPy's assignment allows (`a[1] = row[None]`); `None` when nothing is
+/// dropped.
+fn fit_value(v: &Arg, ndim: usize) -> Option<Arg> {
+    let Arg::Array(a) = v else { return None };
+    let mut view = a.view.clone();
+    while view.ndim() > ndim && view.shape[0] == 1 {
+        view = view.index(0, 0).ok()?;
+    }
+    (view.ndim() != a.view.ndim()).then(|| Arg::Array(a.with_view(view)))
+}
+
 /// `dst[...] = src` with broadcasting and casting (NumPy's `copyto`).
 pub fn assign(py: Python<'_>, dst: &Arr, src: &Arg, casting: &str) -> PyResult<()> {
+    let fitted = fit_value(src, dst.view.ndim());
+    let src = fitted.as_ref().unwrap_or(src);
     let from = match src {
         Arg::Weak(w) => {
             if let Weak::Int(v) = w {
@@ -1022,6 +1036,8 @@ pub fn gather(src: &View, idx: &View) -> PyResult<Arr> {
 /// `target_1d[idx] = values` (or `+=` with `accumulate`), values cast to the target dtype
 /// and broadcast to the index shape; values sharing the target's base are copied first.
 pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyResult<()> {
+    let fitted = fit_value(values, idx.ndim());
+    let values = fitted.as_ref().unwrap_or(values);
     let t = target.dtype();
     let op = if accumulate {
         Opcode::ScatterAdd

@@ -66,6 +66,39 @@ def test_clip_copies_and_returns_out_itself(hs):
     assert_same(out, np.arange(5.0))
 
 
+def test_a_value_with_extra_leading_unit_dimensions_is_stored(hs):
+    h, n = both(hs, sample("float64", shape=(3, 4)))
+    r, nr = both(hs, sample("float64", shape=(1, 1, 4), seed=1))
+    for key in [1, (slice(None), slice(None)), [0, 2]]:
+        h[key] = r
+        n[key] = nr
+        assert_same(h, n, what=f"a[{key!r}] = (1, 1, 4)")
+    hs.copyto(h[0], r)
+    np.copyto(n[0], nr)
+    assert_same(h, n)
+    with pytest.raises(ValueError):
+        h[1] = hs.ones((2, 4))
+
+
+def test_a_0d_boolean_index_adds_a_dimension_of_length_1_or_0(hs):
+    h, n = both(hs, sample("int32", shape=(2, 3, 4)))
+    for flag in (True, False):
+        for wrap in (lambda b: b, np.bool_, np.array, hs.asarray):
+            for key in [(), (0,), (slice(None), 1), (Ellipsis,), (1, slice(None)), (0, slice(None), 1)]:
+                k = key + (wrap(flag),)
+                assert_same(h[k], n[k], what=f"a[{k!r}]")
+            k = (1, Ellipsis, wrap(flag), None)
+            assert_same(h[k], n[k], what=f"a[{k!r}]")
+    # The result is a copy, and stores write through.
+    c = h[True]
+    c[0, 0, 0, 0] = -5
+    assert_same(h, n)
+    for key, value in [(True, 7), ((0, True), 8), ((Ellipsis, False), 9), ((1, slice(None), True, 2), -1)]:
+        h[key] = value
+        n[key] = value
+        assert_same(h, n, what=f"a[{key!r}] = {value}")
+
+
 def test_equality_with_a_non_number_is_elementwise(hs):
     h, n = both(hs, sample("float64"))
     for other in (None, "text", object()):
