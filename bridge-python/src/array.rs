@@ -802,8 +802,17 @@ fn materialize(
 fn advanced(py: Python<'_>, a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult<(Arr, View)> {
     let (items, mut arrays) = materialize(py, a, items, advs)?;
     let basic = index::apply_basic(&a.view, &items).map_err(index_err)?;
+    // NumPy checks the index values it visits: when the index arrays broadcast to nothing
+    // (`a[[5], []]`), none is visited and none is out of bounds. A 0-d index is an integer
+    // to NumPy, checked always.
+    let shapes: Vec<&[usize]> = arrays.iter().map(|x| x.shape.as_slice()).collect();
+    let visited = index::broadcast_all(&shapes).map_err(index_err)?;
+    let none_visited = visited.iter().product::<usize>() == 0;
     for &(dim, k) in &basic.arrays {
-        index::normalize_indices(&mut arrays[k], dim, basic.view.shape[dim]).map_err(index_err)?;
+        if !none_visited || arrays[k].shape.is_empty() {
+            index::normalize_indices(&mut arrays[k], dim, basic.view.shape[dim])
+                .map_err(index_err)?;
+        }
     }
     let (shape, offsets) = index::advanced_offsets(&basic, &arrays).map_err(index_err)?;
     let bytes: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();

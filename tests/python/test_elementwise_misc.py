@@ -99,6 +99,69 @@ def test_a_0d_boolean_index_adds_a_dimension_of_length_1_or_0(hs):
         assert_same(h, n, what=f"a[{key!r}] = {value}")
 
 
+def _random_item(rng):
+    """One item of an indexing key: every kind NumPy takes, in and out of range."""
+    r = rng.random()
+    if r < 0.25:
+        return int(rng.integers(-4, 4))
+    if r < 0.5:
+        bound = lambda: None if rng.random() < 0.4 else int(rng.integers(-5, 5))  # noqa: E731
+        step = [None, None, 1, 2, -1, -2, 3][rng.integers(7)]
+        return slice(bound(), bound(), step)
+    if r < 0.58:
+        return None
+    if r < 0.64:
+        return Ellipsis
+    if r < 0.78:
+        return [int(x) for x in rng.integers(-3, 3, size=rng.integers(0, 4))]
+    if r < 0.86:
+        return rng.random(rng.integers(1, 5)) < 0.5
+    if r < 0.92:
+        return np.array(rng.integers(-2, 2))
+    if r < 0.96:
+        return bool(rng.random() < 0.5)
+    return rng.integers(-2, 2, size=(rng.integers(1, 3), rng.integers(1, 3)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_keys_read_and_store_like_numpy(hs, seed):
+    """Random keys (ints, slices, None, ..., lists, masks, 0-d arrays, bools, 2-D index
+    arrays; in and out of range) on small arrays of rank 0 to 2: the same result, or the
+    same exception type, for reading and for storing."""
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        shape = tuple(int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3)))
+        base = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+        key = tuple(_random_item(rng) for _ in range(rng.integers(1, 3)))
+        as_hs = rng.random(len(key)) < 0.5  # index arrays as Hassium arrays, or NumPy's
+        hkey = tuple(hs.asarray(k) if isinstance(k, np.ndarray) and h else k for k, h in zip(key, as_hs))
+        for store in (False, True):
+            n, h = base.copy(), hs.asarray(base.copy())
+            what = f"{'store' if store else 'read'} {shape} {key!r}"
+            try:
+                want, error = (n.__setitem__(key, -7) if store else n[key]), None
+            except Exception as e:  # noqa: BLE001 - the type is what is compared
+                want, error = None, type(e)
+            try:
+                # A lazy index array is checked when the store runs: observe it here.
+                got = np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
+            except Exception as e:  # noqa: BLE001
+                # Documented: a 0-d boolean beside index arrays is not supported.
+                if "0-d boolean" in str(e):
+                    continue
+                assert error is not None and isinstance(e, error), f"{what}: {e!r}"
+                continue
+            assert error is None, f"{what}: NumPy raised {error.__name__}"
+            assert_same(h if store else got, n if store else want, what=what)
+
+
+def test_index_values_nothing_visits_are_not_bounds_checked(hs):
+    h, n = both(hs, sample("float64", shape=(3, 4)))
+    assert_same(h[[7], []], n[[7], []])
+    with pytest.raises(IndexError):
+        h[np.array(7), []]  # a 0-d index is an integer: always checked
+
+
 def test_equality_with_a_non_number_is_elementwise(hs):
     h, n = both(hs, sample("float64"))
     for other in (None, "text", object()):
