@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import AGAINST_NUMPY, DTYPES, USE_DOUBLE, assert_same
+from conftest import AGAINST_NUMPY, DTYPES, USE_DOUBLE, assert_same, both
 from test_ufuncs import check
 
 SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]
@@ -142,6 +142,38 @@ def test_array_copies_and_asarray_does_not(hs):
     h[0] = 9
     assert int(c[0]) == 0
     assert int(same[0]) == 9
+
+
+def test_fortran_order_and_like_functions_keep_numpys_layout(hs):
+    t = hs.arange(24.0).reshape(2, 3, 4).transpose(2, 1, 0)  # Fortran-contiguous
+    nt = np.arange(24.0).reshape(2, 3, 4).transpose(2, 1, 0)
+    for name in ["zeros_like", "ones_like", "empty_like"]:
+        for order in ["K", "A", "C", "F"]:
+            got = getattr(hs, name)(t, order=order)
+            want = getattr(np, name)(nt, order=order)
+            assert got.shape == want.shape and got.strides == want.strides, (name, order)
+    assert hs.full_like(t, 7).strides == np.full_like(nt, 7).strides
+    for name, args in [("zeros", ()), ("ones", ()), ("empty", ()), ("full", (5,))]:
+        got = getattr(hs, name)((2, 3, 4), *args, order="F")
+        want = getattr(np, name)((2, 3, 4), *args, order="F")
+        assert got.strides == want.strides and got.flags.f_contiguous, name
+        if name != "empty":
+            assert_same(got, want)
+    f = hs.zeros((2, 3), order="F")
+    f[1, 2] = 5.0
+    assert_same(f, np.array([[0, 0, 0], [0, 0, 5.0]]))
+
+
+def test_concatenate_into_out_casts_under_the_rule(hs):
+    a, na = both(hs, np.ones(2, dtype=np.int8))
+    b, nb = both(hs, np.zeros(2))
+    with pytest.raises(TypeError):
+        hs.concatenate([a, b], out=hs.empty(4, dtype=np.int8))
+    out = hs.empty(4, dtype=np.int8)
+    hs.concatenate([a, b], out=out, casting="unsafe")
+    assert_same(out, np.concatenate([na, nb], out=np.empty(4, dtype=np.int8), casting="unsafe"))
+    with pytest.raises(TypeError):
+        hs.concatenate([a, b], out=hs.empty(4), dtype=np.float64)
 
 
 def test_negative_dimension_raises_value_error(hs):

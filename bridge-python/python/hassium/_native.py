@@ -417,8 +417,17 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     return result
 
 
+def _laid_out(make, shape, order):
+    """``make(shape)`` in C order, or for ``order='F'`` the transpose of the array of the
+    reversed shape: the same values with Fortran strides, as NumPy lays it out."""
+    if order == "F" and len(shape) > 1:
+        return make(shape[::-1]).T
+    return make(shape)
+
+
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
-    return _ext.empty(_shape_tuple(shape), np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    return _laid_out(lambda s: _ext.empty(s, dtype), _shape_tuple(shape), order)
 
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
@@ -427,52 +436,56 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
         dtype = _dtype_of(fill_value)
     dtype = np.dtype(dtype)
     if _shape_of(fill_value) == ():
-        return _ext.full(shape, fill_value, dtype)
-    result = _ext.empty(shape, dtype)
+        return _laid_out(lambda s: _ext.full(s, fill_value, dtype), shape, order)
+    result = empty(shape, dtype, order)
     _ext.copyto(result, fill_value, casting="unsafe")  # like np.full
     return result
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
-    return _ext.full(_shape_tuple(shape), 0, np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    return _laid_out(lambda s: _ext.full(s, 0, dtype), _shape_tuple(shape), order)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
-    return _ext.full(
-        _shape_tuple(shape), 1, np.dtype(float if dtype is None else dtype)
-    )
+    dtype = np.dtype(float if dtype is None else dtype)
+    return _laid_out(lambda s: _ext.full(s, 1, dtype), _shape_tuple(shape), order)
 
 
-def _like_args(a, dtype, shape):
+def _like_args(a, dtype, order, shape):
+    """Shape, dtype and layout order of an array made like ``a``: 'K' and 'A' keep the
+    Fortran layout of a Fortran-contiguous prototype (when its shape is kept)."""
     a_shape = _shape_of(a)
+    if order in ("K", "A") and shape is None:
+        flags = getattr(a, "flags", None)
+        fortran = flags is not None and flags.f_contiguous and not flags.c_contiguous
+        order = "F" if fortran else "C"
     return (
         a_shape if shape is None else _shape_tuple(shape),
         _dtype_of(a) if dtype is None else np.dtype(dtype),
+        order,
     )
 
 
 def empty_like(
     prototype, dtype=None, order="K", subok=True, shape=None, *, device=None
 ):
-    shape, dtype = _like_args(prototype, dtype, shape)
-    return _ext.empty(shape, dtype)
+    return empty(*_like_args(prototype, dtype, order, shape))
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    shape, dtype = _like_args(a, dtype, shape)
-    return _ext.full(shape, 0, dtype)
+    return zeros(*_like_args(a, dtype, order, shape))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    shape, dtype = _like_args(a, dtype, shape)
-    return _ext.full(shape, 1, dtype)
+    return ones(*_like_args(a, dtype, order, shape))
 
 
 def full_like(
     a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
 ):
-    shape, dtype = _like_args(a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    shape, dtype, order = _like_args(a, dtype, order, shape)
+    return full(shape, fill_value, dtype, order)
 
 
 def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like=None):
@@ -1214,7 +1227,14 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                     f"has size {first.shape[d]} and the array at index {i} has size "
                     f"{x.shape[d]}"
                 )
-    if dtype is None:
+    if dtype is not None and out is not None:
+        raise TypeError(
+            "concatenate() only takes `out` or `dtype` as an argument, but both were "
+            "provided."
+        )
+    if out is not None:
+        dtype = out.dtype  # the inputs are cast to it under `casting`, as in NumPy
+    elif dtype is None:
         dtype = np.result_type(*(x.dtype for x in arrays))
     else:
         dtype = np.dtype(dtype)
