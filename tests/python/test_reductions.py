@@ -151,6 +151,31 @@ def test_ufunc_reductions_of_a_0d_array_accept_axis_0_and_minus_1(hs):
         check(hs.add.accumulate, np.add.accumulate, (h,), (n,), "add.accumulate", axis=axis)
 
 
+def test_a_reduction_into_out_casts_its_result_unsafely(hs):
+    # NumPy reduces as without out= and casts the result into out, whatever its dtype.
+    for data, dtype in [(np.arange(6.0), np.int8), (np.arange(300), np.int8), (np.arange(1, 6.0), np.int16)]:
+        h, n = both(hs, data)
+        for name in ["sum", "prod", "max"]:
+            got, want = hs.zeros((), dtype=dtype), np.zeros((), dtype=dtype)
+            getattr(hs, name)(h, out=got)
+            getattr(np, name)(n, out=want)
+            assert_same(got, want, what=f"np.{name} out={dtype}")
+            got = hs.zeros((), dtype=dtype)
+            getattr(h, name)(out=got)
+            assert_same(got, want, what=f"a.{name} out={dtype}")
+
+
+def test_mean_with_an_integer_dtype_or_out_truncates_like_numpy(hs):
+    h, n = both(hs, np.arange(6.0).reshape(2, 3) * 1.5)
+    for kw in [{"dtype": np.int64}, {"dtype": np.int8, "axis": 1}, {"dtype": bool}]:
+        assert_same(hs.mean(h, **kw), np.mean(n, **kw), what=str(kw))
+        assert_same(h.mean(**kw), n.mean(**kw), what=f"method {kw}")
+    got, want = hs.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
+    hs.mean(h, out=got)
+    np.mean(n, out=want)
+    assert_same(got, want)
+
+
 def test_duplicate_axis_raises_value_error(hs):
     with pytest.raises(ValueError):
         hs.sum(hs.ones((2, 3)), axis=(0, 0))

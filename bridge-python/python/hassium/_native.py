@@ -739,11 +739,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         import warnings
 
         warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
-    result = _ext.ufunc("divide", total, n, dtype=total.dtype)
+    # An integer dtype= (NumPy sums in it, divides in float64, then truncates).
+    exact = total.dtype.kind not in "biu"
+    result = _ext.ufunc("divide", total, n, dtype=total.dtype if exact else None)
     if result.dtype != res:
         result = result.astype(res)
     if out is not None:
-        _ext.copyto(out, result)
+        _ext.copyto(out, result, casting="unsafe")  # NumPy divides into out unsafely
         return out
     return result
 
