@@ -983,7 +983,10 @@ impl PyNdArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         if modulo.is_some_and(|m| !m.is_none()) {
-            return Err(UnsupportedError::new_err("pow() with a modulus"));
+            // NumPy's arrays have no three-argument pow either.
+            return Err(PyTypeError::new_err(
+                "unsupported operand type(s) for ** or pow(): 'hassium.ndarray', 'int', 'int'",
+            ));
         }
         binary(slf, o, Opcode::Power, false)
     }
@@ -1296,6 +1299,15 @@ impl PyNdArray {
             arr: ops::cast_copy(&self.arr, self.arr.dtype())?,
             parent: None,
         })
+    }
+    /// Pickles as its values (a NumPy array of them, read once the array is computed);
+    /// unpickling makes a Hassium array again.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let rebuild = PyModule::import(py, pyo3::intern!(py, "hassium._methods"))?
+            .getattr(pyo3::intern!(py, "rebuild"))?;
+        let values = to_numpy(slf)?.call_method0(pyo3::intern!(py, "copy"))?;
+        PyTuple::new(py, [rebuild, PyTuple::new(py, [values])?.into_any()])
     }
     fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<PyNdArray> {
         self.__copy__()

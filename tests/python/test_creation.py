@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import AGAINST_NUMPY, DTYPES, USE_DOUBLE, assert_same, both
+from conftest import AGAINST_NUMPY, DTYPES, LAYOUTS, USE_DOUBLE, assert_same, both, sample
 from test_ufuncs import check
 
 SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]
@@ -174,6 +174,18 @@ def test_concatenate_into_out_casts_under_the_rule(hs):
     assert_same(out, np.concatenate([na, nb], out=np.empty(4, dtype=np.int8), casting="unsafe"))
     with pytest.raises(TypeError):
         hs.concatenate([a, b], out=hs.empty(4), dtype=np.float64)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float64", "complex128"])
+def test_arrays_pickle_and_unpickle_as_arrays_of_the_module(hs, dtype):
+    import pickle
+
+    for layout, view in LAYOUTS.items():
+        h, n = both(hs, sample(dtype))
+        for protocol in (2, pickle.HIGHEST_PROTOCOL):
+            back = pickle.loads(pickle.dumps(view(h), protocol=protocol))
+            assert type(back) is type(h), layout
+            assert_same(back, view(n), what=f"{layout} protocol {protocol}")
 
 
 def test_negative_dimension_raises_value_error(hs):

@@ -299,6 +299,11 @@ def test_dtype_argument_casts_the_inputs_under_the_casting_rule(hs):
         check(hs.add, np.add, hargs, nargs, f"add dtype={dtype} {casting}", dtype=dtype, casting=casting)
 
 
+def test_three_argument_pow_is_a_type_error_like_numpy(hs):
+    with pytest.raises(TypeError):
+        pow(hs.asarray([2]), 3, 5)
+
+
 def test_shape_mismatch_raises_value_error_at_the_call(hs):
     with pytest.raises(ValueError):
         hs.add(hs.ones((3, 4)), hs.ones((4, 3)))

@@ -191,6 +191,11 @@ _ATTRIBUTES = {
 }
 
 
+def rebuild(values):
+    """Unpickles an array: ``ndarray.__reduce__`` pickles its values as a NumPy array."""
+    return _ext.asarray(values)
+
+
 def attribute(a, name):
     """``a.name`` for a name the array type does not define."""
     method = _METHODS.get(name)
