@@ -1067,6 +1067,20 @@ impl PyNdArray {
         };
         wrap(py, ops::matmul(py, &b, &arr_of(slf), None)?)
     }
+    /// `a @= b` writes into `a` (views of it see the product, as in NumPy); the product
+    /// must have `a`'s shape and cast to its dtype under "same_kind".
+    fn __imatmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let a = arr_of(slf);
+        let b = to_arr(o, None)?;
+        if a.view.ndim() < 1 || b.view.ndim() < 2 {
+            return Err(PyValueError::new_err(
+                "inplace matrix multiplication requires the first operand to have at least one and the second at least two dimensions.",
+            ));
+        }
+        ops::matmul(py, &a, &b, Some(&a))?;
+        Ok(())
+    }
     fn __divmod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<(PyObject, PyObject)> {
         Ok((
             binary(slf, o, Opcode::FloorDivide, false)?,

@@ -70,6 +70,23 @@ def test_a_product_nothing_reads_still_runs(hs):
     assert_same(hs.matmul(b, b.astype(np.int32)), np.matmul(nb, nb.astype(np.int32)))
 
 
+def test_in_place_matmul_writes_into_the_array(hs):
+    a, na = both(hs, sample("float64", shape=(2, 3, 3)))
+    b, nb = both(hs, sample("float64", shape=(3, 3), seed=1))
+    view, nview = a[0], na[0]
+    a @= b
+    na @= nb
+    assert_same(view, nview)  # the write reached views of `a`
+    assert_same(a, na)
+    for sa, sb in [((2, 3), (3, 2)), ((3,), (3,)), ((2, 3), (3, 3, 3))]:
+        x, y = hs.ones(sa), hs.ones(sb)
+        with pytest.raises(ValueError):
+            x @= y
+    i, ni = both(hs, sample("int64", shape=(2, 2)))
+    with pytest.raises(TypeError):  # a float product does not cast into ints
+        i @= hs.ones((2, 2))
+
+
 def test_matmul_shape_mismatch_raises_value_error(hs):
     with pytest.raises(ValueError):
         hs.matmul(hs.ones((2, 3)), hs.ones((2, 3)))
