@@ -129,6 +129,15 @@ fn order_perm(v: &View, order: &str, k_allowed: bool) -> PyResult<Order> {
     })
 }
 
+/// `a` with its axes permuted so that a C-order read visits its elements in `order`
+/// (ravel's and flatten's orders, "K" included).
+fn in_read_order(a: &Arr, order: &str) -> PyResult<Arr> {
+    Ok(match order_perm(&a.view, order, true)? {
+        Order::C => a.clone(),
+        Order::Perm(p) => a.with_view(a.view.transpose(&p).py()?),
+    })
+}
+
 fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
     slf.borrow().arr.clone()
 }
@@ -1523,11 +1532,7 @@ impl PyNdArray {
     #[pyo3(signature = (order="C"))]
     fn ravel(slf: &Bound<'_, Self>, order: &str) -> PyResult<PyObject> {
         let a = arr_of(slf);
-        let src = match order_perm(&a.view, order, true)? {
-            Order::C => a.clone(),
-            Order::Perm(p) => a.with_view(a.view.transpose(&p).py()?),
-        };
-        let r = ops::reshape(&src, &[a.view.nelem()])?;
+        let r = ops::reshape(&in_read_order(&a, order)?, &[a.view.nelem()])?;
         if r.owner.id == a.owner.id {
             wrap_view(slf, r.view)
         } else {
@@ -1537,11 +1542,7 @@ impl PyNdArray {
     #[pyo3(signature = (order="C"))]
     fn flatten(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
         let a = &self.arr;
-        let src = match order_perm(&a.view, order, true)? {
-            Order::C => a.clone(),
-            Order::Perm(p) => a.with_view(a.view.transpose(&p).py()?),
-        };
-        let c = ops::cast_copy(&src, a.dtype())?;
+        let c = ops::cast_copy(&in_read_order(a, order)?, a.dtype())?;
         wrap(py, ops::reshape(&c, &[a.view.nelem()])?)
     }
     #[pyo3(signature = (*axes))]

@@ -151,6 +151,17 @@ fn int_out_of_bounds(v: i128, t: DType) -> PyErr {
     PyOverflowError::new_err(format!("Python integer {v} out of bounds for {}", t.name()))
 }
 
+/// A Python integer stored into an integer array must fit it (NumPy 2's `OverflowError`);
+/// into a bool or inexact array any value is taken.
+fn check_stored_int(value: &Arg, t: DType) -> PyResult<()> {
+    match *value {
+        Arg::Weak(Weak::Int(v)) if t.is_integer() && !int_fits(v, t) => {
+            Err(int_out_of_bounds(v, t))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks a scalar about to be stored as an item of a `t` array (`a[i] = x`, `a.fill(x)`)
 /// the way NumPy's setitem converts it, rather than casting it silently.
 ///
@@ -161,10 +172,8 @@ fn int_out_of_bounds(v: i128, t: DType) -> PyErr {
 /// indexing casts them always, and its caller skips them). A Python complex cannot become
 /// an integer or a float (`TypeError`); a NumPy complex is cast.
 pub fn check_item(value: &Arg, t: DType) -> PyResult<()> {
+    check_stored_int(value, t)?;
     let (f, python) = match *value {
-        Arg::Weak(Weak::Int(v)) if t.is_integer() && !int_fits(v, t) => {
-            return Err(int_out_of_bounds(v, t))
-        }
         Arg::Weak(Weak::Complex(..)) if t.is_integer() || t.is_float() => {
             let conv = if t.is_integer() {
                 "int() argument must be a string, a bytes-like object or a real number"
@@ -499,17 +508,8 @@ fn fit_value(v: &Arg, ndim: usize) -> Option<Arg> {
 pub fn assign(py: Python<'_>, dst: &Arr, src: &Arg, casting: &str) -> PyResult<()> {
     let fitted = fit_value(src, dst.view.ndim());
     let src = fitted.as_ref().unwrap_or(src);
-    let from = match src {
-        Arg::Weak(w) => {
-            if let Weak::Int(v) = w {
-                if dst.dtype().is_integer() && !int_fits(*v, dst.dtype()) {
-                    return Err(int_out_of_bounds(*v, dst.dtype()));
-                }
-            }
-            None
-        }
-        a => a.strong_dtype(),
-    };
+    check_stored_int(src, dst.dtype())?;
+    let from = src.strong_dtype();
     if let Some(f) = from {
         if can_cast(f, dst.dtype(), casting) == Some(false) {
             return Err(PyTypeError::new_err(format!(
@@ -1036,11 +1036,7 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
     } else {
         Opcode::Scatter
     };
-    if let Arg::Weak(Weak::Int(v)) = values {
-        if t.is_integer() && !int_fits(*v, t) {
-            return Err(int_out_of_bounds(*v, t));
-        }
-    }
+    check_stored_int(values, t)?;
     if let Arg::Array(a) = values {
         a.view.broadcast_to(&idx.shape).map_err(|_| {
             PyValueError::new_err(format!(
@@ -1209,11 +1205,7 @@ pub fn masked_fill(a: &Arr, mask: &Arr, value: &Arg) -> PyResult<()> {
     if mask.shape() != shape.as_slice() {
         return Err(hassium_index_mismatch(mask.shape(), &shape));
     }
-    if let Arg::Weak(Weak::Int(v)) = value {
-        if t.is_integer() && !int_fits(*v, t) {
-            return Err(int_out_of_bounds(*v, t));
-        }
-    }
+    check_stored_int(value, t)?;
     with_rt(|rt| {
         let mut temps = Temps::default();
         if a.view.is_empty() {
