@@ -114,6 +114,15 @@ for _name in [
     "issubdtype",
     "isdtype",
     "exceptions",
+    # Printing options and helpers that take no arrays: NumPy's own, not fallbacks (a
+    # Hassium array prints through NumPy's formatting, so these options apply to it).
+    "printoptions",
+    "set_printoptions",
+    "get_printoptions",
+    "format_float_positional",
+    "format_float_scientific",
+    "isscalar",
+    "ndindex",
 ]:
     if hasattr(_np, _name):
         globals()[_name] = getattr(_np, _name)

@@ -1500,6 +1500,9 @@ FUNCTIONS = {
     and not isinstance(obj, (type, ufunc))
     and getattr(obj, "__module__", None) == __name__
 }
+from . import _composed  # noqa: E402 -- composed of the natives above
+
+FUNCTIONS.update(_composed.FUNCTIONS)
 FUNCTIONS["amax"] = max
 FUNCTIONS["amin"] = min
 for _n, _f in list(FUNCTIONS.items()):

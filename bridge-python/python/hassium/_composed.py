@@ -1,0 +1,570 @@
+"""NumPy functions that are compositions of the natives: views, joins and arithmetic.
+
+Flips and splits are views of the argument (writing through them writes it, as in
+NumPy); the rest record ufuncs, reductions and copies, so a program calling ``np.diff``,
+``np.gradient`` or ``np.tile`` stays lazy and its work fuses with what surrounds it,
+where the fallback path would flush, copy to NumPy and back, and warn.
+
+Semantics (results, dtypes, views or copies, exception types) follow NumPy's functions of
+the same name; what an argument combination here cannot express raises ``_Unsupported``
+and goes through NumPy like any other fallback. The rules of ``_native`` apply: no NumPy
+function is called on a Hassium array.
+"""
+
+import builtins
+import itertools
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import _hassium as _ext
+from . import _native as _n
+
+ndarray = _ext.ndarray
+
+_NoValue = np._NoValue
+
+
+def _along(ndim, axis, index):
+    """A key taking ``index`` (a slice or an int) on ``axis`` and everything elsewhere."""
+    key = [slice(None)] * ndim
+    key[axis] = index
+    return tuple(key)
+
+
+# --------------------------------------------------------------------------- flips
+
+
+def flip(m, axis=None):
+    m = _n._arr(m)
+    axes = range(m.ndim) if axis is None else normalize_axis_tuple(axis, m.ndim)
+    key = [slice(None)] * m.ndim
+    for ax in axes:
+        key[ax] = slice(None, None, -1)
+    return m[tuple(key)]
+
+
+def fliplr(m):
+    m = _n._arr(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+def flipud(m):
+    m = _n._arr(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1]
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    m = _n._arr(m)
+    first, second = axes
+    if first == second or builtins.abs(first - second) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-m.ndim <= first < m.ndim and -m.ndim <= second < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k %= 4  # NumPy takes any number: 1.5 turns like 3
+    if k == 0:
+        return m[...]
+    if k == 2:
+        return flip(flip(m, first), second)
+    order = list(range(m.ndim))
+    order[first], order[second] = order[second], order[first]
+    # A quarter turn is a flip and an exchange of the two axes, in one order or the other.
+    if k == 1:
+        return flip(m, second).transpose(order)
+    return flip(m.transpose(order), second)
+
+
+# --------------------------------------------------------------------------- splits
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    ary = _n._arr(ary)
+    total = ary.shape[axis]  # IndexError for an axis out of range, as in NumPy
+    axis %= ary.ndim
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.") from None
+        each, extra = divmod(total, sections)
+        bounds = [0]
+        for s in range(sections):
+            bounds.append(bounds[-1] + each + (1 if s < extra else 0))
+    else:
+        bounds = [0, *indices_or_sections, total]
+    return [
+        ary[_along(ary.ndim, axis, slice(lo, hi))]
+        for lo, hi in itertools.pairwise(bounds)
+    ]
+
+
+def split(ary, indices_or_sections, axis=0):
+    ary = _n._arr(ary)
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        if ary.shape[axis] % indices_or_sections:
+            raise ValueError(
+                "array split does not result in an equal division"
+            ) from None
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+# --------------------------------------------------------------------------- joins
+
+
+def column_stack(tup):
+    columns = []
+    for v in tup:
+        a = _n._arr(v)
+        if a.ndim < 2:
+            a = a.reshape(-1, 1)
+        columns.append(a)
+    return _n.concatenate(columns, 1)
+
+
+def dstack(tup):
+    arrs = _n.atleast_3d(*tup)
+    if not isinstance(arrs, tuple):
+        arrs = (arrs,)
+    return _n.concatenate(arrs, 2)
+
+
+def append(arr, values, axis=None):
+    arr = _n._arr(arr)
+    values = _n._arr(values)
+    if axis is None:
+        if arr.ndim != 1:
+            arr = arr.reshape(-1)
+        values = values.reshape(-1)
+        axis = arr.ndim - 1
+    return _n.concatenate((arr, values), axis)
+
+
+def tile(A, reps):
+    try:
+        reps = tuple(operator.index(r) for r in reps)
+    except TypeError:
+        reps = (operator.index(reps),)
+    A = _n._arr(A)
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    ndim = builtins.max(len(reps), A.ndim)
+    shape = (1,) * (ndim - A.ndim) + A.shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    # One broadcast copy: A as (1, s0, 1, s1, ...) into (r0, s0, r1, s1, ...).
+    spread = tuple(x for s in shape for x in (1, s))
+    out = _ext.empty(tuple(x for r, s in zip(reps, shape) for x in (r, s)), A.dtype)
+    _ext.copyto(out, A.reshape(spread))
+    return out.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+# --------------------------------------------------------------------------- differences
+
+
+def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    a = _n._arr(a)
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_axis_index(axis, a.ndim)
+    parts = []
+    for extra in (prepend, None, append):
+        if extra is None:
+            parts.append(a)
+        elif extra is not _NoValue:
+            extra = _n._arr(extra)
+            if extra.ndim == 0:
+                shape = list(a.shape)
+                shape[axis] = 1
+                extra = _n.broadcast_to(extra, tuple(shape))
+            parts.append(extra)
+    if len(parts) > 1:
+        a = _n.concatenate(parts, axis)
+    op = "not_equal" if a.dtype == np.bool_ else "subtract"
+    later, earlier = (
+        _along(a.ndim, axis, slice(1, None)),
+        _along(a.ndim, axis, slice(None, -1)),
+    )
+    for _ in range(n):
+        a = _ext.ufunc(op, a[later], a[earlier])
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    ary = _n._arr(ary).reshape(-1)
+    dtype = ary.dtype
+    pieces = []
+    for name, extra in (("to_begin", to_begin), (None, None), ("to_end", to_end)):
+        if name is None:
+            pieces.append(_ext.ufunc("subtract", ary[1:], ary[:-1]))
+        elif extra is not None:
+            extra = _n._arr(extra)
+            if not np.can_cast(extra.dtype, dtype, casting="same_kind"):
+                raise TypeError(
+                    f"dtype of `{name}` must be compatible with input `ary` under the "
+                    "`same_kind` rule."
+                )
+            pieces.append(extra.reshape(-1))
+    if len(pieces) == 1:
+        return pieces[0]
+    out = _ext.empty((builtins.sum(p.shape[0] for p in pieces),), dtype)
+    at = 0
+    for p in pieces:
+        if p.shape[0]:
+            _ext.copyto(out[at : at + p.shape[0]], p, casting="unsafe")
+        at += p.shape[0]
+    return out
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    y = _n._arr(y)
+    axis = normalize_axis_index(axis, y.ndim)
+    if x is None:
+        d = dx
+    else:
+        x = _n._arr(x)
+        if x.ndim == 1:
+            d = diff(x)
+            shape = [1] * y.ndim
+            shape[axis] = d.shape[0]
+            d = d.reshape(tuple(shape))
+        else:
+            d = diff(x, axis=axis)
+    pairs = _ext.ufunc(
+        "add",
+        y[_along(y.ndim, axis, slice(1, None))],
+        y[_along(y.ndim, axis, slice(None, -1))],
+    )
+    areas = _ext.ufunc("divide", _ext.ufunc("multiply", d, pairs), 2.0)
+    return _n.sum(areas, axis)
+
+
+def _spacing(h, axis_len):
+    """One axis's spacing for ``gradient``: a scalar, or the differences of coordinates."""
+    if _n.ndim(h) == 0:
+        return h
+    h = _n._arr(h)
+    if h.ndim != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if h.shape[0] != axis_len:
+        raise ValueError(
+            "when 1d, distances must match the length of the corresponding dimension"
+        )
+    if h.dtype.kind in "iu":
+        h = h.astype(np.float64)
+    steps = diff(h)
+    # Evenly spaced coordinates take the uniform formulas, as in NumPy (one flush).
+    if steps.shape[0] and builtins.bool(_n.all(_ext.ufunc("equal", steps, steps[:1]))):
+        return steps[0]
+    return steps
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    f = _n._arr(f)
+    axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim)
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and _n.ndim(varargs[0]) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = [_spacing(h, f.shape[ax]) for h, ax in zip(varargs, axes)]
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    if f.dtype.kind not in "iufc":
+        raise _n._Unsupported  # bool and datetimes: NumPy's own errors and rules
+    if f.dtype.kind in "iu":
+        f = f.astype(np.float64)
+    results = [_gradient_along(f, ax, h, edge_order) for ax, h in zip(axes, spacings)]
+    return results[0] if len(axes) == 1 else tuple(results)
+
+
+def _one(k):
+    """Element ``k`` (from either end) as a slice of length one, so nothing is synced."""
+    return slice(k, k + 1 if k != -1 else None)
+
+
+def _gradient_along(f, axis, h, edge_order):
+    """NumPy's finite differences along one axis: central (second order, also on uneven
+    steps) inside, one-sided of order ``edge_order`` at the two ends."""
+    if f.shape[axis] < edge_order + 1:
+        raise ValueError(
+            "Shape of array too small to calculate a numerical gradient, at least "
+            "(edge_order + 1) elements are required."
+        )
+    ndim = f.ndim
+
+    def u(name, *args):
+        return _ext.ufunc(name, *args)
+
+    def at(index):
+        return f[_along(ndim, axis, index)]
+
+    def weighted(terms):
+        """a*fa + b*fb + c*fc, added left to right."""
+        (ca, fa), (cb, fb), (cc, fc) = terms
+        ab = u("add", u("multiply", ca, fa), u("multiply", cb, fb))
+        return u("add", ab, u("multiply", cc, fc))
+
+    def step(k):
+        return h[_one(k)]
+
+    out = _ext.empty(f.shape, f.dtype)
+    uniform = _n.ndim(h) == 0
+    if uniform:
+        inner = u(
+            "divide", u("subtract", at(slice(2, None)), at(slice(None, -2))), 2.0 * h
+        )
+    else:
+        h1, h2 = h[:-1], h[1:]
+        shape = [1] * ndim
+        shape[axis] = -1
+        shape = tuple(shape)
+        a = u("negative", u("divide", h2, u("multiply", h1, u("add", h1, h2))))
+        b = u("divide", u("subtract", h2, h1), u("multiply", h1, h2))
+        c = u("divide", h1, u("multiply", h2, u("add", h1, h2)))
+        inner = weighted(
+            [
+                (a.reshape(shape), at(slice(None, -2))),
+                (b.reshape(shape), at(slice(1, -1))),
+                (c.reshape(shape), at(slice(2, None))),
+            ]
+        )
+    _ext.copyto(out[_along(ndim, axis, slice(1, -1))], inner, casting="unsafe")
+    if edge_order == 1:
+        first = u(
+            "divide", u("subtract", at(_one(1)), at(_one(0))), h if uniform else step(0)
+        )
+        last = u(
+            "divide",
+            u("subtract", at(_one(-1)), at(_one(-2))),
+            h if uniform else step(-1),
+        )
+    else:
+        if uniform:
+            head = (-1.5 / h, 2.0 / h, -0.5 / h)
+            tail = (0.5 / h, -2.0 / h, 1.5 / h)
+        else:
+            d1, d2 = step(0), step(1)
+            span = u("add", d1, d2)
+            head = (
+                u(
+                    "negative",
+                    u(
+                        "divide",
+                        u("add", u("multiply", 2.0, d1), d2),
+                        u("multiply", d1, span),
+                    ),
+                ),
+                u("divide", span, u("multiply", d1, d2)),
+                u("negative", u("divide", d1, u("multiply", d2, span))),
+            )
+            d1, d2 = step(-2), step(-1)
+            span = u("add", d1, d2)
+            tail = (
+                u("divide", d2, u("multiply", d1, span)),
+                u("negative", u("divide", u("add", d2, d1), u("multiply", d1, d2))),
+                u(
+                    "divide",
+                    u("add", u("multiply", 2.0, d2), d1),
+                    u("multiply", d2, span),
+                ),
+            )
+        first = weighted(zip(head, (at(_one(0)), at(_one(1)), at(_one(2)))))
+        last = weighted(zip(tail, (at(_one(-3)), at(_one(-2)), at(_one(-1)))))
+    _ext.copyto(out[_along(ndim, axis, _one(0))], first, casting="unsafe")
+    _ext.copyto(out[_along(ndim, axis, _one(-1))], last, casting="unsafe")
+    return out
+
+
+# --------------------------------------------------------------------------- triangles
+
+
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    k = operator.index(k)
+    rows = _ext.arange(0, N, 1, np.dtype(np.intp)).reshape(N, 1)
+    cols = _ext.arange(-k, M - k, 1, np.dtype(np.intp)).reshape(1, M)
+    mask = _ext.ufunc("greater_equal", rows, cols)
+    dtype = np.dtype(dtype)
+    return mask if dtype == np.bool_ else mask.astype(dtype)
+
+
+def _triangle(m, k, keep_lower):
+    m = _n._arr(m)
+    if m.ndim == 0:
+        raise _n._Unsupported  # NumPy's own TypeError
+    rows, cols = m.shape[-2:] if m.ndim >= 2 else (m.shape[-1], m.shape[-1])
+    k = operator.index(k)
+    lower = tri(rows, cols, k if keep_lower else k - 1, dtype=bool)
+    zero = _ext.full((), 0, m.dtype)
+    if keep_lower:
+        return _ext.where(lower, m, zero)
+    return _ext.where(lower, zero, m)
+
+
+def tril(m, k=0):
+    return _triangle(m, k, True)
+
+
+def triu(m, k=0):
+    return _triangle(m, k, False)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    a = _n._arr(a)
+    hi = _n.max(a, axis=axis, keepdims=keepdims)
+    lo = _n.min(a, axis=axis, keepdims=keepdims)
+    return _n.subtract(hi, lo, out=out)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    a = _n._arr(a)
+    keep = False if keepdims is _NoValue else builtins.bool(keepdims)
+    if weights is None:
+        avg = _n.mean(a, axis=axis, keepdims=keep)
+        scale = _ext.full((), a.size / avg.size, avg.dtype)
+    else:
+        w = _n._arr(weights)
+        if a.dtype.kind in "biu":
+            dtype = np.result_type(a.dtype, w.dtype, "f8")
+        else:
+            dtype = np.result_type(a.dtype, w.dtype)
+        if a.shape != w.shape:
+            if axis is None:
+                raise TypeError(
+                    "Axis must be specified when shapes of a and weights differ."
+                )
+            axes = normalize_axis_tuple(axis, a.ndim, argname="axis")
+            if w.shape != tuple(a.shape[ax] for ax in axes):
+                raise ValueError(
+                    "Shape of weights must be consistent with shape of a along specified "
+                    "axis."
+                )
+            # The weights' axes in a's order, the others of length 1.
+            w = w.transpose(sorted(range(len(axes)), key=lambda i: axes[i]))
+            shape = [1] * a.ndim
+            for ax in sorted(axes):
+                shape[ax] = a.shape[ax]
+            w = w.reshape(tuple(shape))
+        scale = _n.sum(w, axis=axis, dtype=dtype, keepdims=keep)
+        if builtins.bool(_n.any(_ext.ufunc("equal", scale, 0.0))):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        weighted = _n.sum(
+            _ext.ufunc("multiply", a, w, dtype=dtype), axis=axis, keepdims=keep
+        )
+        avg = _ext.ufunc("divide", weighted, scale)
+    if not returned:
+        return avg
+    avg, scale = _n._arr(avg), _n._arr(scale)
+    if scale.shape != avg.shape:
+        scale = _n.broadcast_to(scale, avg.shape).copy()
+    return avg, scale
+
+
+# --------------------------------------------------------------------------- indices
+
+
+def argwhere(a):
+    a = _n._arr(a)
+    if a.ndim == 0:
+        return argwhere(a.reshape(1))[:, :0]
+    return _n.stack(_n.nonzero(a), axis=1)
+
+
+def bincount(x, weights=None, minlength=0):
+    if isinstance(x, (list, tuple)) and len(x) == 0:
+        x = _ext.empty((0,), np.dtype(np.intp))  # NumPy reads a sequence as intp
+    given = isinstance(x, ndarray)
+    x = _n._arr(x)
+    if not given and (x.ndim != 1 or x.dtype.kind not in "biu"):
+        raise _n._Unsupported  # NumPy's conversion of sequences (floats truncate)
+    if x.ndim != 1:
+        raise ValueError(
+            "object too deep for desired array"
+            if x.ndim > 1
+            else "object of too small depth for desired array"
+        )
+    if x.dtype.kind not in "biu":
+        raise TypeError(
+            f"Cannot cast array data from {x.dtype!r} to dtype('int64') according to "
+            "the rule 'safe'"
+        )
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if weights is not None:
+        w = _n._arr(weights)
+        if w.dtype.kind == "c":
+            raise TypeError(
+                f"Cannot cast array data from {w.dtype!r} to dtype('float64') according "
+                "to the rule 'safe'"
+            )
+        if w.dtype.kind not in "biuf":
+            raise _n._Unsupported
+        if w.shape != x.shape:
+            raise ValueError("The weights and list don't have the same length.")
+        w = w.astype(np.float64)
+    # uint64 converts as NumPy converts it: values from 2**63 up turn negative.
+    idx = x if x.dtype == np.int64 else x.astype(np.int64)
+    n = minlength
+    if idx.shape[0]:
+        least, most = _n.min(idx), _n.max(idx)  # both recorded before the one flush
+        lo, hi = int(least), int(most)
+        if lo < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        n = builtins.max(n, hi + 1)
+    counts = _ext.full((n,), 0, np.dtype(np.intp if weights is None else np.float64))
+    if idx.shape[0]:
+        values = _ext.full(idx.shape, 1, counts.dtype) if weights is None else w
+        _ext.put_flat(counts, idx, values, accumulate=True)
+    return counts
+
+
+#: Natives by name, merged into ``_native.FUNCTIONS``.
+FUNCTIONS = {
+    name: obj
+    for name, obj in list(globals().items())
+    if callable(obj)
+    and not name.startswith("_")
+    and getattr(obj, "__module__", None) == __name__
+}

@@ -1,0 +1,247 @@
+"""Flips, splits, differences, tiling, triangles and small statistics (hassium._composed)
+against NumPy: every dtype and layout, NumPy's errors, views where NumPy gives views, and
+no fallback (HASSIUM_FALLBACK=error turns one into a failure)."""
+
+import numpy as np
+import pytest
+from conftest import DTYPES, LAYOUTS, assert_same, both, sample
+from test_ufuncs import check
+
+
+@pytest.fixture(autouse=True)
+def natives_only(monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+
+
+def run_cases(hs, h, n, cases, what):
+    for name, args, kwargs in cases:
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h, *args),
+            (n, *args),
+            f"{name}{args}{kwargs} on {what}",
+            **kwargs,
+        )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flips_splits_and_joins_match_numpy_on_every_layout(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    cases = [
+        ("flip", (), {}),
+        ("flip", (0,), {}),
+        ("flip", ((0, -1),), {}),
+        ("flip", (3,), {}),
+        ("fliplr", (), {}),
+        ("flipud", (), {}),
+        ("rot90", (), {}),
+        ("rot90", (2,), {}),
+        ("rot90", (-1, (0, -1)), {}),
+        ("rot90", (1, (1, 1)), {}),
+        ("array_split", (2,), {}),
+        ("array_split", ([1, 2], -1), {}),
+        ("array_split", (0,), {}),
+        ("split", (2,), {}),
+        ("split", (3,), {}),
+        ("hsplit", ([1],), {}),
+        ("vsplit", (1,), {}),
+        ("dsplit", ([0, 3],), {}),
+        ("tile", ((2, 1),), {}),
+        ("tile", (0,), {}),
+        ("tile", ((1, 2, 1, 1),), {}),
+        ("append", ([1],), {}),
+    ]
+    for layout, view in LAYOUTS.items():
+        run_cases(hs, view(h), view(n), cases, layout)
+        check(
+            hs.column_stack,
+            np.column_stack,
+            ([view(h), view(h)],),
+            ([view(n), view(n)],),
+            f"column_stack {layout}",
+        )
+        check(
+            hs.dstack,
+            np.dstack,
+            ([view(h), view(h)],),
+            ([view(n), view(n)],),
+            f"dstack {layout}",
+        )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_differences_match_numpy_on_every_layout(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    cases = [
+        ("diff", (), {}),
+        ("diff", (2,), {"axis": 0}),
+        ("diff", (1,), {"axis": 1, "prepend": 0}),
+        ("diff", (1,), {"append": 1}),
+        ("diff", (7,), {}),
+        ("ediff1d", (), {}),
+        ("ediff1d", (), {"to_begin": 1, "to_end": [2, 3]}),
+        ("trapezoid", (), {}),
+        ("average", (), {}),
+        ("average", (), {"axis": 0, "returned": True}),
+        ("argwhere", (), {}),
+    ]
+    if dtype != np.float16:
+        # A float16 sum that cancels differs in its last place with the order of adding
+        # (NumPy itself adds in float32 along a contiguous axis and in float16 across).
+        cases += [("trapezoid", (), {"dx": 0.5, "axis": 0})]
+    if dtype.kind != "c":  # the maximum of complex numbers is not native
+        cases += [("ptp", (), {}), ("ptp", (), {"axis": 1, "keepdims": True})]
+    if dtype.kind != "b":  # NumPy's gradient of booleans is its own TypeError
+        cases += [
+            ("gradient", (), {}),
+            ("gradient", (0.5,), {"axis": -1, "edge_order": 2}),
+        ]
+    for layout, view in LAYOUTS.items():
+        run_cases(hs, view(h), view(n), cases, layout)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_gradient_on_uneven_coordinates_matches_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(4, 6)))
+    ys = np.array([0.0, 0.5, 2.0, 2.5])
+    xs = np.array([0.0, 1.0, 1.5, 3.5, 4.0, 6.0])
+    for edge in (1, 2):
+        check(
+            hs.gradient,
+            np.gradient,
+            (h, hs.asarray(ys), hs.asarray(xs)),
+            (n, ys, xs),
+            f"gradient uneven, edge_order={edge}",
+            edge_order=edge,
+        )
+        # Evenly spaced coordinates take the uniform formulas, in NumPy and here.
+        even = np.arange(6) * 2
+        check(
+            hs.gradient,
+            np.gradient,
+            (h, hs.asarray(even)),
+            (n, even),
+            "gradient even coordinates",
+            axis=1,
+            edge_order=edge,
+        )
+    check(hs.gradient, np.gradient, (h, 1, 2, 3), (n, 1, 2, 3), "too many spacings")
+    check(hs.gradient, np.gradient, (h[:1],), (n[:1],), "one row", edge_order=1)
+    check(hs.gradient, np.gradient, (h,), (n,), "edge_order 3", edge_order=3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_triangles_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(2, 4, 3)))
+    for k in (-2, 0, 1, 5):
+        for name in ("tril", "triu"):
+            check(getattr(hs, name), getattr(np, name), (h, k), (n, k), f"{name} k={k}")
+            check(
+                getattr(hs, name),
+                getattr(np, name),
+                (h[0, :, 0], k),
+                (n[0, :, 0], k),
+                f"{name} of 1-D, k={k}",
+            )
+        check(hs.tri, np.tri, (3, 5, k), (3, 5, k), f"tri k={k}", dtype=dtype)
+
+
+def _on_hassium(hs, kwargs):
+    return {
+        k: hs.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
+    }
+
+
+def test_bincount_matches_numpy(hs):
+    keys = np.array([0, 3, 3, 1, 7, 3, 0])
+    h = hs.asarray(keys)
+    for kwargs in ({}, {"minlength": 10}, {"minlength": 2}, {"weights": keys * 0.5}):
+        got = hs.bincount(h, **_on_hassium(hs, kwargs))
+        assert_same(got, np.bincount(keys, **kwargs), what=str(kwargs))
+    assert_same(hs.bincount(h[::-2]), np.bincount(keys[::-2]))
+    assert_same(hs.bincount(h.astype(np.uint64)), np.bincount(keys.astype(np.uint64)))
+    assert_same(hs.bincount([], minlength=3), np.bincount([], minlength=3))
+    for bad, kwargs in [
+        (np.array([0, -1]), {}),
+        (np.array([0.0, 1.0]), {}),
+        (np.array([[0, 1]]), {}),
+        (np.array(1), {}),
+        (keys, {"minlength": -1}),
+        (keys, {"weights": np.ones(3)}),
+        (keys, {"weights": keys * 1j}),
+    ]:
+        _same_error(hs.bincount, np.bincount, hs, bad, kwargs)
+
+
+def test_weighted_average_matches_numpy(hs):
+    a = np.arange(6.0).reshape(2, 3)
+    w = np.array([1.0, 2.0, 3.0])
+    for kwargs in [
+        {"weights": w, "axis": 1, "returned": True},
+        {"weights": a + 1},
+        {"weights": np.arange(24.0).reshape(4, 3, 2)[0].T, "axis": (1, 0)},
+        {"weights": w},  # shapes differ and no axis: TypeError
+        {"weights": w, "axis": 0},  # wrong length along the axis: ValueError
+        {"weights": np.array([1.0, -1.0]), "axis": 0},  # sums to zero
+    ]:
+        try:
+            expected = np.average(a, **kwargs)
+        except Exception as e:  # noqa: BLE001 - NumPy's type is the expectation
+            _same_error(hs.average, np.average, hs, a, kwargs, type(e))
+            continue
+        got = hs.average(hs.asarray(a), **_on_hassium(hs, kwargs))
+        assert_same(got, expected, what=str(kwargs))
+
+
+def _same_error(hs_func, np_func, hs, arg, kwargs, error=None):
+    """``hs_func`` raises what ``np_func`` raises for ``arg`` and ``kwargs``."""
+    if error is None:
+        with pytest.raises(Exception) as caught:
+            np_func(arg, **kwargs)
+        error = caught.type
+    with pytest.raises(error):
+        np.asarray(hs_func(hs.asarray(arg), **_on_hassium(hs, kwargs)))
+
+
+def test_flips_and_splits_are_views_and_diff_tile_are_copies(hs):
+    h, n = both(hs, np.arange(12).reshape(3, 4))
+    for name, args in [("flip", ()), ("fliplr", ()), ("flipud", ()), ("rot90", (1,))]:
+        getattr(hs, name)(h, *args)[0, 0] = -1
+        getattr(np, name)(n, *args)[0, 0] = -1
+        assert_same(h, n, what=name)
+    hs.split(h, 2, axis=1)[1][0, 0] = -2
+    np.split(n, 2, axis=1)[1][0, 0] = -2
+    hs.array_split(h, [1])[1][1, 1] = -3
+    np.array_split(n, [1])[1][1, 1] = -3
+    assert_same(h, n, what="splits")
+    for name, args in [("tile", (1,)), ("diff", ()), ("append", ([1],))]:
+        out = getattr(hs, name)(h, *args)
+        out.reshape(-1)[0] = 99
+        assert_same(h, n, what=f"{name} wrote into its argument")
+
+
+def test_composed_functions_record_lazily(hs):
+    if not hasattr(hs, "stats"):
+        pytest.skip("NumPy has no runtime to count flushes of")
+    a = hs.arange(1000.0) ** 2
+    before = hs.stats()["flushes"]
+    g = hs.gradient(a, 0.5, edge_order=2)
+    d = hs.diff(hs.flip(a), 2)
+    t = hs.trapezoid(hs.tile(a, 2))
+    parts = hs.split(hs.rot90(a.reshape(10, 100)), 5, axis=1)
+    assert hs.stats()["flushes"] == before, "recording them flushed"
+    n = np.arange(1000.0) ** 2
+    assert_same(g, np.gradient(n, 0.5, edge_order=2))
+    assert_same(d, np.diff(np.flip(n), 2))
+    assert_same(t, np.trapezoid(np.tile(n, 2)))
+    assert_same(parts, np.split(np.rot90(n.reshape(10, 100)), 5, axis=1))
+
+
+def test_print_options_are_numpys_and_apply_to_hassium_arrays(hs):
+    h, n = both(hs, np.arange(5.0) / 3)
+    with hs.printoptions(precision=2, suppress=True):
+        assert str(h) == str(n)
+        assert hs.get_printoptions()["precision"] == 2
+    assert str(h) == str(n)
+    assert hs.format_float_positional(np.float64(1.5)) == "1.5"
