@@ -298,6 +298,10 @@ typedef uint32_t hs_opcode;
 
 #define HS_OP_MULTIPLY_ACCUMULATE 121
 
+#define HS_OP_MINIMUM_ACCUMULATE 122
+
+#define HS_OP_MAXIMUM_ACCUMULATE 123
+
 #define HS_OP_RANGE 130
 
 #define HS_OP_RANDOM 131

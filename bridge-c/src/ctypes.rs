@@ -206,6 +206,8 @@ pub const HS_OP_ARGMAX_REDUCE: hs_opcode = hs_opcode(111);
 // scans along one axis
 pub const HS_OP_ADD_ACCUMULATE: hs_opcode = hs_opcode(120);
 pub const HS_OP_MULTIPLY_ACCUMULATE: hs_opcode = hs_opcode(121);
+pub const HS_OP_MINIMUM_ACCUMULATE: hs_opcode = hs_opcode(122);
+pub const HS_OP_MAXIMUM_ACCUMULATE: hs_opcode = hs_opcode(123);
 // generators
 pub const HS_OP_RANGE: hs_opcode = hs_opcode(130);
 pub const HS_OP_RANDOM: hs_opcode = hs_opcode(131);

@@ -968,7 +968,7 @@ fn keep_shape(shape: &[usize], axes: &[usize]) -> Shape {
         .collect()
 }
 
-/// `np.<ufunc>.accumulate` along one axis (`cumsum`, `cumprod`).
+/// `np.<ufunc>.accumulate` along one axis (`cumsum`, `cumprod`, running extremes).
 pub fn accumulate(
     py: Python<'_>,
     a: &Arr,
@@ -980,7 +980,11 @@ pub fn accumulate(
     let op = types::accumulate_opcode(name).ok_or_else(|| {
         UnsupportedError::new_err(format!("hassium cannot accumulate with '{name}'"))
     })?;
-    let t = dtype.unwrap_or_else(|| types::default_sum_dtype(a.dtype()));
+    // NumPy widens bool and small ints for add and multiply only (as `np.sum` does).
+    let t = dtype.unwrap_or_else(|| match op.info().combine {
+        Some(Opcode::Add | Opcode::Multiply) => types::default_sum_dtype(a.dtype()),
+        _ => a.dtype(),
+    });
     op.out_dtype(t).ok_or_else(|| {
         UnsupportedError::new_err(format!(
             "hassium has no {} loop for {}",
@@ -1001,7 +1005,8 @@ pub fn accumulate(
     })?;
     match out {
         Some(o) => {
-            check_out(py, name, o, a.shape(), t, "same_kind")?;
+            // NumPy scans in the natural type and casts into `out` unsafely.
+            check_out(py, name, o, a.shape(), t, "unsafe")?;
             assign(py, o, &Arg::Array(res), "unsafe")?;
             Ok(o.clone())
         }

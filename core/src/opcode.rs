@@ -100,6 +100,9 @@ pub enum Opcode {
     // --- scans along one axis --------------------------------------------------------------
     AddAccumulate = 120,
     MultiplyAccumulate = 121,
+    /// Running minimum and maximum (NaN, once met, stays), as `np.minimum.accumulate`.
+    MinimumAccumulate = 122,
+    MaximumAccumulate = 123,
     // --- generators --------------------------------------------------------------------------
     /// out[i] = i, the row-major linear index within the output view.
     Range = 130,
@@ -329,6 +332,8 @@ impl Opcode {
         Opcode::ArgmaxReduce,
         Opcode::AddAccumulate,
         Opcode::MultiplyAccumulate,
+        Opcode::MinimumAccumulate,
+        Opcode::MaximumAccumulate,
         Opcode::Range,
         Opcode::Random,
         Opcode::Gather,
@@ -499,6 +504,14 @@ impl Opcode {
             },
             Opcode::AddAccumulate => scan("add.accumulate", Opcode::Add, I::Zero),
             Opcode::MultiplyAccumulate => scan("multiply.accumulate", Opcode::Multiply, I::One),
+            Opcode::MinimumAccumulate => OpInfo {
+                types: REAL_B,
+                ..scan("minimum.accumulate", Opcode::Minimum, I::None)
+            },
+            Opcode::MaximumAccumulate => OpInfo {
+                types: REAL_B,
+                ..scan("maximum.accumulate", Opcode::Maximum, I::None)
+            },
             Opcode::Range => row("range", OpClass::Generator, 0, TypeSet::REAL, Same),
             Opcode::Random => row("random", OpClass::Generator, 2, TypeSet::UINT, Same),
             Opcode::Gather => row("gather", OpClass::Index, 2, ALL, Same),

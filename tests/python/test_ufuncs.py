@@ -354,6 +354,31 @@ def test_ufunc_accumulate_matches_numpy(hs, name, dtype):
     check(hf, nf, (h[:, ::-1],), (n[:, ::-1],), f"{name}.accumulate reversed", axis=1)
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind != "c"], ids=str)
+def test_running_extremes_are_native_and_match_numpy(hs, dtype, monkeypatch):
+    """minimum/maximum.accumulate are opcodes of their own: NaN, once met, stays; the
+    dtype is the input's (no widening); out= takes the result unsafely."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    data = sample(dtype)
+    if dtype.kind == "f":
+        data.flat[[3, 17, 40]] = [np.nan, np.inf, -np.inf]
+    h, n = both(hs, data)
+    for name in ("minimum", "maximum"):
+        hf, nf = getattr(hs, name).accumulate, getattr(np, name).accumulate
+        for layout, view in LAYOUTS.items():
+            for axis in (0, -1):
+                check(hf, nf, (view(h),), (view(n),), f"{name} {layout} {axis}", axis=axis)
+        check(hf, nf, (h,), (n,), f"{name} axis=None of 3-D", axis=None)
+        check(hf, nf, (h[1, 2],), (n[1, 2],), f"{name} axis=None of 1-D", axis=None)
+        check(hf, nf, (h,), (n,), f"{name} dtype=float32", axis=1, dtype=np.float32)
+        hout, nout = hs.zeros(h.shape, np.int8), np.zeros(n.shape, np.int8)
+        hf(h, axis=2, out=hout)
+        with np.errstate(invalid="ignore"):
+            nf(n, axis=2, out=nout)
+        if dtype.kind != "f":  # NaN and inf into int8 are undefined in C and NumPy
+            assert_same(hout, nout, what=f"{name} out=int8")
+
+
 @pytest.mark.parametrize(
     "name", ["add", "multiply", "subtract", "less", "maximum", "arctan2"]
 )

@@ -133,7 +133,7 @@ _REDUCIBLE = frozenset(
         "bitwise_xor",
     }
 )
-_ACCUMULABLE = frozenset({"add", "multiply"})
+_ACCUMULABLE = frozenset({"add", "multiply", "minimum", "maximum"})
 
 
 class ufunc:
@@ -248,8 +248,10 @@ class ufunc:
             )
         if type(out) is tuple:
             (out,) = out
-        if np.ndim(array) == 0:
+        if len(_shape_of(array)) == 0:
             raise TypeError("cannot accumulate on a scalar")
+        if axis is None and len(_shape_of(array)) > 1:
+            raise ValueError("accumulate does not allow multiple axes")
         try:
             result = _ext.accumulate(
                 self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out

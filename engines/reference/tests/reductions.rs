@@ -119,7 +119,12 @@ fn every_reduction_over_every_axis_of_strided_and_transposed_views_matches_a_fol
 
 #[test]
 fn scans_over_every_axis_match_running_folds() {
-    for op in [Opcode::AddAccumulate, Opcode::MultiplyAccumulate] {
+    for op in [
+        Opcode::AddAccumulate,
+        Opcode::MultiplyAccumulate,
+        Opcode::MinimumAccumulate,
+        Opcode::MaximumAccumulate,
+    ] {
         for t in op.info().types.without(TypeSet::COMPLEX).iter() {
             let mut h = Harness::new();
             let (vals, vs) = views(&mut h, t);
@@ -145,8 +150,12 @@ fn scans_over_every_axis_match_running_folds() {
                     for (j, &x) in lane.iter().enumerate() {
                         let next = match acc {
                             None => x,
-                            Some(a) if op == Opcode::AddAccumulate => round_to(t, a + x),
-                            Some(a) => round_to(t, a * x),
+                            Some(a) => match op {
+                                Opcode::AddAccumulate => round_to(t, a + x),
+                                Opcode::MultiplyAccumulate => round_to(t, a * x),
+                                Opcode::MinimumAccumulate => a.min(x),
+                                _ => a.max(x),
+                            },
                         };
                         acc = Some(next);
                         want[(o + j as isize * out.strides[axis]) as usize] = next;

@@ -393,7 +393,12 @@ pub fn scans_along_each_axis_match(sub: &dyn Subject) {
         let shape = [4, 5, 30];
         let mut outs = Vec::new();
         let mut ins = Vec::new();
-        for op in [Opcode::AddAccumulate, Opcode::MultiplyAccumulate] {
+        for op in [
+            Opcode::AddAccumulate,
+            Opcode::MultiplyAccumulate,
+            Opcode::MinimumAccumulate,
+            Opcode::MaximumAccumulate,
+        ] {
             for t in [DType::Float64, DType::Float32, DType::Int32, DType::UInt16] {
                 for axis in 0..3 {
                     let x = base(&mut b, t, 600);
