@@ -5,7 +5,7 @@ no fallback (HASSIUM_FALLBACK=error turns one into a failure)."""
 import numpy as np
 import pytest
 from conftest import DTYPES, LAYOUTS, assert_same, both, sample
-from test_ufuncs import check
+from test_ufuncs import F16_PRODUCT_RTOL, check
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +14,9 @@ def natives_only(monkeypatch):
 
 
 def run_cases(hs, h, n, cases, what):
+    # Float16 sums and products round to half precision as they go, so their order moves
+    # the last places (see F16_PRODUCT_RTOL).
+    tol = F16_PRODUCT_RTOL if h.dtype == np.float16 else None
     for name, args, kwargs in cases:
         check(
             getattr(hs, name),
@@ -21,6 +24,7 @@ def run_cases(hs, h, n, cases, what):
             (h, *args),
             (n, *args),
             f"{name}{args}{kwargs} on {what}",
+            tol=tol,
             **kwargs,
         )
 
@@ -245,3 +249,92 @@ def test_print_options_are_numpys_and_apply_to_hassium_arrays(hs):
         assert hs.get_printoptions()["precision"] == 2
     assert str(h) == str(n)
     assert hs.format_float_positional(np.float64(1.5)) == "1.5"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_diagonals_match_numpy_on_every_layout(hs, dtype):
+    h, n = both(hs, sample(dtype, kind=positive_for_half(dtype)))
+    cases = [
+        ("diagonal", (), {}),
+        ("diagonal", (1,), {}),
+        ("diagonal", (-2, 2, 0), {}),
+        ("diagonal", (0, -1, -2), {}),
+        ("diagonal", (9,), {}),
+        ("trace", (), {}),
+        ("trace", (1, 1, 2), {}),
+        ("diag", (), {}),
+        ("diag", (-1,), {}),
+    ]
+    for layout, view in LAYOUTS.items():
+        run_cases(hs, view(h), view(n), cases, layout)
+    check(hs.diag, np.diag, (h[1, 2], 2), (n[1, 2], 2), "diag of 1-D")
+
+
+def positive_for_half(dtype):
+    """Float16 data without cancellation: a float16 sum rounds as it goes, and a sum that
+    cancels keeps only its rounding errors, which differ with the order of adding."""
+    return "positive" if dtype == np.float16 else "mixed"
+
+
+def with_nans(dtype, shape=(3, 4, 5)):
+    data = sample(dtype, shape=shape, kind=positive_for_half(dtype))
+    if dtype.kind in "fc":
+        flat = data.reshape(-1)
+        flat[::3] = np.nan
+        data[:, 1, :] = np.nan  # whole NaN slices along the last two axes
+        if dtype.kind == "f":
+            flat[4::7] = np.inf
+            flat[5::11] = -np.inf
+    return data
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_nan_skipping_functions_match_numpy_on_every_layout(hs, dtype):
+    h, n = both(hs, with_nans(dtype))
+    cases = [
+        ("nansum", (), {}),
+        ("nansum", (), {"axis": 1, "keepdims": True}),
+        ("nancumsum", (), {"axis": -1}),
+        ("nanmean", (), {"axis": 0}),
+        ("nanmean", (), {"axis": (0, 2)}),
+        ("nanvar", (), {"axis": -1, "ddof": 1}),
+        ("nanstd", (), {"axis": 2}),
+        ("nan_to_num", (), {}),
+        ("nan_to_num", (), {"nan": -1.0, "posinf": 7.0, "neginf": -7.0}),
+        ("angle", (), {}),
+    ]
+    if dtype != np.float16:  # a float16 product's rounding depends on its order
+        cases += [("nanprod", (), {"axis": 2}), ("nancumprod", (), {"axis": 0})]
+    if dtype.kind != "c":  # complex order is NumPy's own
+        cases += [
+            ("nanmax", (), {"axis": 1}),
+            ("nanmin", (), {}),
+            ("nanargmax", (), {"axis": 0}),
+            ("nanargmin", (), {"axis": -1}),
+        ]
+    else:
+        cases = [c for c in cases if c[0] != "nan_to_num"]
+    for layout, view in LAYOUTS.items():
+        run_cases(hs, view(h), view(n), cases, layout)
+
+
+def test_nan_skipping_functions_warn_and_raise_like_numpy(hs):
+    data = np.array([[1.0, np.nan], [np.nan, np.nan]])
+    h = hs.asarray(data)
+    for name, kwargs, message in [
+        ("nanmean", {"axis": 1}, "Mean of empty slice"),
+        ("nanmax", {"axis": 1}, "All-NaN slice encountered"),
+        ("nanmin", {"axis": 0}, "All-NaN slice encountered"),
+        ("nanvar", {"axis": 1, "ddof": 1}, "Degrees of freedom <= 0"),
+    ]:
+        with pytest.warns(RuntimeWarning, match=message):
+            got = getattr(hs, name)(h, **kwargs)
+        with pytest.warns(RuntimeWarning, match=message):
+            expected = getattr(np, name)(data, **kwargs)
+        assert_same(got, expected, what=name)
+    for name in ("nanargmax", "nanargmin"):
+        with pytest.raises(ValueError, match="All-NaN slice"):
+            getattr(hs, name)(h, axis=1)
+    a = hs.asarray(np.array([1.0, np.nan, np.inf]))
+    assert hs.nan_to_num(a, copy=False) is a
+    assert_same(a, np.nan_to_num(np.array([1.0, np.nan, np.inf])))
