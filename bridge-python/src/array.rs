@@ -1362,7 +1362,7 @@ impl PyNdArray {
                 "hassium array view is not Fortran-contiguous",
             ));
         }
-        let ptr = ops::sync_ptr(&a)?;
+        let ptr = ops::sync_ptr_for_buffer(&a)?;
         let item = v.dtype.size() as isize;
         // Shape and strides live in one allocation owned by the buffer until release.
         let meta: Box<[isize]> = v
@@ -2124,10 +2124,14 @@ pub fn nonzero(py: Python<'_>, a: &Arr) -> PyResult<PyObject> {
 /// A NumPy array sharing `slf`'s memory after a sync (the buffer protocol does the work).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
-    if let Some(e) = ops::take_failed_sync(&slf.borrow().arr) {
-        return Err(e);
+    let arr = slf.borrow().arr.clone();
+    if let Some(e) = ops::take_failed_sync(&arr) {
+        return Err(e); // NumPy's retry through `__array__` after a failed buffer export
     }
-    let mv = pyo3::types::PyMemoryView::from(slf.as_any())?;
+    let mv = pyo3::types::PyMemoryView::from(slf.as_any()).inspect_err(|_| {
+        // Raised here, to the program: not again at its next read.
+        ops::forget_failed_sync(&arr);
+    })?;
     py::numpy(py)?.call_method1("asarray", (mv,))
 }
 

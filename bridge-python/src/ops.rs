@@ -763,6 +763,12 @@ pub fn take_failed_sync(a: &Arr) -> Option<PyErr> {
     }
 }
 
+/// Forgets a remembered sync error of `a`'s base: its caller raises the error itself, so
+/// nothing may raise it again later (the array is readable after a failed batch).
+pub fn forget_failed_sync(a: &Arr) {
+    let _ = take_failed_sync(a);
+}
+
 /// Makes `a`'s base readable on the host and returns a pointer to its first element (of
 /// the view). The pointer stays valid while `a` is alive.
 pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
@@ -773,11 +779,18 @@ pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
         rt.mark_host_written(a.view.base);
         Ok(p.wrapping_offset(a.view.offset * a.dtype().size() as isize))
     });
-    match &result {
-        Ok(_) => *FAILED_SYNC.lock() = None,
-        Err(e) => {
-            Python::with_gil(|py| *FAILED_SYNC.lock() = Some((a.view.base, e.clone_ref(py))));
-        }
+    if result.is_ok() {
+        *FAILED_SYNC.lock() = None;
+    }
+    result
+}
+
+/// [`sync_ptr`] for the buffer protocol: a failure is also remembered for the
+/// `__array__` retry NumPy makes after swallowing it (see [`FAILED_SYNC`]).
+pub fn sync_ptr_for_buffer(a: &Arr) -> PyResult<*mut u8> {
+    let result = sync_ptr(a);
+    if let Err(e) = &result {
+        Python::with_gil(|py| *FAILED_SYNC.lock() = Some((a.view.base, e.clone_ref(py))));
     }
     result
 }

@@ -96,6 +96,27 @@ def test_an_error_during_a_flush_names_the_operation_and_the_runtime_stays_usabl
     np.testing.assert_array_equal(np.asarray(src + 1.0), np.arange(5.0) + 1.0)
 
 
+
+@pytest.mark.parametrize("observe", ["str", "asarray", "float"])
+def test_a_failed_read_raises_once_and_the_array_reads_again_afterwards(hs, observe):
+    """The batch that failed is gone; the array it was to write keeps its old values and
+    can be read again (the error is not remembered past the read that raised it)."""
+    if not hasattr(hs, "stats"):
+        pytest.skip("NumPy raises at the assignment, not at a later read")
+    a = hs.arange(5.0)
+    a[hs.arange(2) * 9] = -1.0  # index 9, known only when the batch runs
+    read = {
+        "str": str,
+        "asarray": np.asarray,
+        "float": lambda x: float(x.sum()),
+    }[observe]
+    with pytest.raises(IndexError, match="out of bounds"):
+        read(a)
+    for _ in range(2):
+        assert str(a) == str(np.asarray(a))
+        assert float(a.sum()) == float(np.asarray(a).sum())
+    b = hs.arange(4.0)
+    np.testing.assert_array_equal(np.asarray(b * 2), np.arange(4.0) * 2)
 def test_info_and_stats_are_dicts_naming_the_stack(hs, stack):
     info = hs.info()
     assert isinstance(info, dict) and info
