@@ -319,3 +319,20 @@ def test_programs_of_aranges_and_steps_after_them_match_numpy(hs, flush_chance):
                 got[name], w, rtol=1e-6, err_msg=f"seed {seed} {name}"
             )
     assert hs.stats()["bases_generated"] > generated + 10, "no recipes were tested"
+
+
+@pytest.mark.parametrize("how", ["setitem", "add.at"])
+def test_an_out_of_range_scatter_writes_nothing_like_numpy(hs, how):
+    """NumPy checks every index before writing; a compiled kernel meeting a bad index
+    half-way must not leave the target half-written either."""
+    n = 100_000
+    idx = np.arange(n)
+    idx[-10] = n + 5  # late in the array: most chunks are fine
+    h, ref = hs.arange(float(n)), np.arange(float(n))
+    with pytest.raises(IndexError, match="out of bounds"):
+        if how == "setitem":
+            h[hs.asarray(idx)] = -1.0
+        else:
+            hs.add.at(h, hs.asarray(idx), 1.0)
+        np.asarray(h)
+    np.testing.assert_array_equal(np.asarray(h), ref)

@@ -17,6 +17,7 @@ mod error;
 mod export;
 mod files;
 mod loader;
+pub mod scatter_check;
 mod table;
 mod template;
 mod wire;

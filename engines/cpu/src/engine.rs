@@ -528,6 +528,8 @@ impl CpuEngine {
                     let compiled = self.shared.memory.lock().get(&key).copied();
                     match compiled {
                         Some(c) => {
+                            hassium_engine_abi::scatter_check::check(batch, k, buffers)
+                                .map_err(|e| k.error_in(batch, e))?;
                             let args = Self::args(&lowered, &binding, buffers)?;
                             let ran = Instant::now();
                             run::execute(
