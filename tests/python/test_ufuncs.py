@@ -406,6 +406,33 @@ def test_add_at_accumulates_repeated_indices_like_numpy(hs):
     assert_same(hi, ni)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64", "complex128"])
+def test_add_at_with_one_index_array_per_axis_is_native_and_matches_numpy(
+    hs, dtype, monkeypatch
+):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    rows = np.array([0, 2, 2, -1, 1, 0])
+    cols = np.array([[1], [3]]) * np.array([1, 1, 1, 0, 1, 1])  # broadcast to (2, 6)
+    values = np.arange(12).reshape(2, 6).astype(dtype)
+    for layout in ("contiguous", "reversed"):
+        h, n = both(hs, np.zeros((3, 4), dtype=dtype))
+        if layout == "reversed":
+            h, n = h[::-1, ::-2], n[::-1, ::-2]
+        cols_here = cols % n.shape[1]
+        hs.add.at(h, (hs.asarray(rows), hs.asarray(cols_here)), hs.asarray(values))
+        np.add.at(n, (rows, cols_here), values)
+        assert_same(h, n, what=layout)
+        hs.add.at(h, (1, hs.asarray(cols_here[0])), 2)
+        np.add.at(n, (1, cols_here[0]), 2)
+        assert_same(h, n, what=f"{layout}, an int and an array")
+    # One index out of range on its axis: IndexError, nothing written (as in NumPy).
+    h, n = both(hs, np.zeros((3, 4), dtype=dtype))
+    with pytest.raises(IndexError):
+        hs.add.at(h, (hs.asarray(np.array([0, 1])), hs.asarray(np.array([1, 4]))), 1)
+        np.asarray(h)
+    assert_same(h, n, what="after the IndexError")
+
+
 def test_real_and_imag_match_numpy(hs):
     for dtype in ("float32", "complex64", "complex128", "int16"):
         h, n = both(hs, sample(dtype))

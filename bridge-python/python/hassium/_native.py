@@ -141,7 +141,7 @@ class ufunc:
 
     Supports the subset of NumPy's interface the opcode set can express natively --
     ``__call__`` with ``out=`` and ``dtype=``, ``reduce``/``accumulate`` for the reducible
-    ufuncs, ``outer`` for binary ones, ``at`` for ``add`` on 1-D targets -- and runs the
+    ufuncs, ``outer`` for binary ones, ``at`` for ``add`` with integer indices (one array, or one per axis) -- and runs the
     rest (``where=``, ``casting=``, ``reduceat``, other ufuncs' ``accumulate``) through NumPy.
     """
 
@@ -269,31 +269,55 @@ class ufunc:
         return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
 
     def at(self, a, indices, b=None, /):
-        # np.add.at is the ScatterAdd opcode; flat indices are only at hand for a 1-D
-        # target indexed by one integer array.
-        if (
-            self.__name__ == "add"
-            and isinstance(a, ndarray)
-            and a.ndim == 1
-            and b is not None
-            and not isinstance(indices, (tuple, slice))
-        ):
-            idx = _arr(indices)
-            if idx.dtype.kind in "iu":
-                if idx.dtype != np.int64:
-                    idx = idx.astype(np.int64)
+        # np.add.at is the ScatterAdd opcode on flat indices: one integer array into a 1-D
+        # target, or one per axis (a tuple) into a target of any shape.
+        if self.__name__ == "add" and isinstance(a, ndarray) and b is not None:
+            if a.ndim == 1 and not isinstance(indices, (tuple, slice)):
+                idx = _arr(indices)
+                flat = idx if idx.dtype.kind in "iu" else None
+            else:
+                flat = _flat_positions(a, indices)
+            if flat is not None:
+                if flat.dtype != np.int64:
+                    flat = flat.astype(np.int64)
                 values = (
-                    broadcast_to(_arr(b).astype(a.dtype), idx.shape)
-                    if _shape_of(b) != idx.shape
+                    broadcast_to(_arr(b).astype(a.dtype), flat.shape)
+                    if _shape_of(b) != flat.shape
                     else _arr(b)
                 )
-                _ext.put_flat(a, idx, values, accumulate=True)
+                _ext.put_flat(a, flat, values, accumulate=True)
                 return None
         args = (a, indices) if b is None else (a, indices, b)
         return self._fallback("at", args, {})
 
     def reduceat(self, *args, **kwargs):
         return self._fallback("reduceat", args, kwargs)
+
+
+def _flat_positions(a, indices):
+    """The flat (C-order) positions ``a[indices]`` selects when ``indices`` is a tuple of
+    one integer array (or int) per axis, or None for any other index. A position out of
+    range on its axis becomes ``a.size``, so the scatter raises NumPy's ``IndexError``
+    (naming the flat index, not the axis) before writing anything."""
+    if not isinstance(indices, tuple) or len(indices) != a.ndim or a.ndim == 0:
+        return None
+    arrays = []
+    for x in indices:
+        if isinstance(x, (slice, type(None), type(Ellipsis), _bool)):
+            return None
+        x = _arr(x)
+        if x.dtype.kind not in "iu":
+            return None
+        arrays.append(x.astype(np.int64) if x.dtype != np.int64 else x)
+    flat, bad, stride = None, None, 1
+    for x, n in reversed(list(zip(arrays, a.shape))):
+        x = _ext.where(_ext.ufunc("less", x, 0), _ext.ufunc("add", x, n), x)
+        out = _ext.ufunc("logical_or", _ext.ufunc("less", x, 0), _ext.ufunc("greater_equal", x, n))
+        term = _ext.ufunc("multiply", x, stride)
+        flat = term if flat is None else _ext.ufunc("add", flat, term)
+        bad = out if bad is None else _ext.ufunc("logical_or", bad, out)
+        stride *= n
+    return _ext.where(bad, a.size, flat)
 
 
 # NumPy's names of the ufuncs that are one elementwise opcode each; aliases share the
