@@ -141,8 +141,9 @@ class ufunc:
 
     Supports the subset of NumPy's interface the opcode set can express natively --
     ``__call__`` with ``out=`` and ``dtype=``, ``reduce``/``accumulate`` for the reducible
-    ufuncs, ``outer`` for binary ones, ``at`` for ``add`` with integer indices (one array, or one per axis) -- and runs the
-    rest (``where=``, ``casting=``, ``reduceat``, other ufuncs' ``accumulate``) through NumPy.
+    ufuncs, ``outer`` for binary ones, ``at`` for ``add`` with integer indices (one array,
+    or one per axis) -- and runs the rest (``where=``, ``casting=``, ``reduceat``, other
+    ufuncs' ``accumulate``) through NumPy.
     """
 
     __slots__ = ("__name__", "_np", "identity", "nargs", "nin", "nout")
@@ -1526,7 +1527,7 @@ FUNCTIONS = {
     and not isinstance(obj, (type, ufunc))
     and getattr(obj, "__module__", None) == __name__
 }
-from . import _composed  # noqa: E402 -- composed of the natives above
+from . import _composed  # after the natives above, which it is composed of
 
 FUNCTIONS.update(_composed.FUNCTIONS)
 FUNCTIONS["amax"] = max
