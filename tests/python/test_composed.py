@@ -338,3 +338,39 @@ def test_nan_skipping_functions_warn_and_raise_like_numpy(hs):
     a = hs.asarray(np.array([1.0, np.nan, np.inf]))
     assert hs.nan_to_num(a, copy=False) is a
     assert_same(a, np.nan_to_num(np.array([1.0, np.nan, np.inf])))
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int64", "float16", "float32", "float64"])
+def test_histogram_with_equal_bins_matches_numpy_exactly(hs, dtype):
+    """Counts exactly, edges bit for bit: the bin of a value within an ulp of an edge is
+    where NumPy puts it."""
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        n = int(rng.integers(0, 2000))
+        scale = float(rng.choice([1e-3, 1.0, 1e3]))
+        data = rng.standard_normal(n) * scale
+        if trial % 3 == 0:
+            data = np.round(data)
+        data = data.astype(dtype)
+        bins = int(rng.integers(1, 50))
+        kwargs = {}
+        if trial % 4 == 1:
+            lo = float(rng.standard_normal() * scale)
+            kwargs["range"] = (
+                lo,
+                lo + abs(float(rng.standard_normal() * scale)) + 1e-3,
+            )
+        if trial % 5 == 2:
+            kwargs["weights"] = rng.random(n)
+        if trial % 7 == 3:
+            kwargs["density"] = True
+        got = hs.histogram(hs.asarray(data), bins, **_on_hassium(hs, kwargs))
+        assert_same(
+            got, np.histogram(data, bins, **kwargs), what=f"{dtype} {trial} {kwargs}"
+        )
+    h, n = both(hs, sample(dtype))
+    for layout, view in LAYOUTS.items():
+        run_cases(hs, view(h), view(n), [("histogram", (7,), {})], layout)
+    for bad in [{"bins": 0}, {"bins": 2.5}, {"range": (3, 1)}, {"range": (0, np.inf)}]:
+        _same_error(hs.histogram, np.histogram, hs, np.arange(5.0), bad)
+    _same_error(hs.histogram, np.histogram, hs, np.array([1.0, np.nan]), {})

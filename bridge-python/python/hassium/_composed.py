@@ -863,6 +863,105 @@ def angle(z, deg=False):
     return a
 
 
+# --------------------------------------------------------------------------- histogram
+
+
+def _span(last, first):
+    """``last - first`` as NumPy's histogram takes it: signed integers subtracted as
+    their unsigned type (the span of an int8 range may not fit int8). Scalars only."""
+    dt = np.result_type(last, first)
+    if dt.kind == "i":
+        unsigned = np.dtype(f"u{dt.itemsize}")
+        return np.subtract(
+            np.asarray(last, dt),
+            np.asarray(first, dt),
+            casting="unsafe",
+            dtype=unsigned,
+        )
+    return np.subtract(last, first, dtype=dt)
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """Equal-width bins, as NumPy computes them: the bin of each value from its offset
+    scaled to the bin count, corrected by comparing with the edges (the scaling may be an
+    ulp off there), the last bin closed. Other bin specifications go through NumPy."""
+    a = _n._arr(a).reshape(-1)
+    if isinstance(bins, str) or _n.ndim(bins) != 0 or a.dtype.kind not in "if":
+        raise _n._Unsupported  # edges given, estimators, and unsigned/bool/complex data
+    try:
+        nbins = operator.index(bins)
+    except TypeError:
+        raise TypeError("`bins` must be an integer, a string, or an array") from None
+    if nbins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    w = None
+    if weights is not None:
+        w = _n._arr(weights).reshape(-1)
+        if w.shape != a.shape:
+            raise ValueError("weights should have the same shape as a.")
+        if w.dtype.kind not in "biuf":
+            raise _n._Unsupported
+    if range is not None:
+        first, last = range
+        if first > last:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"supplied range of [{first}, {last}] is not finite")
+    elif a.size == 0:
+        first, last = 0, 1
+    else:
+        lo, hi = _n.min(a), _n.max(a)  # both recorded before the one flush
+        first, last = np.asarray(lo)[()], np.asarray(hi)[()]
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    edge_type = np.result_type(first, last, a.dtype)
+    if edge_type.kind in "iu":
+        edge_type = np.result_type(edge_type, float)
+    # The edges are NumPy's own (from scalars: nothing to flush), checked as NumPy does.
+    host_edges = np.linspace(first, last, nbins + 1, endpoint=True, dtype=edge_type)
+    if np.any(host_edges[:-1] >= host_edges[1:]):
+        raise ValueError(
+            f"Too many bins for data range. Cannot create {nbins} finite-sized bins."
+        )
+    edges = _ext.asarray(host_edges)
+    u = _ext.ufunc
+    keep = u("logical_and", u("greater_equal", a, first), u("less_equal", a, last))
+    x = a if a.dtype == edge_type else a.astype(edge_type)
+    scaled = u(
+        "multiply", u("divide", u("subtract", x, first), _span(last, first)), nbins
+    )
+    idx = scaled.astype(np.intp)
+    idx = _ext.where(u("equal", idx, nbins), u("subtract", idx, 1), idx)
+    # Values outside the range are dropped below; their index only has to be valid.
+    idx = _ext.where(keep, u("minimum", u("maximum", idx, 0), nbins - 1), 0)
+    idx = _ext.where(u("less", x, edges[idx]), u("subtract", idx, 1), idx)
+    idx = u("maximum", idx, 0)
+    up = u(
+        "logical_and",
+        u("greater_equal", x, edges[u("add", idx, 1)]),
+        u("not_equal", idx, nbins - 1),
+    )
+    idx = _ext.where(up, u("add", idx, 1), idx)
+    idx = _ext.where(keep, idx, 0)
+    count_type = np.dtype(np.intp) if w is None else w.dtype
+    # NumPy counts with bincount: in intp, or summing the weights in float64.
+    ones = (
+        _ext.full(a.shape, 1, np.dtype(np.intp)) if w is None else w.astype(np.float64)
+    )
+    added = _ext.where(keep, ones, _ext.full((), 0, ones.dtype))
+    counts = _ext.full((nbins,), 0, ones.dtype)
+    if a.size:
+        _ext.put_flat(counts, idx.astype(np.int64), added, accumulate=True)
+    if counts.dtype != count_type:
+        counts = counts.astype(count_type)
+    if density:
+        widths = diff(edges).astype(np.float64)
+        counts = u("divide", u("divide", counts, widths), _n.sum(counts))
+    return counts, edges
+
+
 #: Natives by name, merged into ``_native.FUNCTIONS``.
 FUNCTIONS = {
     name: obj
