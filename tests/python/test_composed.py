@@ -374,3 +374,83 @@ def test_histogram_with_equal_bins_matches_numpy_exactly(hs, dtype):
     for bad in [{"bins": 0}, {"bins": 2.5}, {"range": (3, 1)}, {"range": (0, np.inf)}]:
         _same_error(hs.histogram, np.histogram, hs, np.arange(5.0), bad)
     _same_error(hs.histogram, np.histogram, hs, np.array([1.0, np.nan]), {})
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_covariance_correlation_and_convolution_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(3, 8)))
+    for layout, view in [
+        ("contiguous", lambda a: a),
+        ("reversed", lambda a: a[::-1, ::-2]),
+    ]:
+        hv, nv = view(h), view(n)
+        cases = [
+            ("cov", (), {}),
+            ("cov", (), {"rowvar": False}),
+            ("cov", (), {"bias": True}),
+            ("cov", (), {"ddof": 2}),
+            ("corrcoef", (), {}),
+            ("corrcoef", (), {"rowvar": False}),
+        ]
+        run_cases(hs, hv, nv, cases, layout)
+        check(hs.cov, np.cov, (hv[0], hv[1]), (nv[0], nv[1]), f"cov(x, y) {layout}")
+        check(
+            hs.corrcoef,
+            np.corrcoef,
+            (hv[0], hv[2]),
+            (nv[0], nv[2]),
+            f"corrcoef {layout}",
+        )
+        for mode in ("full", "same", "valid"):
+            for k in (1, 2, 5):
+                check(
+                    hs.convolve,
+                    np.convolve,
+                    (hv[0], hv[1, :k]),
+                    (nv[0], nv[1, :k]),
+                    f"convolve k={k} {mode} {layout}",
+                    mode=mode,
+                )
+                check(
+                    hs.convolve,
+                    np.convolve,
+                    (hv[1, :k], hv[0]),
+                    (nv[1, :k], nv[0]),
+                    f"convolve swapped k={k} {mode} {layout}",
+                    mode=mode,
+                )
+    for args in [(np.zeros(0), np.ones(2)), (np.ones(2), np.zeros(0))]:
+        _convolve_error(hs, *args)
+    _convolve_error(hs, np.ones(3), np.ones(2), mode="bogus")
+
+
+def _convolve_error(hs, a, v, **kwargs):
+    with pytest.raises(Exception) as caught:
+        np.convolve(a, v, **kwargs)
+    with pytest.raises(caught.type):
+        np.asarray(hs.convolve(hs.asarray(a), hs.asarray(v), **kwargs))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128"])
+def test_matrix_power_matches_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(2, 3, 3)) / (1 if dtype == "int64" else 4))
+    for power in (0, 1, 2, 3, 6, 11):
+        check(
+            hs.linalg.matrix_power,
+            np.linalg.matrix_power,
+            (h, power),
+            (n, power),
+            str(power),
+        )
+        check(
+            hs.linalg.matrix_power,
+            np.linalg.matrix_power,
+            (h[0].T, power),
+            (n[0].T, power),
+            f"{power} of a transposed matrix",
+        )
+    for bad in [(h[0, 0], 2), (h[:, :2], 2), (h, 1.5)]:
+        nbad = (np.asarray(bad[0]), bad[1])
+        check(
+            hs.linalg.matrix_power, np.linalg.matrix_power, bad, nbad, f"bad {bad[1]}"
+        )

@@ -863,6 +863,106 @@ def angle(z, deg=False):
     return a
 
 
+# --------------------------------------------------------------------------- correlations
+
+
+def _as_rows(m, rowvar):
+    x = _n._arr(m)
+    if x.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if x.ndim < 2:
+        x = x.reshape(1, -1)
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    return x
+
+
+def cov(
+    m,
+    y=None,
+    rowvar=True,
+    bias=False,
+    ddof=None,
+    fweights=None,
+    aweights=None,
+    *,
+    dtype=None,
+):
+    """Without weights: the centred rows' product with their transpose, divided by the
+    observation count less ``ddof``. Weighted covariances go through NumPy."""
+    if fweights is not None or aweights is not None:
+        raise _n._Unsupported
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    x = _as_rows(m, rowvar)
+    if x.dtype.kind == "c" or (y is not None and _n._arr(y).dtype.kind == "c"):
+        raise _n._Unsupported  # the conjugate transpose: NumPy's
+    if dtype is None:
+        dtype = np.result_type(x.dtype, np.float64)
+    if y is not None:
+        x = _n.concatenate((x, _as_rows(y, rowvar)), axis=0)
+    x = x.astype(dtype)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    observations = x.shape[1]
+    fact = builtins.max(observations - ddof, 0)
+    if fact == 0:
+        _warn("Degrees of freedom <= 0 for slice")
+    centred = _ext.ufunc("subtract", x, _n.mean(x, axis=1, keepdims=True))
+    c = _n.matmul(centred, centred.T)
+    with np.errstate(divide="ignore"):
+        factor = np.true_divide(1, fact)  # a float64 scalar, as in NumPy (inf for 0)
+    c = _ext.ufunc("multiply", c, factor).astype(dtype)
+    return _n.squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar=True, bias=_NoValue, ddof=_NoValue, *, dtype=None):
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return _ext.ufunc("divide", c, c)  # NaN for a constant, 1 otherwise, as NumPy
+    stddev = _ext.ufunc("sqrt", diagonal(c))
+    c = _ext.ufunc("divide", c, stddev.reshape(-1, 1))
+    c = _ext.ufunc("divide", c, stddev.reshape(1, -1))
+    return _n.clip(c, -1, 1)
+
+
+def convolve(a, v, mode="full"):
+    """The discrete convolution as a sum of shifted, scaled copies of the longer input:
+    one step per element of the shorter one (at most 64 here; longer kernels go through
+    NumPy)."""
+    a, v = _n._arr(a), _n._arr(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise _n._Unsupported  # NumPy's own errors for other shapes
+    if a.shape[0] < v.shape[0]:
+        a, v = v, a
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if v.shape[0] > 64 or a.dtype.kind not in "biufc" or v.dtype.kind not in "biufc":
+        raise _n._Unsupported
+    n, k = a.shape[0], v.shape[0]
+    dtype = np.result_type(a.dtype, v.dtype)
+    if dtype == np.bool_:
+        raise _n._Unsupported
+    full = n + k - 1
+    out = _ext.full((full,), 0, dtype)
+    for j in builtins.range(k):
+        # out[j : j + n] += v[j] * a
+        part = out[j : j + n]
+        _ext.copyto(
+            part, _ext.ufunc("add", part, _ext.ufunc("multiply", a, v[j : j + 1]))
+        )
+    if mode == "full":
+        return out
+    if mode == "same":
+        start = (k - 1) // 2
+        return out[start : start + n]
+    if mode == "valid":
+        return out[k - 1 : n]
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
 # --------------------------------------------------------------------------- histogram
 
 

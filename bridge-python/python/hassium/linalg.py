@@ -1,12 +1,15 @@
-"""``numpy.linalg`` for Hassium arrays: ``norm`` of vectors and the Frobenius norm are
-recorded natively; every other function (solve, inv, eig, svd, ...) runs through NumPy's
-LAPACK wrappers via the fallback path."""
+"""``numpy.linalg`` for Hassium arrays: ``norm`` of vectors and the Frobenius norm, and
+``matrix_power`` to non-negative powers, are recorded natively; every other function
+(solve, inv, eig, svd, ...) runs through NumPy's LAPACK wrappers via the fallback path."""
+
+import operator as _operator
 
 import numpy as _np
 
 from . import _fallback
 from . import _hassium as _ext
 from ._native import _arr
+from ._native import matmul as _matmul
 
 LinAlgError = _np.linalg.LinAlgError
 
@@ -39,10 +42,52 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return _ext.ufunc("sqrt", total)
 
 
+def matrix_power(a, n):
+    """Square matrices (or stacks of them) to a non-negative integer power, by NumPy's
+    sequence of products (so results agree to the last place); negative powers need the
+    inverse and go through NumPy."""
+    a = _arr(a)
+    if a.ndim < 2:
+        raise LinAlgError(
+            f"{a.ndim}-dimensional array given. Array must be at least two-dimensional"
+        )
+    if a.shape[-1] != a.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    try:
+        n = _operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    if n < 0:
+        return _fallback.call(_np.linalg.matrix_power, "linalg.matrix_power", (a, n), {})
+    if n == 0:
+        eye = _ext.ufunc(
+            "equal",
+            _ext.arange(0, a.shape[-1], 1, _np.dtype(_np.intp)).reshape(-1, 1),
+            _ext.arange(0, a.shape[-1], 1, _np.dtype(_np.intp)).reshape(1, -1),
+        )
+        out = _ext.empty(a.shape, a.dtype)
+        _ext.copyto(out, eye, casting="unsafe")
+        return out
+    if n == 1:
+        return a
+    if n == 2:
+        return _matmul(a, a)
+    if n == 3:
+        return _matmul(_matmul(a, a), a)
+    # Squarings, and the product of those the binary digits of n select, in NumPy's order.
+    z = result = None
+    while n > 0:
+        z = a if z is None else _matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else _matmul(result, z)
+    return result
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     return _fallback.wrap_attribute(_np.linalg, name, f"linalg.{name}")
 
 
-FUNCTIONS = {"norm": norm}
+FUNCTIONS = {"norm": norm, "matrix_power": matrix_power}
