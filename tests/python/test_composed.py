@@ -454,3 +454,31 @@ def test_matrix_power_matches_numpy(hs, dtype):
         check(
             hs.linalg.matrix_power, np.linalg.matrix_power, bad, nbad, f"bad {bad[1]}"
         )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_take_take_along_axis_and_repeat_match_numpy_on_every_layout(hs, dtype):
+    h, n = both(hs, sample(dtype))
+    cases = [
+        ("take", ([0, -1, 2],), {}),
+        ("take", ([[1, 0], [2, 2]],), {"axis": -1}),
+        ("take", (1,), {"axis": 0}),
+        ("take", ([7, -9],), {"axis": 1, "mode": "wrap"}),
+        ("take", ([7, -9],), {"axis": 1, "mode": "clip"}),
+        ("take", ([99],), {}),
+        ("repeat", (2,), {}),
+        ("repeat", (3,), {"axis": 1}),
+        ("repeat", (0,), {"axis": -1}),
+    ]
+    for layout, view in LAYOUTS.items():
+        hv, nv = view(h), view(n)
+        run_cases(hs, hv, nv, cases, layout)
+        if nv.ndim:
+            idx = (np.arange(nv.size).reshape(nv.shape) * 7) % max(nv.shape[-1], 1)
+            check(
+                hs.take_along_axis,
+                np.take_along_axis,
+                (hv, hs.asarray(idx), -1),
+                (nv, idx, -1),
+                f"take_along_axis {layout}",
+            )

@@ -863,6 +863,102 @@ def angle(z, deg=False):
     return a
 
 
+# --------------------------------------------------------------------------- taking
+
+
+def _index_array(indices):
+    """An integer index array (or a Python int) for ``take``, or ``_Unsupported``."""
+    if isinstance(indices, (int, np.integer)) and not isinstance(
+        indices, (bool, np.bool_)
+    ):
+        return int(indices)
+    if isinstance(indices, (list, tuple)) and len(indices) == 0:
+        return _ext.empty((0,), np.dtype(np.intp))  # NumPy reads a sequence as intp
+    idx = _n._arr(indices)
+    if idx.dtype.kind not in "iu":
+        raise _n._Unsupported  # NumPy's casting errors for float and bool indices
+    return idx
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    a = _n._arr(a)
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    idx = _index_array(indices)
+    n = a.shape[axis]
+    if mode in ("wrap", "clip"):
+        if n == 0:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if mode == "wrap":
+            idx = idx % n if isinstance(idx, int) else _ext.ufunc("remainder", idx, n)
+        elif isinstance(idx, int):
+            idx = builtins.min(builtins.max(idx, 0), n - 1)
+        else:
+            idx = _n.clip(idx, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(
+            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
+        )
+    res = a[(slice(None),) * axis + (idx,)]
+    if isinstance(idx, int) and not isinstance(res, ndarray):
+        res = _ext.asarray(res)  # a 0-d result, as NumPy's take returns an array
+    if out is not None:
+        _ext.copyto(out, res, casting="unsafe")
+        return out
+    return res
+
+
+def take_along_axis(arr, indices, axis=-1):
+    arr = _n._arr(arr)
+    idx = _n._arr(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        return take(arr, idx)
+    if idx.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    axis = normalize_axis_index(axis, arr.ndim)
+    if idx.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    # Every other axis indexed by its own range, shaped to broadcast against `indices`.
+    key = []
+    for d in builtins.range(arr.ndim):
+        if d == axis:
+            key.append(idx)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            key.append(
+                _ext.arange(0, arr.shape[d], 1, np.dtype(np.intp)).reshape(tuple(shape))
+            )
+    return arr[tuple(key)]
+
+
+def repeat(a, repeats, axis=None):
+    """One count for every element: a broadcast copy. Counts per element need their
+    total before anything is recorded, and go through NumPy."""
+    if _n.ndim(repeats) != 0:
+        raise _n._Unsupported
+    try:
+        r = operator.index(repeats)
+    except TypeError:
+        raise _n._Unsupported from None  # NumPy's casting rules for other numbers
+    if r < 0:
+        raise ValueError("repeats may not contain negative values.")
+    a = _n._arr(a)
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    spread = a.shape[: axis + 1] + (1,) + a.shape[axis + 1 :]
+    wide = a.shape[: axis + 1] + (r,) + a.shape[axis + 1 :]
+    out = _ext.empty(wide, a.dtype)
+    _ext.copyto(out, a.reshape(spread))
+    shape = list(a.shape)
+    shape[axis] *= r
+    return out.reshape(tuple(shape))
+
+
 # --------------------------------------------------------------------------- correlations
 
 
