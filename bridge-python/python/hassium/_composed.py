@@ -26,6 +26,14 @@ ndarray = _ext.ndarray
 _NoValue = np._NoValue
 
 
+def _into(out, result):
+    """``result``, or ``out`` holding it (cast unsafely, as NumPy's functions write out=)."""
+    if out is None:
+        return result
+    _ext.copyto(out, result, casting="unsafe")
+    return out
+
+
 def _along(ndim, axis, index):
     """A key taking ``index`` (a slice or an int) on ``axis`` and everything elsewhere."""
     key = [slice(None)] * ndim
@@ -689,10 +697,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     )
     if builtins.bool(_n.any(_ext.ufunc("equal", count, 0))):
         _warn("Mean of empty slice")
-    if out is not None:
-        _ext.copyto(out, avg, casting="unsafe")
-        return out
-    return avg
+    return _into(out, avg)
 
 
 def nanvar(
@@ -740,10 +745,7 @@ def nanvar(
     if builtins.bool(_n.any(bad)):
         _warn("Degrees of freedom <= 0 for slice.")
         var = _ext.where(bad, np.nan, var)
-    if out is not None:
-        _ext.copyto(out, var, casting="unsafe")
-        return out
-    return var
+    return _into(out, var)
 
 
 def nanstd(
@@ -769,10 +771,7 @@ def nanstd(
         correction=correction,
     )
     std = _ext.ufunc("sqrt", var)
-    if out is not None:
-        _ext.copyto(out, std, casting="unsafe")
-        return out
-    return std
+    return _into(out, std)
 
 
 def _nan_extreme(a, axis, out, keepdims, fill, reduce_name):
@@ -787,10 +786,7 @@ def _nan_extreme(a, axis, out, keepdims, fill, reduce_name):
     res = _ext.where(all_nan, np.nan, res)
     if builtins.bool(_n.any(all_nan)):
         _warn("All-NaN slice encountered")
-    if out is not None:
-        _ext.copyto(out, res, casting="unsafe")
-        return out
-    return res
+    return _into(out, res)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
@@ -903,10 +899,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     res = a[(slice(None),) * axis + (idx,)]
     if isinstance(idx, int) and not isinstance(res, ndarray):
         res = _ext.asarray(res)  # a 0-d result, as NumPy's take returns an array
-    if out is not None:
-        _ext.copyto(out, res, casting="unsafe")
-        return out
-    return res
+    return _into(out, res)
 
 
 def take_along_axis(arr, indices, axis=-1):
