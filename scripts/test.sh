@@ -8,6 +8,10 @@ scripts/setup.sh --no-main-job
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export PATH="$PWD/.venv/bin:$PATH"
 failed=()
+# The Python suites run in parallel pytest processes (pytest-xdist), one per core by
+# default: most of a cold run is compilers (gcc, PoCL) working on new kernels, and one
+# process compiles one batch at a time. HASSIUM_TEST_WORKERS=0 runs them in this process.
+workers=(-n "${HASSIUM_TEST_WORKERS:-auto}")
 
 echo "== cargo test (release profile, shares the build)"
 cargo test --release --workspace --exclude hassium-bridge-python || failed+=("cargo test")
@@ -17,15 +21,15 @@ echo "== Python extension tests (bridge-python/tests)"
 
 echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
-  tests/python/run_stacks.sh --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
+  tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
 
 # On PoCL every distinct kernel is an OpenCL C compile: the full suite takes about 40
 # minutes on 2 cores with PoCL's cache cold (7 when warm), so CI runs the runtime, runner
 # (examples on every stack), creation, random, loop and stencil tests there, and the first
-# 100 random programs (all 300 take 5 minutes cold). Run the whole suite with
-# HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
+# 100 random programs (all 300 take 5 minutes cold): under 4 minutes cold with 2 workers.
+# Run the whole suite with HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
 echo "== Python suite subset, stack opencl"
-HASSIUM_STACK=opencl HASSIUM_TEST_RANDOM_PROGRAMS=100 .venv/bin/python -m pytest -q -p no:cacheprovider \
+HASSIUM_STACK=opencl HASSIUM_TEST_RANDOM_PROGRAMS=100 .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" \
   tests/python/test_runner.py tests/python/test_runtime.py tests/python/test_random.py \
   tests/python/test_creation.py tests/python/test_loops.py tests/python/test_stencils.py \
   tests/python/test_random_programs.py \
@@ -46,7 +50,7 @@ for variant in "ENGINES_CPU_THREADS=1 ENGINES_CPU_SPECIALIZE=dynamic ENGINES_CPU
   case "$variant" in *TIERED=false*) skip=(--ignore=tests/python/test_composed.py) ;; esac
   # shellcheck disable=SC2046,SC2086 # one HASSIUM_ variable per word of the variant
   env HASSIUM_STACK=cpu $(printf 'HASSIUM_%s ' $variant) \
-    .venv/bin/python -m pytest -q -p no:cacheprovider tests/python \
+    .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" tests/python \
     --ignore=tests/python/test_bench_smoke.py "${skip[@]}" || failed+=("pytest (cpu $variant)")
 done
 

@@ -28,6 +28,14 @@ pub trait Subject {
     fn not_native(&self, stats: &EngineStats) -> u64;
     /// How many of `kernels` the engine is expected to run off its native path.
     fn expected_not_native(&self, batch: &Batch, kernels: &[Kernel]) -> u64;
+    /// How many independent elementwise instructions the elementwise tests put into one
+    /// kernel. One (the default) tests each as its own kernel. An engine whose driver
+    /// pays a large fixed cost per kernel (PoCL generates and links a work-group
+    /// function per kernel at its first launch) tests the same instructions, views and
+    /// values in fewer, larger kernels.
+    fn elementwise_per_kernel(&self) -> usize {
+        1
+    }
 }
 
 /// The kernels of `batch` that touch a value of a dtype `pred` picks.
@@ -193,12 +201,37 @@ fn elementwise_batch(layout: Layout, rng: &mut Rng) -> (Batch, Arrays, Vec<BaseI
     (b, arrays, outs)
 }
 
+/// The instructions of `b` in kernels of up to `size` instructions each, in program
+/// order. An instruction the engine would run off its native path alone (by
+/// [`Subject::expected_not_native`]) shares a kernel only with others of its kind, so
+/// grouping never takes an instruction off the native path.
+fn groups(sub: &dyn Subject, b: &Batch, size: usize) -> Vec<Kernel> {
+    let one = singletons(b);
+    if size <= 1 {
+        return one;
+    }
+    let mut open: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    let mut kernels = Vec::new();
+    for k in one {
+        let apart = usize::from(sub.expected_not_native(b, std::slice::from_ref(&k)) > 0);
+        open[apart].extend(k.instrs.iter().copied());
+        if open[apart].len() >= size {
+            let instrs = std::mem::take(&mut open[apart]);
+            kernels.push(hassium_fuser::finish_kernel(b, instrs, |_| true));
+        }
+    }
+    for instrs in open.into_iter().filter(|g| !g.is_empty()) {
+        kernels.push(hassium_fuser::finish_kernel(b, instrs, |_| true));
+    }
+    kernels
+}
+
 fn check_elementwise(sub: &dyn Subject, layout: Layout, threads: usize, spec: Spec) {
     let dir = tempfile::tempdir().unwrap();
     let mut e = sub.engine(threads, spec, dir.path());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ layout as u64);
     let (b, arrays, outs) = elementwise_batch(layout, &mut rng);
-    let kernels = singletons(&b);
+    let kernels = groups(sub, &b, sub.elementwise_per_kernel());
     let (want, got) = run_both(&b, &kernels, &arrays, e.as_mut());
     if let Some(d) = diff(&want, &got, &outs) {
         let k = outs
