@@ -621,35 +621,31 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
     Ok(Item::Array(advs.len() - 1))
 }
 
+/// The value of a 0-d boolean index (`True`, `np.bool_(False)`, a 0-d mask array), or
+/// `None` for any other advanced index.
+fn scalar_truth(adv: &Adv) -> PyResult<Option<bool>> {
+    Ok(match adv {
+        Adv::Mask(v, s) if s.is_empty() => Some(v[0]),
+        Adv::Lazy(x) if x.dtype().is_bool() && x.view.ndim() == 0 => {
+            Some(ops::read_scalar(x)?.as_f64() != 0.0)
+        }
+        _ => None,
+    })
+}
+
 /// A key whose only advanced index is one 0-d boolean (`a[True]`, `a[..., mask0d]`)
 /// rewritten as basic indexing: NumPy gives that index a new dimension of length 1 when
 /// true and 0 when false. Returns the view it selects (a copy is the caller's business:
-/// NumPy copies, as for any advanced index), or `None` when the key is not of that form.
-/// Several 0-d booleans, or one beside index arrays, are `UnsupportedError`.
+/// NumPy copies, as for any advanced index), or `None` when the key is not of that form
+/// (several 0-d booleans, or one beside index arrays, go through [`expand_scalar_bools`]).
 fn scalar_bool_key(a: &Arr, items: &[Item], advs: &[Adv]) -> PyResult<Option<View>> {
-    let truth = |adv: &Adv| -> PyResult<Option<bool>> {
-        Ok(match adv {
-            Adv::Mask(v, s) if s.is_empty() => Some(v[0]),
-            Adv::Lazy(x) if x.dtype().is_bool() && x.view.ndim() == 0 => {
-                Some(ops::read_scalar(x)?.as_f64() != 0.0)
-            }
-            _ => None,
-        })
-    };
-    let mut found = None;
-    for (k, adv) in advs.iter().enumerate() {
-        if let Some(t) = truth(adv)? {
-            found = Some((k, t));
-        }
-    }
-    let Some((k, t)) = found else {
+    let [adv] = advs else {
         return Ok(None);
     };
-    if advs.len() > 1 {
-        return Err(UnsupportedError::new_err(
-            "hassium indexes with a 0-d boolean only beside integers, slices, None and ...",
-        ));
-    }
+    let Some(t) = scalar_truth(adv)? else {
+        return Ok(None);
+    };
+    let k = 0;
     // The new dimension's position in the result: the dimensions the items before it make.
     let consumed = items
         .iter()
@@ -696,6 +692,60 @@ fn index_err(e: index::IndexError) -> PyErr {
         index::IndexError::OutOfBounds(m) => PyIndexError::new_err(m),
         index::IndexError::Value(m) => PyValueError::new_err(m),
     }
+}
+
+/// How NumPy reads 0-d booleans beside other advanced indices: each is a new axis of
+/// length 1 where it stands in the key, indexed by `[0]` when true and by `[]` when
+/// false, so it broadcasts with the other index arrays (`a[True, [0, 1]]` picks two
+/// rows, `a[False, [0, 1]]` is a shape mismatch, `a[False, [[0], [1]]]` is empty).
+/// Returns `a` with those axes inserted and the booleans replaced by such index arrays.
+fn expand_scalar_bools(a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult<(Arr, Vec<Adv>)> {
+    let truths = advs
+        .iter()
+        .map(scalar_truth)
+        .collect::<PyResult<Vec<_>>>()?;
+    if truths.iter().all(Option::is_none) {
+        return Ok((a.clone(), advs));
+    }
+    // The dimensions of `a` each item consumes; an Ellipsis takes the rest.
+    let width = |item: &Item| match item {
+        Item::Int(_) | Item::Slice(..) => 1,
+        Item::Array(k) if truths[*k].is_some() => 0,
+        Item::Array(k) => match &advs[*k] {
+            Adv::Mask(_, s) => s.len(),
+            Adv::Lazy(x) if x.dtype().is_bool() => x.view.ndim(),
+            _ => 1,
+        },
+        Item::NewAxis | Item::Ellipsis => 0,
+    };
+    let rest = a
+        .view
+        .ndim()
+        .saturating_sub(items.iter().map(width).sum::<usize>());
+    let all = Item::Slice(None, None, None);
+    let mut insert = Vec::new();
+    for item in items {
+        match item {
+            Item::Array(k) if truths[*k].is_some() => insert.push(Item::NewAxis),
+            Item::Ellipsis => insert.extend(std::iter::repeat_n(all.clone(), rest)),
+            _ => insert.extend(std::iter::repeat_n(all.clone(), width(item))),
+        }
+    }
+    let view = index::apply_basic(&a.view, &insert)
+        .map_err(index_err)?
+        .view;
+    let advs = advs
+        .into_iter()
+        .zip(truths)
+        .map(|(adv, t)| match t {
+            Some(t) => Adv::Host(IndexArray {
+                data: if t { vec![0] } else { vec![] },
+                shape: vec![usize::from(t)],
+            }),
+            None => adv,
+        })
+        .collect();
+    Ok((a.with_view(view), advs))
 }
 
 /// Host index arrays for every advanced index (masks become one array per dimension).
@@ -751,10 +801,7 @@ fn materialize(
                         dim += 1;
                     }
                     Adv::Mask(_, shape) if shape.is_empty() => {
-                        // `scalar_bool_key` takes 0-d masks; none may reach the offsets.
-                        return Err(UnsupportedError::new_err(
-                            "hassium indexes with a 0-d boolean only beside integers, slices, None and ...",
-                        ));
+                        unreachable!("`expand_scalar_bools` turned 0-d masks into index arrays")
                     }
                     Adv::Mask(vals, shape) => {
                         for (j, &n) in shape.iter().enumerate() {
@@ -809,6 +856,8 @@ fn materialize(
 /// The int64 offsets (as a fresh array) and the full-base view that advanced indexing
 /// of `a` by `key` addresses.
 fn advanced(py: Python<'_>, a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult<(Arr, View)> {
+    let (a, advs) = expand_scalar_bools(a, items, advs)?;
+    let a = &a;
     let (items, mut arrays) = materialize(py, a, items, advs)?;
     let basic = index::apply_basic(&a.view, &items).map_err(index_err)?;
     // NumPy checks the index values it visits: when the index arrays broadcast to nothing

@@ -146,13 +146,47 @@ def test_random_keys_read_and_store_like_numpy(hs, seed):
                 # A lazy index array is checked when the store runs: observe it here.
                 got = np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
             except Exception as e:  # noqa: BLE001
-                # Documented: a 0-d boolean beside index arrays is not supported.
-                if "0-d boolean" in str(e):
-                    continue
                 assert error is not None and isinstance(e, error), f"{what}: {e!r}"
                 continue
             assert error is None, f"{what}: NumPy raised {error.__name__}"
             assert_same(h if store else got, n if store else want, what=what)
+
+
+ZERO_D_BOOL_KEYS = [
+    "True, [0, 1]", "False, [0, 1]", "[0, 1], True", "True, True", "True, False",
+    "False, False", "True, :, [0, 1]", "[0, 2], True, [1, 3]", "True, [[0], [1]], [0, 1]",
+    "..., True, [0, 1]", "T, M", "M, True", "True, 1", "1, True, [0, 1]",
+    "False, [[0], [1]]", "None, True, [2], None", "True, ..., False", "T, T, [1]",
+    "True, [5]", "True, 0, 0, 0",
+]
+
+
+@pytest.mark.parametrize("key", ZERO_D_BOOL_KEYS)
+def test_zero_d_booleans_beside_other_advanced_indices(hs, key):
+    """A 0-d boolean beside index arrays, masks or another 0-d boolean: NumPy reads it as a
+    new axis of length one indexed by [0] (True) or [] (False), which broadcasts with the
+    other index arrays. Reading and storing, with the booleans and masks as NumPy's and as
+    Hassium's arrays."""
+    base = np.arange(12.0).reshape(3, 4)
+    for lazy in (False, True):
+        wrap = hs.asarray if lazy else np.asarray
+        env = {"T": np.array(True), "M": np.array([True, False, True])}
+        nkey = eval(f"np.s_[{key},]", {"np": np}, env)
+        hkey = eval(f"np.s_[{key},]", {"np": np}, {k: wrap(v) for k, v in env.items()})
+        for store in (False, True):
+            n, h = base.copy(), hs.asarray(base.copy())
+            what = f"{'store' if store else 'read'} [{key}] lazy={lazy}"
+            try:
+                want, error = (n.__setitem__(nkey, -7) if store else n[nkey]), None
+            except Exception as e:  # noqa: BLE001 - the type is what is compared
+                want, error = None, type(e)
+            if error is not None:
+                with pytest.raises(error):
+                    np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
+                continue
+            if store:
+                h[hkey] = -7
+            assert_same(h if store else h[hkey], n if store else want, what=what)
 
 
 def test_index_values_nothing_visits_are_not_bounds_checked(hs):
