@@ -694,6 +694,20 @@ fn index_err(e: index::IndexError) -> PyErr {
     }
 }
 
+/// The dimensions of the indexed array a key item consumes (a mask its rank, a 0-d
+/// boolean none); an Ellipsis counts none here and takes the rest.
+fn width(item: &Item, advs: &[Adv]) -> usize {
+    match item {
+        Item::Int(_) | Item::Slice(..) => 1,
+        Item::Array(k) => match &advs[*k] {
+            Adv::Mask(_, s) => s.len(),
+            Adv::Lazy(x) if x.dtype().is_bool() => x.view.ndim(),
+            _ => 1,
+        },
+        Item::NewAxis | Item::Ellipsis => 0,
+    }
+}
+
 /// How NumPy reads 0-d booleans beside other advanced indices: each is a new axis of
 /// length 1 where it stands in the key, indexed by `[0]` when true and by `[]` when
 /// false, so it broadcasts with the other index arrays (`a[True, [0, 1]]` picks two
@@ -707,28 +721,17 @@ fn expand_scalar_bools(a: &Arr, items: &[Item], advs: Vec<Adv>) -> PyResult<(Arr
     if truths.iter().all(Option::is_none) {
         return Ok((a.clone(), advs));
     }
-    // The dimensions of `a` each item consumes; an Ellipsis takes the rest.
-    let width = |item: &Item| match item {
-        Item::Int(_) | Item::Slice(..) => 1,
-        Item::Array(k) if truths[*k].is_some() => 0,
-        Item::Array(k) => match &advs[*k] {
-            Adv::Mask(_, s) => s.len(),
-            Adv::Lazy(x) if x.dtype().is_bool() => x.view.ndim(),
-            _ => 1,
-        },
-        Item::NewAxis | Item::Ellipsis => 0,
-    };
     let rest = a
         .view
         .ndim()
-        .saturating_sub(items.iter().map(width).sum::<usize>());
+        .saturating_sub(items.iter().map(|i| width(i, &advs)).sum::<usize>());
     let all = Item::Slice(None, None, None);
     let mut insert = Vec::new();
     for item in items {
         match item {
             Item::Array(k) if truths[*k].is_some() => insert.push(Item::NewAxis),
             Item::Ellipsis => insert.extend(std::iter::repeat_n(all.clone(), rest)),
-            _ => insert.extend(std::iter::repeat_n(all.clone(), width(item))),
+            _ => insert.extend(std::iter::repeat_n(all.clone(), width(item, &advs))),
         }
     }
     let view = index::apply_basic(&a.view, &insert)
@@ -759,18 +762,7 @@ fn materialize(
     let mut out_items = Vec::new();
     let mut arrays = Vec::new();
     let ndim = a.view.ndim();
-    let consumed: usize = items
-        .iter()
-        .map(|i| match i {
-            Item::Int(_) | Item::Slice(..) => 1,
-            Item::Array(k) => match &advs[*k] {
-                Adv::Mask(_, s) => s.len(),
-                Adv::Lazy(x) if x.dtype().is_bool() => x.view.ndim(),
-                _ => 1,
-            },
-            _ => 0,
-        })
-        .sum();
+    let consumed: usize = items.iter().map(|i| width(i, &advs)).sum();
     let mut dim = 0usize;
     let mut advs: Vec<Option<Adv>> = advs.into_iter().map(Some).collect();
     for item in items {
