@@ -90,6 +90,15 @@ impl std::fmt::Display for RuntimeStats {
             e.bytes_moved,
             self.gbps()
         )?;
+        // Engine-specific times (an OpenCL engine's start-up and read-back waits, say).
+        let times: Vec<String> = e
+            .extra
+            .iter()
+            .filter_map(|(k, v)| Some(format!("{} {v:.4}s", k.strip_suffix("_seconds")?)))
+            .collect();
+        if !times.is_empty() {
+            write!(f, "\n  engine time            {}", times.join(", "))?;
+        }
         // The kernels that took longest (all of them are in `hassium.stats()`).
         for (n, k) in e.kernels.iter().take(SHOWN_KERNELS).enumerate() {
             let label = if n == 0 { "slowest kernels" } else { "" };

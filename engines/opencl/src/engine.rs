@@ -96,7 +96,9 @@ impl OpenClEngine {
     /// An engine on the device `cfg` selects; what the device cannot do goes to `child`
     /// (the in-process reference engine when none is given).
     pub fn new(cfg: OpenClConfig, child: Option<Box<dyn Engine>>) -> Result<OpenClEngine> {
+        let start = Instant::now();
         let (device, info) = choose(&cfg)?;
+        let discovered = start.elapsed().as_secs_f64();
         let context = {
             let _guard = DISCOVERY.lock().unwrap_or_else(|p| p.into_inner());
             Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e))?
@@ -132,6 +134,13 @@ impl OpenClEngine {
         );
         let fp64 = info.fp64 && cfg.fp64 == Fp64::Auto;
         tracing::info!("OpenCL engine on {}", info.summary());
+        // Start-up is a fixed cost of every program (a driver's first context can take
+        // a large part of a second), apart from the per-kernel compile and execute times.
+        let mut stats = EngineStats::default();
+        stats.extra.insert("discovery_seconds".into(), discovered);
+        stats
+            .extra
+            .insert("startup_seconds".into(), start.elapsed().as_secs_f64());
         Ok(OpenClEngine {
             cfg,
             info,
@@ -142,7 +151,7 @@ impl OpenClEngine {
             fixed_variants: HashMap::new(),
             err,
             calls: 0,
-            stats: EngineStats::default(),
+            stats,
         })
     }
 
@@ -605,6 +614,23 @@ fn codegen_err(e: hassium_codegen::Error) -> Error {
     }
 }
 
+impl OpenClEngine {
+    /// `sync` once a read-back is needed: waits for the queue, then downloads unless the
+    /// bridge wrote the host copy itself.
+    fn sync_inner(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
+        self.mem
+            .queue
+            .finish()
+            .map_err(|e| Error::cl("clFinish", e))?;
+        if host.host_dirty != 0 {
+            // The bridge wrote the host copy: it is the current one.
+            self.mem.host_written(base);
+            return Ok(());
+        }
+        self.mem.download(base, Some(host))
+    }
+}
+
 impl Engine for OpenClEngine {
     fn name(&self) -> &str {
         "opencl"
@@ -646,16 +672,12 @@ impl Engine for OpenClEngine {
             // for the queue (an element read in a Python loop syncs every time).
             return Ok(());
         }
-        self.mem
-            .queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e))?;
-        if host.host_dirty != 0 {
-            // The bridge wrote the host copy: it is the current one.
-            self.mem.host_written(base);
-            return Ok(());
-        }
-        Ok(self.mem.download(base, Some(host))?)
+        let start = Instant::now();
+        let r = self.sync_inner(base, host);
+        // Waiting for queued kernels and reading results back: execute only enqueues.
+        *self.stats.extra.entry("sync_seconds".into()).or_default() +=
+            start.elapsed().as_secs_f64();
+        Ok(r?)
     }
 
     fn free(&mut self, base: BaseId) -> hassium_engine_abi::Result<()> {
