@@ -79,7 +79,8 @@ const EXTRA: &[&str] = &[
 /// x86-64 only: let the vectoriser use 512-bit registers where the CPU has them (GCC and
 /// Clang default to 256 bits even under `-march=native`). Math-heavy fused kernels gain
 /// about a quarter, and libmvec has the matching 8-wide AVX-512 functions. Without
-/// AVX-512 the flag changes nothing.
+/// AVX-512 the flag changes nothing. It comes before the configured `flags`, so a
+/// `-mprefer-vector-width=256` there wins.
 #[cfg(target_arch = "x86_64")]
 const ARCH_EXTRA: &[&str] = &["-mprefer-vector-width=512"];
 #[cfg(not(target_arch = "x86_64"))]
@@ -145,9 +146,9 @@ fn identity(version: &str, flags: &[String], libmvec: bool, cpu: impl FnOnce() -
     let cpu = if native { cpu() } else { String::new() };
     let id = format!(
         "{version}|{}|{}|{}|{libmvec}|{cpu}",
+        ARCH_EXTRA.join(" "),
         flags.join(" "),
-        EXTRA.join(" "),
-        ARCH_EXTRA.join(" ")
+        EXTRA.join(" ")
     );
     xxh3_64(id.as_bytes())
 }
@@ -207,7 +208,7 @@ impl Compiler {
     /// The compiler with every flag a kernel gets.
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.flags).args(EXTRA).args(ARCH_EXTRA);
+        cmd.args(ARCH_EXTRA).args(&self.flags).args(EXTRA);
         cmd
     }
 
