@@ -7,7 +7,9 @@ use crate::py::{self, UnsupportedError};
 use crate::rt::{with_rt, Arr, OrPy};
 use crate::types::int_fits;
 use hassium_core::{BaseId, DType, Opcode, View};
-use pyo3::exceptions::{PyAttributeError, PyBufferError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAttributeError, PyBufferError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyDict, PyEllipsis, PyList, PySlice, PyString, PyTuple};
@@ -645,7 +647,6 @@ fn scalar_bool_key(a: &Arr, items: &[Item], advs: &[Adv]) -> PyResult<Option<Vie
     let Some(t) = scalar_truth(adv)? else {
         return Ok(None);
     };
-    let k = 0;
     // The new dimension's position in the result: the dimensions the items before it make.
     let consumed = items
         .iter()
@@ -656,7 +657,8 @@ fn scalar_bool_key(a: &Arr, items: &[Item], advs: &[Adv]) -> PyResult<Option<Vie
     let mut seen = false;
     for item in items {
         match item {
-            Item::Array(j) if *j == k => {
+            // The lone advanced item (`advs` has one entry, index 0).
+            Item::Array(0) => {
                 seen = true;
                 rewritten.push(Item::NewAxis);
                 continue;
@@ -793,7 +795,10 @@ fn materialize(
                         dim += 1;
                     }
                     Adv::Mask(_, shape) if shape.is_empty() => {
-                        unreachable!("`expand_scalar_bools` turned 0-d masks into index arrays")
+                        // `expand_scalar_bools` turns 0-d masks into index arrays first.
+                        return Err(PyRuntimeError::new_err(
+                            "hassium: internal error: a 0-d boolean index was not expanded",
+                        ));
                     }
                     Adv::Mask(vals, shape) => {
                         for (j, &n) in shape.iter().enumerate() {

@@ -2,7 +2,15 @@
 
 import numpy as np
 import pytest
-from conftest import AGAINST_NUMPY, DTYPES, LAYOUTS, USE_DOUBLE, assert_same, both, sample
+from conftest import (
+    AGAINST_NUMPY,
+    DTYPES,
+    LAYOUTS,
+    USE_DOUBLE,
+    assert_same,
+    both,
+    sample,
+)
 from test_ufuncs import check
 
 SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]

@@ -105,7 +105,7 @@ def _random_item(rng):
     if r < 0.25:
         return int(rng.integers(-4, 4))
     if r < 0.5:
-        bound = lambda: None if rng.random() < 0.4 else int(rng.integers(-5, 5))  # noqa: E731
+        bound = lambda: None if rng.random() < 0.4 else int(rng.integers(-5, 5))
         step = [None, None, 1, 2, -1, -2, 3][rng.integers(7)]
         return slice(bound(), bound(), step)
     if r < 0.58:
@@ -123,6 +123,26 @@ def _random_item(rng):
     return rng.integers(-2, 2, size=(rng.integers(1, 3), rng.integers(1, 3)))
 
 
+def _read_and_store_like_numpy(hs, base, key, hkey, what):
+    """Reads `base[key]`, and stores -7 into a copy through it, under NumPy and (with
+    `hkey`) under Hassium: the same result, or the same exception type."""
+    for store in (False, True):
+        n, h = base.copy(), hs.asarray(base.copy())
+        label = f"{'store' if store else 'read'} {what}"
+        try:
+            want, error = (n.__setitem__(key, -7) if store else n[key]), None
+        except Exception as e:  # noqa: BLE001 - the type is what is compared
+            want, error = None, type(e)
+        try:
+            # A lazy index array is checked when the store runs: observe it here.
+            got = np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
+        except Exception as e:  # noqa: BLE001
+            assert error is not None and isinstance(e, error), f"{label}: {e!r}"
+            continue
+        assert error is None, f"{label}: NumPy raised {error.__name__}"
+        assert_same(h if store else got, n if store else want, what=label)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_random_keys_read_and_store_like_numpy(hs, seed):
     """Random keys (ints, slices, None, ..., lists, masks, 0-d arrays, bools, 2-D index
@@ -135,21 +155,7 @@ def test_random_keys_read_and_store_like_numpy(hs, seed):
         key = tuple(_random_item(rng) for _ in range(rng.integers(1, 3)))
         as_hs = rng.random(len(key)) < 0.5  # index arrays as Hassium arrays, or NumPy's
         hkey = tuple(hs.asarray(k) if isinstance(k, np.ndarray) and h else k for k, h in zip(key, as_hs))
-        for store in (False, True):
-            n, h = base.copy(), hs.asarray(base.copy())
-            what = f"{'store' if store else 'read'} {shape} {key!r}"
-            try:
-                want, error = (n.__setitem__(key, -7) if store else n[key]), None
-            except Exception as e:  # noqa: BLE001 - the type is what is compared
-                want, error = None, type(e)
-            try:
-                # A lazy index array is checked when the store runs: observe it here.
-                got = np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
-            except Exception as e:  # noqa: BLE001
-                assert error is not None and isinstance(e, error), f"{what}: {e!r}"
-                continue
-            assert error is None, f"{what}: NumPy raised {error.__name__}"
-            assert_same(h if store else got, n if store else want, what=what)
+        _read_and_store_like_numpy(hs, base, key, hkey, f"{shape} {key!r}")
 
 
 ZERO_D_BOOL_KEYS = [
@@ -173,21 +179,7 @@ def test_zero_d_booleans_beside_other_advanced_indices(hs, key):
         env = {"T": np.array(True), "M": np.array([True, False, True])}
         nkey = eval(f"np.s_[{key},]", {"np": np}, env)
         hkey = eval(f"np.s_[{key},]", {"np": np}, {k: wrap(v) for k, v in env.items()})
-        for store in (False, True):
-            n, h = base.copy(), hs.asarray(base.copy())
-            what = f"{'store' if store else 'read'} [{key}] lazy={lazy}"
-            try:
-                want, error = (n.__setitem__(nkey, -7) if store else n[nkey]), None
-            except Exception as e:  # noqa: BLE001 - the type is what is compared
-                want, error = None, type(e)
-            if error is not None:
-                with pytest.raises(error):
-                    np.asarray(h.__setitem__(hkey, -7) or h if store else h[hkey])
-                continue
-            if store:
-                h[hkey] = -7
-            assert_same(h if store else h[hkey], n if store else want, what=what)
-
+        _read_and_store_like_numpy(hs, base, nkey, hkey, f"[{key}] lazy={lazy}")
 
 def test_index_values_nothing_visits_are_not_bounds_checked(hs):
     h, n = both(hs, sample("float64", shape=(3, 4)))
@@ -202,9 +194,9 @@ def test_equality_with_a_non_number_is_elementwise(hs):
         assert_same(h == other, n == other, what=f"== {other!r}")
         assert_same(h != other, n != other, what=f"!= {other!r}")
         assert_same(other == h, other == n, what=f"{other!r} ==")
-    assert_same(hs.zeros((0, 2)) == None, np.zeros((0, 2)) == None)  # noqa: E711
+    assert_same(hs.zeros((0, 2)) == None, np.zeros((0, 2)) == None)
     with pytest.raises(TypeError):
-        h < "text"
+        _ = h < "text"
 
 
 #: Values stored into arrays: NumPy converts Python floats to integers through int()

@@ -64,7 +64,7 @@ def test_bool_matmul_is_an_or_of_ands(hs):
 
 def test_a_product_nothing_reads_still_runs(hs):
     # The product is dropped unread within the batch; it must not lose its buffer.
-    a, na = both(hs, sample("float64", shape=(3, 4)))
+    a, _ = both(hs, sample("float64", shape=(3, 4)))
     assert (a @ a.T).dtype == np.float64
     b, nb = both(hs, sample("int64", shape=(2, 2)))
     assert_same(hs.matmul(b, b.astype(np.int32)), np.matmul(nb, nb.astype(np.int32)))
@@ -82,7 +82,7 @@ def test_in_place_matmul_writes_into_the_array(hs):
         x, y = hs.ones(sa), hs.ones(sb)
         with pytest.raises(ValueError):
             x @= y
-    i, ni = both(hs, sample("int64", shape=(2, 2)))
+    i, _ = both(hs, sample("int64", shape=(2, 2)))
     with pytest.raises(TypeError):  # a float product does not cast into ints
         i @= hs.ones((2, 2))
 

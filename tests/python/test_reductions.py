@@ -142,8 +142,8 @@ def test_ufunc_reductions_of_a_0d_array_accept_axis_0_and_minus_1(hs):
         for axis in (0, -1, 1, (0,)):
             check(getattr(hs, name), getattr(np, name), (h,), (n,), f"{name} axis={axis}", axis=axis, **kw)
             check(
-                lambda a, **k: getattr(a, name)(**k),
-                lambda a, **k: getattr(a, name)(**k),
+                lambda a, name=name, **k: getattr(a, name)(**k),
+                lambda a, name=name, **k: getattr(a, name)(**k),
                 (h,), (n,), f"a.{name} axis={axis}", axis=axis, **kw,
             )
     check(hs.add.reduce, np.add.reduce, (h,), (n,), "add.reduce", axis=0)

@@ -51,7 +51,7 @@ def test_reshape_ravel_and_flatten_in_every_order_match_numpy(hs, dtype):
     from conftest import LAYOUTS
 
     h, n = both(hs, sample(dtype, shape=(2, 3, 4)))
-    method = lambda name: lambda a, *args, **kw: getattr(a, name)(*args, **kw)  # noqa: E731
+    method = lambda name: lambda a, *args, **kw: getattr(a, name)(*args, **kw)
     for layout, view in LAYOUTS.items():
         hv, nv = view(h), view(n)
         for order in ["C", "F", "A", "K", "X"]:
@@ -93,9 +93,9 @@ def test_array_methods_numpy_has_run_like_their_functions(hs):
     assert_same(h.ravel().searchsorted(0.5), n.ravel().searchsorted(0.5))
     assert h.device == "cpu" and h.to_device("cpu") is h
     with pytest.raises(ValueError):
-        h[0].mT
+        _ = h[0].mT
     with pytest.raises(AttributeError):
-        h.no_such_method
+        _ = h.no_such_method
     # In-place methods write into the array, through views too.
     for name, args in [("sort", ()), ("sort", (0,)), ("partition", (1,)), ("put", ([0, 2], [7.0, 8.0]))]:
         hv, nv = h[:, ::-1], n[:, ::-1]
