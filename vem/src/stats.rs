@@ -111,3 +111,27 @@ impl std::fmt::Display for RuntimeStats {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RuntimeStats;
+
+    #[test]
+    fn the_report_lists_engine_times_and_only_those_extras() {
+        let mut s = RuntimeStats {
+            stack: "opencl".into(),
+            ..Default::default()
+        };
+        let text = s.to_string();
+        assert!(!text.contains("engine time"), "{text}");
+        s.engine.extra.insert("startup_seconds".into(), 0.25);
+        s.engine.extra.insert("sync_seconds".into(), 0.0125);
+        s.engine.extra.insert("threads".into(), 2.0);
+        let text = s.to_string();
+        assert!(
+            text.contains("\n  engine time            startup 0.2500s, sync 0.0125s"),
+            "{text}"
+        );
+        assert!(!text.contains("threads"), "{text}");
+    }
+}
