@@ -1,11 +1,14 @@
 """Laziness, FREE on drop, errors during a flush, and the runtime's counters."""
 
+import os
+import pickle
 import random
+import signal
 import time
 
 import numpy as np
 import pytest
-from conftest import AGAINST_NUMPY, USE_DOUBLE
+from conftest import AGAINST_NUMPY, USE_DOUBLE, assert_same
 
 pytestmark = pytest.mark.skipif(
     AGAINST_NUMPY or USE_DOUBLE, reason="laziness is the compiled runtime's"
@@ -336,3 +339,55 @@ def test_an_out_of_range_scatter_writes_nothing_like_numpy(hs, how):
             hs.add.at(h, hs.asarray(idx), 1.0)
         np.asarray(h)
     np.testing.assert_array_equal(np.asarray(h), ref)
+
+
+def _in_forked_child(fn, timeout=120.0):
+    """Runs ``fn()`` in a child forked from this process: ("ok", its result) or ("error",
+    the exception it raised, as text). Fails if the child runs past ``timeout``."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        os.close(r)
+        try:
+            out = ("ok", fn())
+        except BaseException as e:  # noqa: BLE001 - everything is reported
+            out = ("error", f"{type(e).__name__}: {e}")
+        with os.fdopen(w, "wb") as f:
+            pickle.dump(out, f)
+        os._exit(0)
+    os.close(w)
+    deadline = time.monotonic() + timeout
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            pytest.fail(f"a child forked after the runtime ran hung for {timeout:.0f} s")
+        time.sleep(0.02)
+    with os.fdopen(r, "rb") as f:
+        return pickle.load(f)
+
+
+def test_a_forked_child_computes_with_its_parents_arrays_or_says_why_not(hs):
+    """``os.fork`` after the runtime ran (multiprocessing's default start method on
+    Linux): fork copies only the calling thread, so the engine's worker and compile
+    threads are gone in the child. The cpu engine starts new ones; the OpenCL engine,
+    whose context cannot survive fork, raises an error that says so. Neither hangs."""
+    # Large enough that the cpu engine's kernels run native on its worker threads (not
+    # interpreted, as a new kernel of under `interpret_limit` element-operations would).
+    n = np.arange(2_000_000.0)
+    data = hs.arange(2_000_000.0)
+    assert_same(data * 2.0, n * 2.0)  # the engine has run: its threads exist
+
+    def sums(xp, x):
+        # The parent's array, through kernels of shapes the parent never ran.
+        return [float((x[k:] * k + xp.sqrt(x[k:] + 1.0)).sum()) for k in (1, 2, 3)]
+
+    status, got = _in_forked_child(lambda: sums(hs, data))
+    info = hs.info()
+    if info["stacks"][info["stack"]]["engine"] == "opencl":
+        assert status == "error" and "forked" in got, got
+    else:
+        assert status == "ok", got
+        np.testing.assert_allclose(got, sums(np, n), rtol=1e-12)
+    assert_same(data + 1.0, n + 1.0)  # the parent is unaffected

@@ -27,6 +27,8 @@ pub struct CpuEngine {
     cfg: CpuConfig,
     threads: usize,
     pool: rayon::ThreadPool,
+    /// The process that started `pool` and the compile thread (see `renew_after_fork`).
+    pid: u32,
     compiler: Option<Compiler>,
     disk: Option<Arc<DiskCache>>,
     shared: Arc<Shared>,
@@ -88,6 +90,16 @@ enum Task {
     Interpret,
 }
 
+/// The engine's own worker threads (not rayon's global pool, which a program's other
+/// libraries may size differently).
+fn worker_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("hassium-cpu-{i}"))
+        .build()
+        .map_err(|e| engine_err(format!("cannot start {threads} worker threads: {e}")))
+}
+
 fn engine_err(msg: impl Into<String>) -> hassium_engine_abi::Error {
     hassium_engine_abi::Error::Engine {
         engine: "cpu".into(),
@@ -109,11 +121,7 @@ impl CpuEngine {
         } else {
             cfg.threads
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("hassium-cpu-{i}"))
-            .build()
-            .map_err(|e| engine_err(format!("cannot start {threads} worker threads: {e}")))?;
+        let pool = worker_pool(threads)?;
         let memo = cfg.cache_dir.join("compilers");
         let compiler = Compiler::probe_remembered(&cfg.compiler, &cfg.flags, Some(&memo));
         if compiler.is_none() {
@@ -134,6 +142,7 @@ impl CpuEngine {
             cfg,
             threads,
             pool,
+            pid: std::process::id(),
             compiler,
             disk,
             shared,
@@ -145,6 +154,50 @@ impl CpuEngine {
             stats: EngineStats::default(),
             kernel_stats: FxHashMap::default(),
         })
+    }
+
+    /// In a process forked from the one that made this engine (`os.fork`, multiprocessing's
+    /// default start method on Linux): fork copies only the calling thread, so the worker
+    /// pool and the compile thread are gone, and a lock one of them held stays held. A
+    /// parallel kernel would wait forever for workers that do not exist. Starts new
+    /// threads and new thread-shared state; the old ones are leaked, because dropping them
+    /// would wait for those threads. Kernels already loaded stay usable (their libraries
+    /// are mapped in this process too); compiles that were under way are submitted again
+    /// when their kernels next run.
+    fn renew_after_fork(&mut self) -> Result<()> {
+        std::mem::forget(std::mem::replace(
+            &mut self.pool,
+            worker_pool(self.threads)?,
+        ));
+        let shared = Shared::default();
+        if let Some(loaded) = self.shared.memory.try_lock() {
+            shared
+                .memory
+                .lock()
+                .extend(loaded.iter().map(|(k, c)| (*k, *c)));
+        }
+        if let Some(failed) = self.shared.failed.try_lock() {
+            shared.failed.lock().extend(failed.iter().copied());
+        }
+        let old = std::mem::replace(&mut self.shared, Arc::new(shared));
+        let disk = (self.compiler.as_ref()).map(|c| {
+            Arc::new(DiskCache::new(
+                &self.cfg.cache_dir,
+                c,
+                self.cfg.cache_max_bytes,
+            ))
+        });
+        std::mem::forget(std::mem::replace(&mut self.disk, disk));
+        let tiered = match (&self.compiler, &self.disk, &self.tiered) {
+            (Some(c), Some(d), Some(_)) => {
+                Tiered::start_after_fork(c.clone(), d.clone(), self.shared.clone(), &old)
+            }
+            _ => None,
+        };
+        std::mem::forget(std::mem::replace(&mut self.tiered, tiered));
+        std::mem::forget(old);
+        self.pid = std::process::id();
+        Ok(())
     }
 
     /// The directory of this engine's disk cache (none without a compiler).
@@ -456,6 +509,9 @@ impl CpuEngine {
         fkeys: &[u128],
         start: Instant,
     ) -> Result<()> {
+        if std::process::id() != self.pid {
+            self.renew_after_fork()?;
+        }
         // 1. Decide each kernel's path and gather the new ones.
         let mut tasks = Vec::with_capacity(kernels.len());
         let mut todo: Vec<(u128, Arc<Lowered>)> = Vec::new();

@@ -67,6 +67,23 @@ pub struct Tiered {
 }
 
 impl Tiered {
+    /// [`Tiered::start`] in a forked child, for an engine whose compile thread shared
+    /// `old` in the parent. That thread did not come along (the parent finishes its
+    /// compiles itself), so it leaves the exit hook's registry. `None` when a parent
+    /// thread held the registry's lock across the fork: it stays locked here, and the
+    /// engine compiles in the foreground instead.
+    pub fn start_after_fork(
+        compiler: Compiler,
+        disk: Arc<DiskCache>,
+        shared: Arc<Shared>,
+        old: &Arc<Shared>,
+    ) -> Option<Tiered> {
+        FINISHERS
+            .try_lock()?
+            .retain(|f| !Arc::ptr_eq(&f.shared, old));
+        Some(Tiered::start(compiler, disk, shared))
+    }
+
     pub fn start(compiler: Compiler, disk: Arc<DiskCache>, shared: Arc<Shared>) -> Tiered {
         let (tx, rx) = unbounded::<(u64, Arc<Job>)>();
         let finisher = Arc::new(Finisher {

@@ -41,6 +41,8 @@ pub struct OpenClEngine {
     err: Buffer<u8>,
     calls: u64,
     stats: EngineStats,
+    /// The process that created the context (see `check_process`).
+    pid: u32,
 }
 
 // SAFETY: OpenCL handles may be used from any thread; the engine is used by one thread at
@@ -152,6 +154,7 @@ impl OpenClEngine {
             err,
             calls: 0,
             stats,
+            pid: std::process::id(),
         })
     }
 
@@ -617,6 +620,20 @@ fn codegen_err(e: hassium_codegen::Error) -> Error {
 impl OpenClEngine {
     /// `sync` once a read-back is needed: waits for the queue, then downloads unless the
     /// bridge wrote the host copy itself.
+    /// An error in a process forked from the one that created the engine: the driver's
+    /// threads did not come along, and a call into the context there can wait forever.
+    fn check_process(&self) -> Result<()> {
+        let child = std::process::id();
+        if child == self.pid {
+            Ok(())
+        } else {
+            Err(Error::Forked {
+                parent: self.pid,
+                child,
+            })
+        }
+    }
+
     fn sync_inner(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
         self.mem
             .queue
@@ -656,6 +673,7 @@ impl Engine for OpenClEngine {
         kernels: &[Kernel],
         buffers: &Buffers,
     ) -> hassium_engine_abi::Result<()> {
+        self.check_process()?;
         let start = Instant::now();
         let r = self.execute_inner(batch, kernels, buffers);
         if r.is_err() {
@@ -667,6 +685,7 @@ impl Engine for OpenClEngine {
     }
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> hassium_engine_abi::Result<()> {
+        self.check_process()?;
         if host.host_dirty == 0 && self.mem.host_current(base) {
             // Nothing to read back and nothing queued can change that: no need to wait
             // for the queue (an element read in a Python loop syncs every time).
@@ -681,6 +700,11 @@ impl Engine for OpenClEngine {
     }
 
     fn free(&mut self, base: BaseId) -> hassium_engine_abi::Result<()> {
+        if self.check_process().is_err() {
+            // Releasing device memory from a forked process could wait forever: leak it
+            // (the parent owns it).
+            return Ok(());
+        }
         self.mem.free(base);
         self.child.free(base)
     }
