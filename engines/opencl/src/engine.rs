@@ -41,6 +41,8 @@ pub struct OpenClEngine {
     err: Buffer<u8>,
     calls: u64,
     stats: EngineStats,
+    /// Time `sync` spent waiting for the queue and reading back (`sync_seconds` in stats).
+    sync_seconds: f64,
     /// The process that created the context (see `check_process`).
     pid: u32,
 }
@@ -154,6 +156,7 @@ impl OpenClEngine {
             err,
             calls: 0,
             stats,
+            sync_seconds: 0.0,
             pid: std::process::id(),
         })
     }
@@ -618,8 +621,6 @@ fn codegen_err(e: hassium_codegen::Error) -> Error {
 }
 
 impl OpenClEngine {
-    /// `sync` once a read-back is needed: waits for the queue, then downloads unless the
-    /// bridge wrote the host copy itself.
     /// An error in a process forked from the one that created the engine: the driver's
     /// threads did not come along, and a call into the context there can wait forever.
     fn check_process(&self) -> Result<()> {
@@ -634,6 +635,8 @@ impl OpenClEngine {
         }
     }
 
+    /// `sync` once a read-back is needed: waits for the queue, then downloads unless the
+    /// bridge wrote the host copy itself.
     fn sync_inner(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
         self.mem
             .queue
@@ -685,17 +688,16 @@ impl Engine for OpenClEngine {
     }
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> hassium_engine_abi::Result<()> {
-        self.check_process()?;
         if host.host_dirty == 0 && self.mem.host_current(base) {
             // Nothing to read back and nothing queued can change that: no need to wait
             // for the queue (an element read in a Python loop syncs every time).
             return Ok(());
         }
+        self.check_process()?;
         let start = Instant::now();
         let r = self.sync_inner(base, host);
         // Waiting for queued kernels and reading results back: execute only enqueues.
-        *self.stats.extra.entry("sync_seconds".into()).or_default() +=
-            start.elapsed().as_secs_f64();
+        self.sync_seconds += start.elapsed().as_secs_f64();
         Ok(r?)
     }
 
@@ -711,6 +713,7 @@ impl Engine for OpenClEngine {
 
     fn stats(&self) -> EngineStats {
         let mut s = self.stats.clone();
+        s.extra.insert("sync_seconds".into(), self.sync_seconds);
         let m = self.mem.stats;
         if s.execute_seconds > 0.0 {
             s.extra.insert(
