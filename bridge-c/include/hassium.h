@@ -586,8 +586,8 @@ hs_array *hs_index(const hs_array *a, int64_t axis, int64_t i);
 // `perm` is NULL or points to `hs_ndim(a)` values.
 hs_array *hs_transpose(const hs_array *a, const int64_t *perm);
 
-// `a.reshape(shape)` in C order; one extent may be -1 (inferred). A view when the
-// strides allow it, else a copy (as NumPy does).
+// `a.reshape(shape)` in C order; one extent may be negative (-1 by convention): it is
+// inferred. A view when the strides allow it, else a copy (as NumPy does).
 //
 // # Safety
 // `shape` points to `ndim` values (NULL when `ndim` is 0).

@@ -10,24 +10,9 @@ use crate::error::{Fail, Result};
 use crate::state::State;
 use crate::types::{default_sum_dtype, int_fits, is_comparison, no_loop, resolve_loop};
 use hassium_core::{
-    broadcast_shapes, overlap, promote, promote_weak, BaseId, DType, Instr, OpClass, Opcode,
-    Operand, Overlap, Scalar, ScalarKind, Shape, View,
+    broadcast_shapes, fmt_requested_shape, fmt_shape, overlap, promote, promote_weak, BaseId,
+    DType, Instr, OpClass, Opcode, Operand, Overlap, Scalar, ScalarKind, Shape, View,
 };
-
-/// Formats a shape as NumPy prints it: `(3,)`, `(2,3)`, `()`.
-pub fn fmt_shape(shape: &[usize]) -> String {
-    match shape {
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
-}
 
 /// A C scalar operand: "weak" as NEP 50 treats Python scalars, so `x * 0.5` keeps a
 /// float32 array float32, as it would in NumPy.
@@ -692,25 +677,19 @@ pub fn astype(st: &mut State, v: &View, dtype: DType) -> Result<View> {
     Ok(res)
 }
 
-/// `reshape` with NumPy's rules (one `-1` is inferred): a view when the strides allow it,
-/// else a copy.
+/// `reshape` with NumPy's rules (one negative entry, `-1` by convention, is inferred): a
+/// view when the strides allow it, else a copy.
 pub fn reshape(st: &mut State, v: &View, req: &[i64]) -> Result<View> {
     let size = v.nelem();
-    let unknown: Vec<usize> = (0..req.len()).filter(|&i| req[i] == -1).collect();
+    let unknown: Vec<usize> = (0..req.len()).filter(|&i| req[i] < 0).collect();
     let bad = || {
         Fail::shape(format!(
-            "cannot reshape array of size {size} into shape ({})",
-            req.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "cannot reshape array of size {size} into shape {}",
+            fmt_requested_shape(req)
         ))
     };
     if unknown.len() > 1 {
         return Err(Fail::shape("can only specify one unknown dimension"));
-    }
-    if req.iter().any(|&d| d < -1) {
-        return Err(Fail::shape("negative dimensions not allowed"));
     }
     if req.len() > hassium_core::MAX_DIMS {
         return Err(Fail::shape(format!(

@@ -103,8 +103,8 @@ pub unsafe extern "C" fn hs_transpose(a: *const hs_array, perm: *const i64) -> *
     })
 }
 
-/// `a.reshape(shape)` in C order; one extent may be -1 (inferred). A view when the
-/// strides allow it, else a copy (as NumPy does).
+/// `a.reshape(shape)` in C order; one extent may be negative (-1 by convention): it is
+/// inferred. A view when the strides allow it, else a copy (as NumPy does).
 ///
 /// # Safety
 /// `shape` points to `ndim` values (NULL when `ndim` is 0).

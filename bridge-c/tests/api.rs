@@ -123,6 +123,12 @@ fn views_slice_index_transpose_reshape_and_broadcast() {
     // SAFETY: shape6 holds 1 value.
     let flat = unsafe { hs_reshape(t, 1, shape6.as_ptr()) };
     assert_eq!(values(flat), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    // Any negative extent is the inferred one, as in NumPy.
+    let shape32 = [3i64, -2];
+    // SAFETY: shape32 holds 2 values.
+    let cols = unsafe { hs_reshape(a, 2, shape32.as_ptr()) };
+    assert_eq!(shape(cols), vec![3, 2]);
+    assert_eq!(values(cols), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let to = [4usize, 2, 3];
     // SAFETY: `to` holds 3 extents.
     let b = unsafe { hs_broadcast_to(a, 3, to.as_ptr()) };
@@ -133,7 +139,7 @@ fn views_slice_index_transpose_reshape_and_broadcast() {
         unsafe { std::slice::from_raw_parts(strides, 3) },
         &[0, 3, 1]
     );
-    free(&[a, rev, tail, clamp, row, t, t2, flat, b]);
+    free(&[a, rev, tail, clamp, row, t, t2, flat, cols, b]);
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn shapes_that_do_not_broadcast_name_both_shapes() {
     assert!(unsafe { hs_reshape(a, 1, bad.as_ptr()) }.is_null());
     expect_error(
         hs_status::HS_ERR_SHAPE,
-        "hs_reshape: cannot reshape array of size 3 into shape (4)",
+        "hs_reshape: cannot reshape array of size 3 into shape (4,)",
     );
     let mut small = [0.0f64; 2];
     // SAFETY: `small` holds 16 bytes, as the call is told.

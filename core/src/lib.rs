@@ -33,4 +33,6 @@ pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
 pub use scalar::{float_to_int, Scalar};
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};
-pub use view::{broadcast_shapes, same_shape, Shape, Strides, View, MAX_DIMS};
+pub use view::{
+    broadcast_shapes, fmt_requested_shape, fmt_shape, same_shape, Shape, Strides, View, MAX_DIMS,
+};

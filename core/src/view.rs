@@ -101,6 +101,29 @@ pub fn fmt_shape(shape: &[usize]) -> String {
     }
 }
 
+/// Formats a shape asked of `reshape` as NumPy prints it in its size-mismatch error:
+/// a negative (inferred) extent reads `newaxis`, and leading ones are left out, so
+/// `(5, -1)` is `(5,newaxis)` and `(-1, 5)` is `(5)`.
+pub fn fmt_requested_shape(req: &[i64]) -> String {
+    let first = req.iter().position(|&d| d >= 0).unwrap_or(req.len());
+    let Some((&head, rest)) = req[first..].split_first() else {
+        return "()".into();
+    };
+    let mut s = head.to_string();
+    for &d in rest {
+        if d < 0 {
+            s.push_str(",newaxis");
+        } else {
+            s.push_str(&format!(",{d}"));
+        }
+    }
+    if req.len() == 1 {
+        format!("({s},)")
+    } else {
+        format!("({s})")
+    }
+}
+
 fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
     let a = if axis < 0 { axis + ndim as isize } else { axis };
     if a < 0 || a >= ndim as isize {
@@ -413,6 +436,21 @@ mod tests {
 
     fn v(shape: &[usize]) -> View {
         View::contiguous(BaseId(1), DType::Float64, shape)
+    }
+
+    #[test]
+    fn shapes_print_as_numpy_prints_them() {
+        assert_eq!(fmt_shape(&[]), "()");
+        assert_eq!(fmt_shape(&[3]), "(3,)");
+        assert_eq!(fmt_shape(&[2, 3]), "(2,3)");
+        // NumPy's reshape error: inferred extents read `newaxis`, leading ones vanish.
+        assert_eq!(fmt_requested_shape(&[4, 2]), "(4,2)");
+        assert_eq!(fmt_requested_shape(&[7]), "(7,)");
+        assert_eq!(fmt_requested_shape(&[5, -1]), "(5,newaxis)");
+        assert_eq!(fmt_requested_shape(&[2, -3, 5]), "(2,newaxis,5)");
+        assert_eq!(fmt_requested_shape(&[-1, 5]), "(5)");
+        assert_eq!(fmt_requested_shape(&[-1]), "()");
+        assert_eq!(fmt_requested_shape(&[]), "()");
     }
 
     #[test]
