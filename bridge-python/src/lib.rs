@@ -258,6 +258,9 @@ fn arange(
         } else {
             (a - b - s - 1).div_euclid(-s)
         };
+        if len > isize::MAX as i128 {
+            return Err(PyValueError::new_err("Maximum allowed size exceeded"));
+        }
         len.max(0) as usize
     } else {
         let s = f(step);
@@ -266,7 +269,15 @@ fn arange(
                 "division by zero",
             ));
         }
-        ((f(stop) - f(start)) / s).ceil().max(0.0) as usize
+        let len = ((f(stop) - f(start)) / s).ceil();
+        if len.is_nan() {
+            return Err(PyValueError::new_err("arange: cannot compute length"));
+        }
+        // `isize::MAX as f64` rounds up to 2^63, itself too many.
+        if len >= isize::MAX as f64 {
+            return Err(PyValueError::new_err("Maximum allowed size exceeded"));
+        }
+        len.max(0.0) as usize
     };
     wrap(py, ops::arange(start, step, n, d)?)
 }
@@ -582,7 +593,7 @@ fn resolve(
         .unwrap_or(DType::Float64);
     let l = types::resolve_loop(op, t).map_err(|e| match e {
         types::NoLoop::Message(m) => PyTypeError::new_err(m),
-        types::NoLoop::NoNumpyLoop => py::no_loop_error(py, name, &ds),
+        types::NoLoop::NoNumpyLoop => py::no_loop_error(py, name, &ds, py::Call::Plain),
         types::NoLoop::Unsupported => py::UnsupportedError::new_err(format!("{name} {}", t.name())),
     })?;
     let o = op

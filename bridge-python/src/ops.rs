@@ -6,8 +6,8 @@ use crate::py::{self, UnsupportedError};
 use crate::rt::{with_rt, Arr, OrPy};
 use crate::types::{self, can_cast, int_fits, resolve_loop, NoLoop};
 use hassium_core::{
-    broadcast_shapes, overlap, promote, promote_weak, same_shape, BaseId, DType, Instr, Opcode,
-    Operand, Operands, Overlap, Scalar, ScalarKind, Shape, View,
+    broadcast_shapes, fmt_shape, overlap, promote, promote_weak, same_shape, BaseId, DType, Instr,
+    Opcode, Operand, Operands, Overlap, Scalar, ScalarKind, Shape, View,
 };
 use hassium_vem::Runtime;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -223,11 +223,11 @@ pub struct Temps(SmallVec<[BaseId; 4]>);
 
 impl Temps {
     /// A new temporary contiguous view (not owned by any Python array).
-    pub fn new_view(&mut self, rt: &mut Runtime, dtype: DType, shape: &[usize]) -> View {
-        let n: usize = shape.iter().product();
+    pub fn new_view(&mut self, rt: &mut Runtime, dtype: DType, shape: &[usize]) -> PyResult<View> {
+        let n = crate::rt::checked_nelem(dtype, shape)?;
         let base = rt.new_base(dtype, n);
         self.0.push(base.id);
-        View::contiguous(base.id, dtype, shape)
+        Ok(View::contiguous(base.id, dtype, shape))
     }
 
     pub fn free(self, rt: &mut Runtime) -> PyResult<()> {
@@ -249,22 +249,29 @@ fn as_dtype(rt: &mut Runtime, temps: &mut Temps, src: &View, t: DType) -> PyResu
     if src.dtype == t {
         return Ok(src.clone());
     }
-    let tmp = temps.new_view(rt, t, &src.shape);
+    let tmp = temps.new_view(rt, t, &src.shape)?;
     record_copy(rt, &tmp, src.clone().into())?;
     Ok(tmp)
 }
 
 /// A private copy of `src` (same dtype), for inputs that partially overlap an output.
 fn private_copy(rt: &mut Runtime, temps: &mut Temps, src: &View) -> PyResult<View> {
-    let tmp = temps.new_view(rt, src.dtype, &src.shape);
+    let tmp = temps.new_view(rt, src.dtype, &src.shape)?;
     record_copy(rt, &tmp, src.clone().into())?;
     Ok(tmp)
 }
 
-fn loop_error(py: Python<'_>, op: Opcode, t: DType, e: NoLoop, nin: usize) -> PyErr {
+fn loop_error(
+    py: Python<'_>,
+    op: Opcode,
+    t: DType,
+    e: NoLoop,
+    nin: usize,
+    call: py::Call,
+) -> PyErr {
     match e {
         NoLoop::Message(m) => PyTypeError::new_err(m),
-        NoLoop::NoNumpyLoop => py::no_loop_error(py, op.name(), &vec![t; nin]),
+        NoLoop::NoNumpyLoop => py::no_loop_error(py, op.name(), &vec![t; nin], call),
         NoLoop::Unsupported => UnsupportedError::new_err(format!(
             "hassium has no {} loop for {}; NumPy does",
             op.name(),
@@ -295,15 +302,47 @@ pub fn elementwise(
     dest: &Dest<'_>,
     dtype: Option<DType>,
 ) -> PyResult<Arr> {
+    // `dtype=` fixes the output's dtype (NumPy's `signature=(None, ..., dtype)`). When the
+    // inputs' own loop already gives it, as `less(ints, floats, dtype=bool)`, nothing
+    // changes; otherwise the loop of that dtype computes, and it must give that dtype.
+    let mut dtype = dtype;
+    if let (Some(d), Ok(t)) = (dtype, check_weak_ints(op, args, result_type(args))) {
+        match resolve_loop(op, t) {
+            Ok(l) if op.out_dtype(l) == Some(d) => dtype = None,
+            // Complex ordering and the like: the package falls back to NumPy, `dtype=` too.
+            Err(NoLoop::Unsupported) => {
+                return Err(loop_error(
+                    py,
+                    op,
+                    t,
+                    NoLoop::Unsupported,
+                    args.len(),
+                    py::Call::Dtype(d),
+                ))
+            }
+            _ => {}
+        }
+    }
     let t = match dtype {
         Some(d) => d,
         None => check_weak_ints(op, args, result_type(args))?,
     };
-    let l = resolve_loop(op, t).map_err(|e| loop_error(py, op, t, e, args.len()))?;
+    let call = dtype.map_or(py::Call::Plain, py::Call::Dtype);
+    let l = resolve_loop(op, t).map_err(|e| loop_error(py, op, t, e, args.len(), call))?;
+    // Before any cast is checked: with no loop giving that dtype, NumPy says so first.
+    let o = op
+        .out_dtype(l)
+        .filter(|&o| dtype.is_none_or(|d| o == d))
+        .ok_or_else(|| py::no_loop_error(py, op.name(), &vec![l; args.len()], call))?;
     if dtype.is_some() {
         if l != t {
             // `dtype=` names the loop; NumPy refuses when no loop has exactly that type.
-            return Err(py::no_loop_error(py, op.name(), &vec![t; args.len()]));
+            return Err(py::no_loop_error(
+                py,
+                op.name(),
+                &vec![t; args.len()],
+                py::Call::Dtype(t),
+            ));
         }
         // The inputs are cast to the loop under the ufunc's casting rule (a Python scalar
         // as its default type): `add(floats, 1, dtype=int8)` is refused.
@@ -326,9 +365,6 @@ pub fn elementwise(
             }
         }
     }
-    let o = op
-        .out_dtype(l)
-        .ok_or_else(|| py::no_loop_error(py, op.name(), &vec![l; args.len()]))?;
     let mut shape = broadcast_all(args)?;
     if let Some(out) = dest.out {
         check_out(py, op.name(), out, &shape, o, dest.casting)?;
@@ -410,21 +446,6 @@ pub fn check_out(
     }
 }
 
-pub fn fmt_shape(shape: &[usize]) -> String {
-    match shape {
-        [] => "()".into(),
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
-}
-
 /// The output slot of an instruction before `finish` picks its destination: only the
 /// dtype and shape are read (strides are not computed: this is the hot path).
 fn placeholder(dtype: DType, shape: &[usize]) -> View {
@@ -444,7 +465,7 @@ fn finish(rt: &mut Runtime, temps: &mut Temps, mut instr: Instr, dest: &Dest<'_>
     let shape = instr.out.shape.clone();
     match dest.out {
         None => {
-            let res = Arr::new(rt, o, &shape);
+            let res = Arr::new(rt, o, &shape)?;
             instr.out = res.view.clone();
             rt.record(instr).py()?;
             Ok(res)
@@ -456,7 +477,7 @@ fn finish(rt: &mut Runtime, temps: &mut Temps, mut instr: Instr, dest: &Dest<'_>
         }
         Some(out) => {
             // Different dtype or a broadcasting output: compute, then cast into `out`.
-            let tmp = temps.new_view(rt, o, &shape);
+            let tmp = temps.new_view(rt, o, &shape)?;
             instr.out = tmp.clone();
             rt.record(instr).py()?;
             let src = if shape.as_slice() == out.shape() {
@@ -555,7 +576,7 @@ pub fn assign(py: Python<'_>, dst: &Arr, src: &Arg, casting: &str) -> PyResult<(
 /// A copy of `a` as a fresh contiguous array of dtype `t` (`astype`, `copy`).
 pub fn cast_copy(a: &Arr, t: DType) -> PyResult<Arr> {
     with_rt(|rt| {
-        let res = Arr::new(rt, t, a.shape());
+        let res = Arr::new(rt, t, a.shape())?;
         if !a.view.is_empty() {
             record_copy(rt, &res.view, a.view.clone().into())?;
         }
@@ -585,16 +606,14 @@ pub fn reshape(a: &Arr, shape: &[usize]) -> PyResult<Arr> {
     Ok(c.with_view(v))
 }
 
-/// Resolves a `-1` in a requested shape, as NumPy's reshape does.
+/// Resolves the unknown dimension in a requested shape, as NumPy's reshape does: any
+/// negative entry is one (`-1` by convention; NumPy takes `-2` the same way).
 pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec<usize>> {
     let unknown: Vec<usize> = (0..req.len()).filter(|&i| req[i] < 0).collect();
     if unknown.len() > 1 {
         return Err(PyValueError::new_err(
             "can only specify one unknown dimension",
         ));
-    }
-    if req.iter().any(|&d| d < -1) {
-        return Err(PyValueError::new_err("negative dimensions not allowed"));
     }
     let known: usize = req
         .iter()
@@ -605,7 +624,7 @@ pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec
     let err = || {
         PyValueError::new_err(format!(
             "cannot reshape array of size {size} into shape {}",
-            fmt_req(req)
+            hassium_core::fmt_requested_shape(&req.iter().map(|&d| d as i64).collect::<Vec<_>>())
         ))
     };
     if let Some(&u) = unknown.first() {
@@ -618,19 +637,6 @@ pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec
     }
     let _ = from;
     Ok(out)
-}
-
-fn fmt_req(req: &[isize]) -> String {
-    match req {
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            req.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// Records a generator filling a fresh array: `Range` (then `start + i*step`) for arange.
@@ -651,11 +657,11 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
         } else {
             work
         };
-        let res = Arr::new(rt, dtype, &[n]);
+        let res = Arr::new(rt, dtype, &[n])?;
         let idx = if range_t == dtype {
             res.view.clone()
         } else {
-            temps.new_view(rt, range_t, &[n])
+            temps.new_view(rt, range_t, &[n])?
         };
         rt.record(Instr::new(Opcode::Range, idx.clone(), [])).py()?;
         let idx = as_dtype(rt, &mut temps, &idx, work)?;
@@ -664,7 +670,7 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
         let scaled = if step_s.is_one() {
             idx
         } else {
-            let t = temps.new_view(rt, work, &[n]);
+            let t = temps.new_view(rt, work, &[n])?;
             rt.record(Instr::new(
                 Opcode::Multiply,
                 t.clone(),
@@ -679,7 +685,7 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
             let t = if work == dtype {
                 res.view.clone()
             } else {
-                temps.new_view(rt, work, &[n])
+                temps.new_view(rt, work, &[n])?
             };
             rt.record(Instr::new(
                 Opcode::Add,
@@ -700,7 +706,7 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
 /// `np.full(shape, value, dtype)`.
 pub fn full(shape: &[usize], value: Operand, dtype: DType) -> PyResult<Arr> {
     with_rt(|rt| {
-        let res = Arr::new(rt, dtype, shape);
+        let res = Arr::new(rt, dtype, shape)?;
         if !res.view.is_empty() {
             record_copy(rt, &res.view, value)?;
         }
@@ -710,13 +716,13 @@ pub fn full(shape: &[usize], value: Operand, dtype: DType) -> PyResult<Arr> {
 
 /// `np.empty(shape, dtype)`: a base with no instruction yet.
 pub fn empty(shape: &[usize], dtype: DType) -> PyResult<Arr> {
-    with_rt(|rt| Ok(Arr::new(rt, dtype, shape)))
+    with_rt(|rt| Arr::new(rt, dtype, shape))
 }
 
 /// uint64 random bits from the counter-based Philox opcode.
 pub fn random_bits(shape: &[usize], seed: u64, stream: u64) -> PyResult<Arr> {
     with_rt(|rt| {
-        let res = Arr::new(rt, DType::UInt64, shape);
+        let res = Arr::new(rt, DType::UInt64, shape)?;
         if !res.view.is_empty() {
             rt.record(Instr::new(
                 Opcode::Random,
@@ -733,7 +739,7 @@ pub fn random_bits(shape: &[usize], seed: u64, stream: u64) -> PyResult<Arr> {
 /// the new base's memory: a new base has no pending instruction, so no flush is needed.
 pub fn from_bytes(bytes: &[u8], dtype: DType, shape: &[usize]) -> PyResult<Arr> {
     with_rt(|rt| {
-        let res = Arr::new(rt, dtype, shape);
+        let res = Arr::new(rt, dtype, shape)?;
         if !bytes.is_empty() {
             let ptr = rt.host_ptr(res.view.base).py()?;
             // SAFETY: the base holds exactly nelem*itemsize bytes == bytes.len() (the
@@ -841,7 +847,12 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
                 op.name(),
                 t.name()
             )),
-            _ => py::no_loop_error(py, combine.map_or(op.name(), |c| c.name()), &[t, t]),
+            _ => py::no_loop_error(
+                py,
+                combine.map_or(op.name(), |c| c.name()),
+                &[t],
+                py::Call::Reduce,
+            ),
         })?;
     let empty_axis = axes.iter().any(|&ax| a.view.shape[ax] == 0);
     if empty_axis && op.info().identity == hassium_core::Identity::None && spec.initial.is_none() {
@@ -894,7 +905,7 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             && op.info().identity == hassium_core::Identity::None
         {
             // NumPy returns `initial` for empty min/max reductions given one.
-            let res = Arr::new(rt, out_t, &kept);
+            let res = Arr::new(rt, out_t, &kept)?;
             if !res.view.is_empty() {
                 record_copy(
                     rt,
@@ -907,7 +918,7 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             }
             res
         } else if axes.is_empty() {
-            let res = Arr::new(rt, out_t, &kept);
+            let res = Arr::new(rt, out_t, &kept)?;
             if !res.view.is_empty() {
                 record_copy(rt, &res.view, cur.into())?;
             }
@@ -918,17 +929,17 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
                 let mut shape = cur.shape.clone();
                 shape.remove(ax);
                 let step_out = if k == 0 && work_out == out_t {
-                    let r = Arr::new(rt, out_t, &shape);
+                    let r = Arr::new(rt, out_t, &shape)?;
                     let v = r.view.clone();
                     res = Some(r);
                     v
                 } else {
-                    temps.new_view(rt, work_out, &shape)
+                    temps.new_view(rt, work_out, &shape)?
                 };
                 rt.record(Instr::new(op, step_out.clone(), [cur.into()]).with_axis(ax))
                     .py()?;
                 if k == 0 && work_out != out_t {
-                    let r = Arr::new(rt, out_t, &shape);
+                    let r = Arr::new(rt, out_t, &shape)?;
                     if !r.view.is_empty() {
                         record_copy(rt, &r.view, step_out.clone().into())?;
                     }
@@ -1007,7 +1018,7 @@ pub fn accumulate(
     })?;
     let res = with_rt(|rt| {
         let temps = Temps::default();
-        let res = Arr::new(rt, t, a.shape());
+        let res = Arr::new(rt, t, a.shape())?;
         if !res.view.is_empty() {
             record_copy(rt, &res.view, a.view.clone().into())?;
             rt.record(Instr::new(op, res.view.clone(), [res.view.clone().into()]).with_axis(axis))
@@ -1030,7 +1041,7 @@ pub fn accumulate(
 /// `out = src_flat[idx]` where `src` is a 1-D view and `idx` an int64 view of out's shape.
 pub fn gather(src: &View, idx: &View) -> PyResult<Arr> {
     with_rt(|rt| {
-        let res = Arr::new(rt, src.dtype, &idx.shape);
+        let res = Arr::new(rt, src.dtype, &idx.shape)?;
         if !res.view.is_empty() {
             rt.record(Instr::new(
                 Opcode::Gather,
@@ -1073,7 +1084,7 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
             Arg::Array(a) => {
                 let mut v = a.view.clone();
                 if v.dtype != t || v.base == target.view.base {
-                    let c = temps.new_view(rt, t, &v.shape);
+                    let c = temps.new_view(rt, t, &v.shape)?;
                     record_copy(rt, &c, v.into())?;
                     v = c;
                 }
@@ -1146,7 +1157,7 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
         bsh.extend([k, m]);
         let av = av.broadcast_to(&ash).py()?;
         let bv = bv.broadcast_to(&bsh).py()?;
-        let res = Arr::new(rt, lt, &full);
+        let res = Arr::new(rt, lt, &full)?;
         if res.view.is_empty() {
             return Ok(res);
         }

@@ -5,7 +5,7 @@ use hassium_core::DType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::PyTuple;
+use pyo3::types::{IntoPyDict, PyTuple};
 
 pyo3::create_exception!(
     _hassium,
@@ -106,13 +106,54 @@ pub fn casting_error(
     made.unwrap_or_else(|_| PyTypeError::new_err(msg))
 }
 
-/// NumPy's `_UFuncNoLoopError` for input types a ufunc has no loop for.
-pub fn no_loop_error(py: Python<'_>, ufunc: &str, types: &[DType]) -> PyErr {
+/// NumPy's `MemoryError` for an array it cannot allocate ("Unable to allocate 8.00 TiB for
+/// an array with shape (1099511627776,) and data type float64").
+pub fn array_memory_error(py: Python<'_>, dtype: DType, shape: &[usize]) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let cls = PyModule::import(py, "numpy._core._exceptions")?.getattr("_ArrayMemoryError")?;
+        let e = cls.call1((PyTuple::new(py, shape)?, dtype_obj(py, dtype)?))?;
+        Ok(PyErr::from_value(e))
+    })();
+    made.unwrap_or_else(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "Unable to allocate an array with shape {shape:?} and data type {}",
+            dtype.name()
+        ))
+    })
+}
+
+/// How a ufunc with no loop for some dtypes was called: NumPy words each case its own way.
+#[derive(Clone, Copy, Debug)]
+pub enum Call {
+    /// `ufunc(*inputs)`.
+    Plain,
+    /// `ufunc(*inputs, dtype=t)`: the loop was named.
+    Dtype(DType),
+    /// `ufunc.reduce(input)` (also `accumulate`: NumPy raises alike).
+    Reduce,
+}
+
+/// The error NumPy raises when `ufunc` has no loop for inputs of `types`, called as `call`:
+/// NumPy is asked, with 0-d arrays of those dtypes, so the class and message are its own
+/// (a plain `TypeError` "not supported for the input types" for numeric dtypes, "No loop
+/// matching the specified signature" under `dtype=`). Should NumPy find a loop after all,
+/// `_UFuncNoLoopError` is made directly.
+pub fn no_loop_error(py: Python<'_>, ufunc: &str, types: &[DType], call: Call) -> PyErr {
+    if let Ok(Some(e)) = numpy_no_loop(py, ufunc, types, call) {
+        return e;
+    }
     let made = (|| -> PyResult<PyErr> {
         let np = numpy(py)?;
         let cls = PyModule::import(py, "numpy._core._exceptions")?.getattr("_UFuncNoLoopError")?;
         let uf = np.getattr(ufunc)?;
-        let dts: Vec<Bound<'_, PyAny>> = types
+        // A reduction's loop takes the input's dtype twice.
+        let twice = [types, types].concat();
+        let loop_types = if matches!(call, Call::Reduce) {
+            &twice
+        } else {
+            types
+        };
+        let dts: Vec<Bound<'_, PyAny>> = loop_types
             .iter()
             .map(|&d| dtype_obj(py, d))
             .collect::<PyResult<_>>()?;
@@ -125,5 +166,42 @@ pub fn no_loop_error(py: Python<'_>, ufunc: &str, types: &[DType]) -> PyErr {
             "ufunc '{ufunc}' not supported for the input types ({}), and the inputs could not be safely coerced",
             names.join(", ")
         ))
+    })
+}
+
+/// The `TypeError` NumPy raises for the same call on 0-d arrays (floating-point warnings
+/// silenced), or None when NumPy computes it.
+fn numpy_no_loop(
+    py: Python<'_>,
+    ufunc: &str,
+    types: &[DType],
+    call: Call,
+) -> PyResult<Option<PyErr>> {
+    let np = numpy(py)?;
+    let uf = np.getattr(ufunc)?;
+    let shape = match call {
+        Call::Reduce => PyTuple::new(py, [1usize])?,
+        _ => PyTuple::empty(py),
+    };
+    let inputs: Vec<Bound<'_, PyAny>> = types
+        .iter()
+        .map(|&d| np.getattr("ones")?.call1((&shape, dtype_obj(py, d)?)))
+        .collect::<PyResult<_>>()?;
+    let quiet = np
+        .getattr("errstate")?
+        .call((), Some(&[("all", "ignore")].into_py_dict(py)?))?;
+    quiet.call_method0("__enter__")?;
+    let result = match call {
+        Call::Plain => uf.call1(PyTuple::new(py, &inputs)?),
+        Call::Dtype(t) => uf.call(
+            PyTuple::new(py, &inputs)?,
+            Some(&[("dtype", dtype_obj(py, t)?)].into_py_dict(py)?),
+        ),
+        Call::Reduce => uf.call_method1("reduce", (&inputs[0],)),
+    };
+    quiet.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    Ok(match result {
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => Some(e),
+        _ => None,
     })
 }

@@ -71,6 +71,57 @@ impl Drop for BaseOwner {
     }
 }
 
+/// The element count of a new array of `shape`, refused as NumPy refuses it at creation:
+/// `ValueError` when its bytes would not fit in an `isize`, `MemoryError` when Linux would
+/// refuse NumPy's allocation of them (see [`allocation_limit`]). A lazy array allocates
+/// only at its first use; without this, the error would come there.
+pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| n.checked_mul(dtype.size()).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| {
+            PyValueError::new_err(
+                "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.",
+            )
+        })?;
+    if n * dtype.size() > allocation_limit() {
+        return Err(Python::with_gil(|py| {
+            py::array_memory_error(py, dtype, shape)
+        }));
+    }
+    Ok(n)
+}
+
+/// The largest allocation Linux grants outright under its overcommit policy
+/// (`vm.overcommit_memory`): memory plus swap under the default heuristic (0), the commit
+/// limit under strict accounting (2, ignoring what is committed already), no limit when
+/// it always overcommits (1) or where `/proc` does not say.
+fn allocation_limit() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory");
+        let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+            return usize::MAX;
+        };
+        let kib = |key: &str| -> Option<usize> {
+            let line = info.lines().find(|l| l.starts_with(key))?;
+            line[key.len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        };
+        let limit = match mode.as_deref().map(str::trim) {
+            Ok("0") => kib("MemTotal:").zip(kib("SwapTotal:")).map(|(m, s)| m + s),
+            Ok("2") => kib("CommitLimit:"),
+            _ => None,
+        };
+        limit.map_or(usize::MAX, |k| k.saturating_mul(1024))
+    })
+}
+
 /// A view together with the ownership of its base: what every Hassium array is.
 #[derive(Clone, Debug)]
 pub struct Arr {
@@ -80,13 +131,13 @@ pub struct Arr {
 
 impl Arr {
     /// A fresh contiguous array of `shape` in a new base (no memory until written).
-    pub fn new(rt: &mut Runtime, dtype: DType, shape: &[usize]) -> Arr {
-        let n: usize = shape.iter().product();
+    pub fn new(rt: &mut Runtime, dtype: DType, shape: &[usize]) -> PyResult<Arr> {
+        let n = checked_nelem(dtype, shape)?;
         let base = rt.new_base(dtype, n);
-        Arr {
+        Ok(Arr {
             view: View::contiguous(base.id, dtype, shape),
             owner: Arc::new(BaseOwner { id: base.id }),
-        }
+        })
     }
 
     /// Another view of the same base.

@@ -201,6 +201,51 @@ def test_negative_dimension_raises_value_error(hs):
         hs.zeros((2, -1))
 
 
+def _overcommits_always():
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
+# Each fails in NumPy before it touches memory: sizes past `isize`, or more bytes than
+# Linux grants (memory and swap under its default overcommit policy; the output of the
+# sum of two broadcast views is 32 TiB).
+HUGE = [
+    ("zeros 2**62", lambda m: m.zeros(2**62), False),
+    ("ones 2**40 x 2**40", lambda m: m.ones((2**40, 2**40), dtype=m.int8), False),
+    ("empty 8 TiB", lambda m: m.empty(2**40), True),
+    ("empty 3 x 2**37 int8", lambda m: m.empty((3, 2**37), dtype=m.int8), True),
+    ("arange float too long", lambda m: m.arange(0, 1e20, 1e-5), False),
+    ("arange to inf", lambda m: m.arange(0, m.inf), False),
+    ("arange to nan", lambda m: m.arange(0, m.nan), False),
+    ("arange 2**62 ints", lambda m: m.arange(2**62), False),
+    ("linspace 2**62", lambda m: m.linspace(0, 1, 2**62), False),
+    ("random 2**62", lambda m: m.random.random(2**62), False),
+    ("tile", lambda m: m.tile(m.ones(4), 2**62), False),
+    (
+        "sum of broadcasts",
+        lambda m: m.broadcast_to(m.ones(1), (2**21, 1)) + m.broadcast_to(m.ones(1), (1, 2**21)),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("what,make,memory", HUGE, ids=[h[0] for h in HUGE])
+def test_an_array_too_big_to_make_raises_numpys_error_at_the_call(hs, what, make, memory):
+    # Lazy arrays allocate at first use; the size checks NumPy makes at creation (an
+    # `isize` overflow, more bytes than Linux grants) are made at the call all the same.
+    if memory and _overcommits_always():
+        pytest.skip("vm.overcommit_memory=1: NumPy's allocation succeeds and fills memory")
+    with pytest.raises(Exception) as expected:
+        make(np)
+    with pytest.raises(expected.type) as got:
+        make(hs)
+    assert type(got.value) is expected.type, what
+    assert str(got.value) == str(expected.value), what
+
+
 def test_dtypes_are_numpys_own_objects(hs):
     assert hs.float64 is np.float64
     assert hs.dtype is np.dtype

@@ -126,6 +126,20 @@ def test_reshape_to_an_incompatible_shape_raises_value_error(hs):
         hs.reshape(hs.ones(6), (4, 2))
 
 
+def test_reshape_infers_any_negative_extent_once_as_numpy_does(hs):
+    # NumPy takes every negative extent as the unknown one, not only -1.
+    h, n = both(hs, np.arange(12.0))
+    for shape in [(-2,), (-7, 4), (3, -1, 2)]:
+        check(hs.reshape, np.reshape, (h, shape), (n, shape), f"reshape {shape}")
+        assert_same(h.reshape(*shape), n.reshape(*shape))
+    for shape in [(-2, -1), (-1, -1), (5, -3)]:
+        with pytest.raises(ValueError) as expected:
+            n.reshape(shape)
+        with pytest.raises(ValueError) as got:
+            h.reshape(shape)
+        assert str(got.value) == str(expected.value), shape
+
+
 def test_reshape_views_share_memory_with_the_original(hs):
     h = hs.zeros((2, 3))
     v = hs.reshape(h, (6,))

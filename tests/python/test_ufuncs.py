@@ -282,6 +282,18 @@ def test_dtype_argument_computes_in_that_dtype(hs):
     check(hs.sqrt, np.sqrt, (h,), (n,), "sqrt dtype=float64", dtype="float64")
 
 
+@pytest.mark.parametrize("name", ["less", "equal", "logical_and", "isnan", "isfinite", "absolute"])
+def test_dtype_argument_fixes_the_output_dtype_as_numpy_does(hs, name):
+    # `dtype=` is the output's dtype: `less(ints, ints, dtype=bool)` compares the ints
+    # (not their cast to bool), and `dtype=float64` has no comparison loop.
+    uf = getattr(np, name)
+    for dtype in ["int64", "float64", "complex128", "bool"]:
+        h, n = both(hs, sample(dtype))
+        for out in ["bool", "float64", "int8"]:
+            args, nargs = [h] * uf.nin, [n] * uf.nin
+            check(getattr(hs, name), uf, args, nargs, f"{name} {dtype} dtype={out}", dtype=out)
+
+
 def test_dtype_argument_casts_the_inputs_under_the_casting_rule(hs):
     f, nf = both(hs, sample("float64"))
     i, ni = both(hs, sample("int64"))
@@ -316,6 +328,47 @@ def test_unsupported_dtype_raises_type_error_at_the_call(hs):
         hs.bitwise_and(hs.ones(3), hs.ones(3))
     with pytest.raises(TypeError):
         hs.invert(hs.ones(3, dtype=np.float32))
+
+
+def _error_of(call):
+    """(class, message) of what `call()` raises, or None when it returns."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except Exception as err:  # noqa: BLE001 - the class is what the test compares
+            return type(err), str(err)
+    return None
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_a_ufunc_without_a_loop_raises_numpys_exact_error(hs, name):
+    # NumPy's class and words, not a subclass with other words: a plain TypeError "not
+    # supported for the input types" for a call, "No loop matching the specified
+    # signature" when dtype= names the loop, and the same from reduce.
+    uf, hf = getattr(np, name), getattr(hs, name)
+    seen = 0
+    for dtype in DTYPES:
+        n = np.ones(3, dtype=dtype)
+        h = hs.asarray(n)
+        calls = [(lambda f, a: f(*[a] * f.nin), "call")]
+        if uf.nin == 2:
+            calls.append((lambda f, a: f.reduce(a), "reduce"))
+        for call, how in calls:
+            want = _error_of(lambda: call(uf, n))
+            if want is None or want[0] is not TypeError:
+                continue
+            seen += 1
+            assert _error_of(lambda: call(hf, h)) == want, (name, dtype, how)
+    for a, loop in [("int64", "float64"), ("float64", "int64"), ("bool", "complex128")]:
+        n = np.ones(3, dtype=a)
+        want = _error_of(lambda: uf(*[n] * uf.nin, dtype=loop))
+        if want is not None and want[0] is TypeError:
+            seen += 1
+            got = _error_of(lambda: hf(*[hs.asarray(n)] * uf.nin, dtype=loop))
+            assert got == want, (name, a, loop)
+    if name in ("invert", "bitwise_and", "left_shift", "floor", "remainder"):
+        assert seen > 0, "NumPy refuses these on floats or complex numbers"
 
 
 REDUCIBLE = [
