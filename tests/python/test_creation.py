@@ -161,6 +161,12 @@ def test_fortran_order_and_like_functions_keep_numpys_layout(hs):
             want = getattr(np, name)(nt, order=order)
             assert got.shape == want.shape and got.strides == want.strides, (name, order)
     assert hs.full_like(t, 7).strides == np.full_like(nt, 7).strides
+    # With a new shape: 'A' keeps Fortran order, 'K' when the dimensions are as many.
+    for shape in [(4, 6), (24,), (2, 3, 4), (2, 2, 3, 2)]:
+        for order in ["K", "A", "k"]:
+            got = hs.zeros_like(t, order=order, shape=shape)
+            want = np.zeros_like(nt, order=order, shape=shape)
+            assert got.strides == want.strides, (shape, order)
     for name, args in [("zeros", ()), ("ones", ()), ("empty", ()), ("full", (5,))]:
         got = getattr(hs, name)((2, 3, 4), *args, order="F")
         want = getattr(np, name)((2, 3, 4), *args, order="F")
@@ -170,6 +176,28 @@ def test_fortran_order_and_like_functions_keep_numpys_layout(hs):
     f = hs.zeros((2, 3), order="F")
     f[1, 2] = 5.0
     assert_same(f, np.array([[0, 0, 0], [0, 0, 5.0]]))
+    # NumPy reads the order in any case (and as bytes), None as C.
+    for order in ["f", b"F", "c", None]:
+        got, want = hs.ones((2, 3), order=order), np.ones((2, 3), order=order)
+        assert got.strides == want.strides, order
+    for args in [(3,), (3, 4, 1), (4, 3, -2)]:
+        got, want = hs.eye(*args, order="F"), np.eye(*args, order="F")
+        assert got.strides == want.strides, args
+        assert_same(got, want)
+
+
+@pytest.mark.parametrize("order", ["X", "K", "a", "", "FF", 1])
+def test_a_creation_order_numpy_refuses_raises_its_error(hs, order):
+    for name, args in [("zeros", ()), ("ones", ()), ("empty", ()), ("full", (5,))]:
+        with pytest.raises((TypeError, ValueError)) as expected:
+            getattr(np, name)((2, 3), *args, order=order)
+        with pytest.raises(expected.type, match=None) as got:
+            getattr(hs, name)((2, 3), *args, order=order)
+        assert str(got.value) == str(expected.value), (name, order)
+    with pytest.raises((TypeError, ValueError)) as expected:
+        np.eye(3, order=order)
+    with pytest.raises(expected.type):
+        hs.eye(3, order=order)
 
 
 def test_concatenate_into_out_casts_under_the_rule(hs):

@@ -444,10 +444,27 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     return result
 
 
+def _creation_order(order):
+    """``'C'`` or ``'F'`` from a creation function's ``order`` as NumPy reads it (any case,
+    bytes too, None for C), with NumPy's errors for the rest."""
+    if order is None:
+        return "C"
+    if isinstance(order, bytes):
+        order = order.decode("latin-1")
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    upper = order.upper()
+    if upper not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if upper not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return upper
+
+
 def _laid_out(make, shape, order):
     """``make(shape)`` in C order, or for ``order='F'`` the transpose of the array of the
     reversed shape: the same values with Fortran strides, as NumPy lays it out."""
-    if order == "F" and len(shape) > 1:
+    if _creation_order(order) == "F" and len(shape) > 1:
         return make(shape[::-1]).T
     return make(shape)
 
@@ -480,13 +497,15 @@ def ones(shape, dtype=None, order="C", *, device=None, like=None):
 
 
 def _like_args(a, dtype, order, shape):
-    """Shape, dtype and layout order of an array made like ``a``: 'K' and 'A' keep the
-    Fortran layout of a Fortran-contiguous prototype (when its shape is kept)."""
+    """Shape, dtype and layout order of an array made like ``a``: 'A' keeps the Fortran
+    layout of a Fortran-contiguous prototype, 'K' too when the new shape has as many
+    dimensions (as NumPy does)."""
     a_shape = _shape_of(a)
-    if order in ("K", "A") and shape is None:
+    if isinstance(order, str) and order.upper() in ("K", "A"):
         flags = getattr(a, "flags", None)
         fortran = flags is not None and flags.f_contiguous and not flags.c_contiguous
-        order = "F" if fortran else "C"
+        same_ndim = shape is None or len(_shape_tuple(shape)) == len(a_shape)
+        order = "F" if fortran and (order.upper() == "A" or same_ndim) else "C"
     return (
         a_shape if shape is None else _shape_tuple(shape),
         _dtype_of(a) if dtype is None else np.dtype(dtype),
@@ -578,6 +597,8 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     N = operator.index(N)
     M = N if M is None else operator.index(M)
     k = operator.index(k)
+    if _creation_order(order) == "F":
+        return eye(M, N, -k, dtype).T
     result = _ext.full((N, M), 0, np.dtype(dtype))
     length = builtins.min(N, M - k) if k >= 0 else builtins.min(N + k, M)
     if length > 0:
