@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --no-main-job
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export PATH="$PWD/.venv/bin:$PATH"
+# Each test process leaves the cpu engine's unfinished background compiles (thousands of
+# one-off kernels in a cold run) to a process that would finish them into the cache for a
+# next run; here they would only compete with the later stages for the cores.
+export HASSIUM_ENGINES_CPU_FINISH_AT_EXIT="${HASSIUM_ENGINES_CPU_FINISH_AT_EXIT:-false}"
 failed=()
 # The Python suites run in parallel pytest processes (pytest-xdist), one per core by
 # default: most of a cold run is compilers (gcc, PoCL) working on new kernels, and one

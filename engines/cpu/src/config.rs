@@ -27,6 +27,10 @@ pub struct CpuConfig {
     pub threads: usize,
     pub specialize: SpecializePolicy,
     pub tiered: bool,
+    /// With `tiered`, compiles not finished when the process exits are handed to a
+    /// process left behind that finishes them into the disk cache (see `tiered.rs`);
+    /// false drops them (a test suite's thousands of one-off kernels are not worth it).
+    pub finish_at_exit: bool,
     pub cache_dir: PathBuf,
     /// Most bytes this build's kernel directory may hold; beyond it the least recently
     /// used libraries go (checked at most hourly, in the background). 0 = no limit.
@@ -49,6 +53,7 @@ const KEYS: &[&str] = &[
     "threads",
     "specialize",
     "tiered",
+    "finish_at_exit",
     "cache_dir",
     "cache_max_bytes",
     "min_parallel_elems",
@@ -68,6 +73,7 @@ impl Default for CpuConfig {
             threads: 0,
             specialize: SpecializePolicy::Both,
             tiered: false,
+            finish_at_exit: true,
             cache_dir: expand_home("~/.cache/hassium"),
             cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
@@ -108,6 +114,9 @@ impl CpuConfig {
                     }
                 }
                 "tiered" => c.tiered = v.as_bool().ok_or_else(|| bad("true or false"))?,
+                "finish_at_exit" => {
+                    c.finish_at_exit = v.as_bool().ok_or_else(|| bad("true or false"))?
+                }
                 "cache_dir" => {
                     c.cache_dir = expand_home(v.as_str().ok_or_else(|| bad("a string"))?)
                 }

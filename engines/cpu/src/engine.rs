@@ -135,7 +135,12 @@ impl CpuEngine {
             .map(|c| Arc::new(DiskCache::new(&cfg.cache_dir, c, cfg.cache_max_bytes)));
         let shared = Arc::new(Shared::default());
         let tiered = match (&compiler, &disk, cfg.tiered) {
-            (Some(c), Some(d), true) => Some(Tiered::start(c.clone(), d.clone(), shared.clone())),
+            (Some(c), Some(d), true) => Some(Tiered::start(
+                c.clone(),
+                d.clone(),
+                shared.clone(),
+                cfg.finish_at_exit,
+            )),
             _ => None,
         };
         Ok(CpuEngine {
@@ -189,9 +194,13 @@ impl CpuEngine {
         });
         std::mem::forget(std::mem::replace(&mut self.disk, disk));
         let tiered = match (&self.compiler, &self.disk, &self.tiered) {
-            (Some(c), Some(d), Some(_)) => {
-                Tiered::start_after_fork(c.clone(), d.clone(), self.shared.clone(), &old)
-            }
+            (Some(c), Some(d), Some(_)) => Tiered::start_after_fork(
+                c.clone(),
+                d.clone(),
+                self.shared.clone(),
+                self.cfg.finish_at_exit,
+                &old,
+            ),
             _ => None,
         };
         std::mem::forget(std::mem::replace(&mut self.tiered, tiered));

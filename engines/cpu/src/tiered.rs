@@ -14,7 +14,10 @@
 //! handed to a forked process that compiles them into the disk cache and exits, while the
 //! script's process exits at once. That process holds a shared `flock` on
 //! `<cache_dir>/finishing.lock` for its life: whoever needs the cache complete (the
-//! benchmark harness, tests) takes the lock exclusively to wait for it.
+//! benchmark harness, tests) takes the lock exclusively to wait for it. With
+//! `finish_at_exit = false` the jobs are dropped instead (their compiles stopped): a test
+//! suite's processes leave thousands of one-off kernels, and finishing them kept a cold CI
+//! run's cores busy for over ten minutes after their stage.
 
 use crate::cache::{Compiled, DiskCache, Entry};
 use crate::compiler::Compiler;
@@ -52,6 +55,8 @@ struct Finisher {
     compiler: Compiler,
     disk: Arc<DiskCache>,
     shared: Arc<Shared>,
+    /// Hand the unfinished jobs on (`finish_at_exit`), or only stop their compiles.
+    hand_on: bool,
 }
 
 /// Every compile thread alive in this process (each removes itself when it ends).
@@ -76,20 +81,27 @@ impl Tiered {
         compiler: Compiler,
         disk: Arc<DiskCache>,
         shared: Arc<Shared>,
+        hand_on: bool,
         old: &Arc<Shared>,
     ) -> Option<Tiered> {
         FINISHERS
             .try_lock()?
             .retain(|f| !Arc::ptr_eq(&f.shared, old));
-        Some(Tiered::start(compiler, disk, shared))
+        Some(Tiered::start(compiler, disk, shared, hand_on))
     }
 
-    pub fn start(compiler: Compiler, disk: Arc<DiskCache>, shared: Arc<Shared>) -> Tiered {
+    pub fn start(
+        compiler: Compiler,
+        disk: Arc<DiskCache>,
+        shared: Arc<Shared>,
+        hand_on: bool,
+    ) -> Tiered {
         let (tx, rx) = unbounded::<(u64, Arc<Job>)>();
         let finisher = Arc::new(Finisher {
             compiler: compiler.clone(),
             disk: disk.clone(),
             shared: shared.clone(),
+            hand_on,
         });
         let thread_shared = shared.clone();
         let registered = finisher.clone();
@@ -190,7 +202,8 @@ pub fn finishing_lock(root: &Path) -> PathBuf {
     root.join("finishing.lock")
 }
 
-/// The `atexit` hook: hands every unfinished compile job to a forked process.
+/// The `atexit` hook: hands every unfinished compile job to a forked process (or, for an
+/// engine configured not to, stops its compiles).
 extern "C" fn finish_at_exit() {
     // Ignore a panic here rather than unwind across the C boundary.
     let _ = std::panic::catch_unwind(finish_unfinished);
@@ -221,6 +234,10 @@ fn finish_unfinished() {
     // files behind; the finishing process does their jobs again from the start.
     for (f, _) in &work {
         f.disk.stop_running();
+    }
+    let work: Vec<_> = work.into_iter().filter(|(f, _)| f.hand_on).collect();
+    if work.is_empty() {
+        return;
     }
     let locks: Vec<i32> = work
         .iter()

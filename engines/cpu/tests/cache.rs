@@ -352,6 +352,7 @@ fn helper_exit_while_compiling() {
         let dir = std::path::Path::new(&dir);
         let mut cpu = CpuEngine::new(CpuConfig {
             tiered: true,
+            finish_at_exit: std::env::var_os("HASSIUM_TEST_DROP_AT_EXIT").is_none(),
             compiler: slow_compiler(dir, 2),
             ..config(1, SpecializePolicy::Fixed, &dir.join("cache"))
         })
@@ -360,6 +361,51 @@ fn helper_exit_while_compiling() {
         let s = cpu.stats();
         assert_eq!((s.interpreted, s.kernels_compiled), (1, 0), "{s:?}");
     }
+}
+
+/// With `finish_at_exit = false` the exit drops the unfinished compile: nothing is left
+/// running (no finishing process holds the lock), no temporary file stays, and the next
+/// run compiles the kernel itself.
+#[test]
+fn without_finish_at_exit_compiles_running_at_exit_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = helper(
+        "helper_exit_while_compiling",
+        "HASSIUM_TEST_EXIT_COMPILING",
+        dir.path(),
+    )
+    .env("HASSIUM_TEST_DROP_AT_EXIT", "1")
+    .status()
+    .unwrap();
+    assert!(status.success());
+    let cache = dir.path().join("cache");
+    if let Ok(lock) = std::fs::File::open(cache.join("finishing.lock")) {
+        // SAFETY: flock on an fd `lock` keeps open.
+        let got = unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&lock),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        };
+        assert_eq!(got, 0, "a finishing process holds the lock");
+    }
+    let mut later = CpuEngine::new(CpuConfig {
+        compiler: slow_compiler(dir.path(), 0),
+        ..config(1, SpecializePolicy::Fixed, &cache)
+    })
+    .unwrap();
+    let files: Vec<String> = std::fs::read_dir(later.cache_dir().unwrap())
+        .into_iter()
+        .flatten()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files.iter().all(|f| !f.starts_with(".tmp")),
+        "temporaries left: {files:?}"
+    );
+    run_iteration(&mut later, 0.5).unwrap();
+    let s = later.stats();
+    assert_eq!((s.cache_hits_disk, s.kernels_compiled), (0, 1), "{s:?}");
 }
 
 /// A script that ends while its kernels compile must not lose them (every later run would
