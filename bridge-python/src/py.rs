@@ -187,17 +187,20 @@ fn numpy_no_loop(
         .iter()
         .map(|&d| np.getattr("ones")?.call1((&shape, dtype_obj(py, d)?)))
         .collect::<PyResult<_>>()?;
+    // Everything that can fail is made before the error state is entered, so nothing
+    // leaves it changed.
+    let args = PyTuple::new(py, &inputs)?;
+    let kwargs = match call {
+        Call::Dtype(t) => Some([("dtype", dtype_obj(py, t)?)].into_py_dict(py)?),
+        _ => None,
+    };
     let quiet = np
         .getattr("errstate")?
         .call((), Some(&[("all", "ignore")].into_py_dict(py)?))?;
     quiet.call_method0("__enter__")?;
     let result = match call {
-        Call::Plain => uf.call1(PyTuple::new(py, &inputs)?),
-        Call::Dtype(t) => uf.call(
-            PyTuple::new(py, &inputs)?,
-            Some(&[("dtype", dtype_obj(py, t)?)].into_py_dict(py)?),
-        ),
         Call::Reduce => uf.call_method1("reduce", (&inputs[0],)),
+        _ => uf.call(args, kwargs.as_ref()),
     };
     quiet.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
     Ok(match result {
