@@ -343,6 +343,31 @@ fn slow_compiler(dir: &std::path::Path, seconds: u32) -> String {
     path.display().to_string()
 }
 
+/// Runs `helper_exit_while_compiling` in a child process over `dir`, with
+/// `finish_at_exit` as given; the cache directory it used.
+fn exit_while_compiling(dir: &std::path::Path, finish_at_exit: bool) -> std::path::PathBuf {
+    let mut cmd = helper(
+        "helper_exit_while_compiling",
+        "HASSIUM_TEST_EXIT_COMPILING",
+        dir,
+    );
+    if !finish_at_exit {
+        cmd.env("HASSIUM_TEST_DROP_AT_EXIT", "1");
+    }
+    assert!(cmd.status().unwrap().success());
+    dir.join("cache")
+}
+
+/// The temporary files left in an engine's kernel directory.
+fn temporaries(cpu: &CpuEngine) -> Vec<String> {
+    std::fs::read_dir(cpu.cache_dir().unwrap())
+        .into_iter()
+        .flatten()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with(".tmp"))
+        .collect()
+}
+
 /// Not a test by itself: when `HASSIUM_TEST_EXIT_COMPILING` names a directory, runs one
 /// new kernel with tiered execution and a slow compiler, then lets the process exit
 /// while the compile runs.
@@ -369,16 +394,7 @@ fn helper_exit_while_compiling() {
 #[test]
 fn without_finish_at_exit_compiles_running_at_exit_are_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let status = helper(
-        "helper_exit_while_compiling",
-        "HASSIUM_TEST_EXIT_COMPILING",
-        dir.path(),
-    )
-    .env("HASSIUM_TEST_DROP_AT_EXIT", "1")
-    .status()
-    .unwrap();
-    assert!(status.success());
-    let cache = dir.path().join("cache");
+    let cache = exit_while_compiling(dir.path(), false);
     if let Ok(lock) = std::fs::File::open(cache.join("finishing.lock")) {
         // SAFETY: flock on an fd `lock` keeps open.
         let got = unsafe {
@@ -394,15 +410,7 @@ fn without_finish_at_exit_compiles_running_at_exit_are_dropped() {
         ..config(1, SpecializePolicy::Fixed, &cache)
     })
     .unwrap();
-    let files: Vec<String> = std::fs::read_dir(later.cache_dir().unwrap())
-        .into_iter()
-        .flatten()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(
-        files.iter().all(|f| !f.starts_with(".tmp")),
-        "temporaries left: {files:?}"
-    );
+    assert_eq!(temporaries(&later), Vec::<String>::new());
     run_iteration(&mut later, 0.5).unwrap();
     let s = later.stats();
     assert_eq!((s.cache_hits_disk, s.kernels_compiled), (0, 1), "{s:?}");
@@ -414,15 +422,7 @@ fn without_finish_at_exit_compiles_running_at_exit_are_dropped() {
 #[test]
 fn compiles_running_at_exit_are_finished_into_the_disk_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let status = helper(
-        "helper_exit_while_compiling",
-        "HASSIUM_TEST_EXIT_COMPILING",
-        dir.path(),
-    )
-    .status()
-    .unwrap();
-    assert!(status.success());
-    let cache = dir.path().join("cache");
+    let cache = exit_while_compiling(dir.path(), true);
     let lock = std::fs::File::open(cache.join("finishing.lock")).expect("a finishing process");
     // SAFETY: flock on an fd `lock` keeps open.
     let flock = |how| unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), how) };
@@ -441,14 +441,7 @@ fn compiles_running_at_exit_are_finished_into_the_disk_cache() {
     run_iteration(&mut later, 0.5).unwrap();
     let s = later.stats();
     assert_eq!((s.cache_hits_disk, s.kernels_compiled), (1, 0), "{s:?}");
-    let files: Vec<String> = std::fs::read_dir(later.cache_dir().unwrap())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(
-        files.iter().all(|f| !f.starts_with(".tmp")),
-        "temporaries left: {files:?}"
-    );
+    assert_eq!(temporaries(&later), Vec::<String>::new());
 }
 
 #[test]
