@@ -305,8 +305,10 @@ pub fn elementwise(
     // `dtype=` fixes the output's dtype (NumPy's `signature=(None, ..., dtype)`). When the
     // inputs' own loop already gives it, as `less(ints, floats, dtype=bool)`, nothing
     // changes; otherwise the loop of that dtype computes, and it must give that dtype.
+    let natural = check_weak_ints(op, args, result_type(args));
     let mut dtype = dtype;
-    if let (Some(d), Ok(t)) = (dtype, check_weak_ints(op, args, result_type(args))) {
+    if let (Some(d), Ok(t)) = (dtype, &natural) {
+        let t = *t;
         match resolve_loop(op, t) {
             Ok(l) if op.out_dtype(l) == Some(d) => dtype = None,
             // Complex ordering and the like: the package falls back to NumPy, `dtype=` too.
@@ -323,9 +325,11 @@ pub fn elementwise(
             _ => {}
         }
     }
+    // (The inputs' own dtype is an error only without `dtype=`: NumPy takes
+    // `add(int8s, 300, dtype=int64)`.)
     let t = match dtype {
         Some(d) => d,
-        None => check_weak_ints(op, args, result_type(args))?,
+        None => natural?,
     };
     let call = dtype.map_or(py::Call::Plain, py::Call::Dtype);
     let l = resolve_loop(op, t).map_err(|e| loop_error(py, op, t, e, args.len(), call))?;
