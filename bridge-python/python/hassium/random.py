@@ -156,6 +156,29 @@ def _scalar_or(result, size):
     return result.item() if size is None else result
 
 
+def _out_shape(size, out, dtype):
+    """The shape a Generator method draws for ``size`` and ``out=``, which NumPy takes
+    only contiguous and writeable, of the drawn dtype, and of ``size``'s shape if both
+    are given; without ``size`` the draw fills ``out``."""
+    if out is None:
+        return () if size is None else _shape_tuple(size)
+    flags = out.flags
+    if not ((flags.c_contiguous or flags.f_contiguous) and flags.writeable):
+        raise ValueError(
+            "Supplied output array must be contiguous, writable, aligned, and in "
+            "machine byte-order."
+        )
+    want = _np.dtype(dtype)
+    if out.dtype != want:
+        raise TypeError(
+            f"Supplied output array has the wrong type. Expected {want.name}, "
+            f"got {out.dtype.name}"
+        )
+    if size is not None and _shape_tuple(size) != out.shape:
+        raise ValueError("size must match out.shape when used together")
+    return out.shape
+
+
 class Generator(_PhiloxState):
     """``np.random.Generator``'s interface on Philox streams (see the module doc)."""
 
@@ -166,7 +189,7 @@ class Generator(_PhiloxState):
         return f"Generator(Philox) at 0x{id(self):X}"
 
     def random(self, size=None, dtype=_np.float64, out=None):
-        shape = () if size is None else _shape_tuple(size)
+        shape = _out_shape(size, out, dtype)
         result = self._uniform01(shape, dtype)
         if out is not None:
             _ext.copyto(out, result)
@@ -174,7 +197,7 @@ class Generator(_PhiloxState):
         return _scalar_or(result, size)
 
     def standard_normal(self, size=None, dtype=_np.float64, out=None):
-        shape = () if size is None else _shape_tuple(size)
+        shape = _out_shape(size, out, dtype)
         result = self._standard_normal(shape, dtype)
         if out is not None:
             _ext.copyto(out, result)
