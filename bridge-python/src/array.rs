@@ -4,11 +4,12 @@ use crate::convert::{host_int64, to_arg, to_arr};
 use crate::index::{self, IndexArray, Item};
 use crate::ops::{self, Arg, Dest, ReduceSpec, Weak};
 use crate::py::{self, UnsupportedError};
-use crate::rt::{with_rt, Arr, OrPy};
+use crate::rt::{with_rt, Arr, OrPy, Write};
 use crate::types::int_fits;
 use hassium_core::{BaseId, DType, Opcode, View};
 use pyo3::exceptions::{
-    PyAttributeError, PyBufferError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError,
+    PyAttributeError, PyBufferError, PyIndexError, PyKeyError, PyRuntimeError, PyTypeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
@@ -193,6 +194,7 @@ fn binary(
 fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> PyResult<()> {
     let py = slf.py();
     let me = arr_of(slf);
+    me.check_writeable(Write::Output)?;
     let other = to_arg(other)?;
     ops::elementwise(
         py,
@@ -282,7 +284,9 @@ fn scalar_weak(s: hassium_core::Scalar) -> Weak {
     }
 }
 
-fn opt_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arr>> {
+/// The array an `out=` argument names (a hassium array, alone or in a 1-tuple), which
+/// must be writeable.
+pub fn opt_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arr>> {
     match out.filter(|o| !o.is_none()) {
         None => Ok(None),
         Some(o) => {
@@ -295,7 +299,11 @@ fn opt_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arr>> {
                 o.clone()
             };
             match o.downcast::<PyNdArray>() {
-                Ok(a) => Ok(Some(a.borrow().arr.clone())),
+                Ok(a) => {
+                    let a = a.borrow().arr.clone();
+                    a.check_writeable(Write::Output)?;
+                    Ok(Some(a))
+                }
                 Err(_) => Err(UnsupportedError::new_err("out= must be a hassium array")),
             }
         }
@@ -935,12 +943,36 @@ impl PyNdArray {
         wrap_view(slf, v)
     }
     #[getter]
-    fn flags(&self) -> Flags {
-        let v = &self.arr.view;
+    fn flags(slf: &Bound<'_, Self>) -> Flags {
+        let me = slf.borrow();
+        let v = &me.arr.view;
         Flags {
+            array: slf.clone().unbind(),
             c_contiguous: v.is_contiguous(),
             f_contiguous: v.reversed_axes().is_contiguous(),
-            owndata: self.parent.is_none(),
+            owndata: me.parent.is_none(),
+        }
+    }
+    /// `a.setflags(write=...)`: see `set_writeable`. Hassium arrays are always aligned
+    /// (`align` changes nothing) and never WRITEBACKIFCOPY (`uic=True` is NumPy's error).
+    #[pyo3(signature = (write=None, align=None, uic=None))]
+    fn setflags(
+        slf: &Bound<'_, Self>,
+        write: Option<&Bound<'_, PyAny>>,
+        align: Option<&Bound<'_, PyAny>>,
+        uic: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = align;
+        if let Some(u) = uic {
+            if u.is_truthy()? {
+                return Err(PyValueError::new_err(
+                    "cannot set WRITEBACKIFCOPY flag to True",
+                ));
+            }
+        }
+        match write {
+            Some(w) => set_writeable(slf, w.is_truthy()?),
+            None => Ok(()),
         }
     }
     #[getter]
@@ -1392,6 +1424,9 @@ impl PyNdArray {
             return Err(PyBufferError::new_err("View is null"));
         }
         let a = slf.borrow().arr.clone();
+        if !a.writeable && flags & pyo3::ffi::PyBUF_WRITABLE == pyo3::ffi::PyBUF_WRITABLE {
+            return Err(PyBufferError::new_err("buffer source array is read-only"));
+        }
         let v = &a.view;
         let contiguous = v.is_contiguous();
         let want_strides = flags & pyo3::ffi::PyBUF_STRIDES == pyo3::ffi::PyBUF_STRIDES;
@@ -1427,7 +1462,7 @@ impl PyNdArray {
             pyo3::ffi::Py_INCREF(slf.as_ptr());
             (*view).obj = slf.as_ptr();
             (*view).len = (v.nelem() as isize) * item;
-            (*view).readonly = 0;
+            (*view).readonly = c_int::from(!a.writeable);
             (*view).itemsize = item;
             (*view).format = if flags & pyo3::ffi::PyBUF_FORMAT == pyo3::ffi::PyBUF_FORMAT {
                 format_of(v.dtype).as_ptr() as *mut _
@@ -1931,18 +1966,6 @@ impl PyNdArray {
     }
 
     // --- other methods ---------------------------------------------------------------------
-    #[pyo3(signature = (b, out=None))]
-    fn dot(
-        &self,
-        py: Python<'_>,
-        b: &Bound<'_, PyAny>,
-        out: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyObject> {
-        wrap(
-            py,
-            dot(py, &self.arr, &to_arr(b, None)?, opt_out(out)?.as_ref())?,
-        )
-    }
     /// `maximum` by the lower bound, then `minimum` by the upper; without bounds, a copy.
     /// A Python int bound on the far side of what the dtype holds clips nothing, and NumPy
     /// 2 drops it (`clip(uint8s, -5, 300)` is a copy); on the near side it fails as any
@@ -2062,54 +2085,6 @@ pub fn accumulate_any(
     )
 }
 
-/// `np.dot` for 1-D and 2-D operands (and a scalar operand).
-pub fn dot(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<Arr> {
-    let (na, nb) = (a.view.ndim(), b.view.ndim());
-    if na == 0 || nb == 0 {
-        let r = ops::elementwise(
-            py,
-            Opcode::Multiply,
-            &[Arg::Array(a.clone()), Arg::Array(b.clone())],
-            &Dest {
-                out,
-                casting: "same_kind",
-            },
-            None,
-        )?;
-        return Ok(r);
-    }
-    if na == 1 && nb == 1 {
-        if a.view.shape[0] != b.view.shape[0] {
-            return Err(PyValueError::new_err(format!(
-                "shapes ({},) and ({},) not aligned: {} (dim 0) != {} (dim 0)",
-                a.view.shape[0], b.view.shape[0], a.view.shape[0], b.view.shape[0]
-            )));
-        }
-        let p = ops::elementwise(
-            py,
-            Opcode::Multiply,
-            &[Arg::Array(a.clone()), Arg::Array(b.clone())],
-            &Dest::NEW,
-            None,
-        )?;
-        let t = p.dtype();
-        let spec = ReduceSpec {
-            name: if t.is_bool() { "logical_or" } else { "add" },
-            axes: None,
-            dtype: Some(t),
-            keepdims: false,
-            initial: None,
-        };
-        return ops::reduce(py, &p, &spec, out);
-    }
-    if na <= 2 && nb <= 2 {
-        return ops::matmul(py, a, b, out);
-    }
-    Err(UnsupportedError::new_err(
-        "hassium's dot handles 1-D and 2-D operands",
-    ))
-}
-
 /// NumPy's `round`: round half to even at `decimals` places.
 pub fn round(py: Python<'_>, a: &Arr, decimals: i32) -> PyResult<Arr> {
     let t = a.dtype();
@@ -2218,9 +2193,11 @@ fn format_of(d: DType) -> &'static CStr {
     }
 }
 
-/// `ndarray.flags`, as NumPy reports them (attribute and item access).
-#[pyclass(name = "flagsobj", module = "hassium", frozen)]
+/// `ndarray.flags`, as NumPy reports them (attribute and item access); `WRITEABLE` is
+/// read from the array and set through it (`a.flags.writeable = False`).
+#[pyclass(name = "flagsobj", module = "hassium")]
 pub struct Flags {
+    array: Py<PyNdArray>,
     #[pyo3(get)]
     c_contiguous: bool,
     #[pyo3(get)]
@@ -2232,36 +2209,107 @@ pub struct Flags {
 #[pymethods]
 impl Flags {
     #[getter]
-    fn writeable(&self) -> bool {
-        true
+    fn writeable(&self, py: Python<'_>) -> bool {
+        self.array.borrow(py).arr.writeable
+    }
+    #[setter]
+    fn set_writeable(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let value =
+            value.ok_or_else(|| PyTypeError::new_err("Cannot delete flags writeable attribute"))?;
+        set_writeable(self.array.bind(py), value.is_truthy()?)
     }
     #[getter]
     fn aligned(&self) -> bool {
         true
     }
     #[getter]
+    fn writebackifcopy(&self) -> bool {
+        false
+    }
+    #[getter]
     fn contiguous(&self) -> bool {
         self.c_contiguous
     }
-    fn __getitem__(&self, key: &str) -> PyResult<bool> {
+    fn __getitem__(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
         Ok(match key {
             "C_CONTIGUOUS" | "C" | "CONTIGUOUS" => self.c_contiguous,
             "F_CONTIGUOUS" | "F" | "FORTRAN" => self.f_contiguous,
             "OWNDATA" | "O" => self.owndata,
-            "WRITEABLE" | "W" | "ALIGNED" | "A" => true,
+            "WRITEABLE" | "W" => self.writeable(py),
+            "ALIGNED" | "A" => true,
             "WRITEBACKIFCOPY" | "X" => false,
-            _ => return Err(pyo3::exceptions::PyKeyError::new_err("Unknown flag")),
+            _ => return Err(PyKeyError::new_err("Unknown flag")),
         })
     }
-    fn __repr__(&self) -> String {
+    fn __setitem__(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        match key {
+            "WRITEABLE" | "W" => set_writeable(self.array.bind(py), value.is_truthy()?),
+            "ALIGNED" | "A" => Ok(()),
+            "WRITEBACKIFCOPY" | "X" if !value.is_truthy()? => Ok(()),
+            "WRITEBACKIFCOPY" | "X" => Err(PyValueError::new_err(
+                "cannot set WRITEBACKIFCOPY flag to True",
+            )),
+            _ => Err(PyKeyError::new_err("Unknown flag")),
+        }
+    }
+    fn __repr__(&self, py: Python<'_>) -> String {
         let b = |v: bool| if v { "True" } else { "False" };
         format!(
-            "  C_CONTIGUOUS : {}\n  F_CONTIGUOUS : {}\n  OWNDATA : {}\n  WRITEABLE : True\n  ALIGNED : True\n  WRITEBACKIFCOPY : False\n",
+            "  C_CONTIGUOUS : {}\n  F_CONTIGUOUS : {}\n  OWNDATA : {}\n  WRITEABLE : {}\n  ALIGNED : True\n  WRITEBACKIFCOPY : False\n",
             b(self.c_contiguous),
             b(self.f_contiguous),
-            b(self.owndata)
+            b(self.owndata),
+            b(self.writeable(py))
         )
     }
+}
+
+/// `np.broadcast_to(a, shape)` once the shapes are checked: a read-only view of `a`
+/// with a stride of 0 along each broadcast axis, as NumPy's.
+pub fn broadcast_to(a: &Bound<'_, PyNdArray>, shape: &[usize]) -> PyResult<PyObject> {
+    let view = a.borrow().arr.view.broadcast_to(shape).py()?;
+    let b = wrap_view(a, view)?;
+    b.bind(a.py())
+        .downcast::<PyNdArray>()?
+        .borrow_mut()
+        .arr
+        .writeable = false;
+    Ok(b)
+}
+
+/// Sets `a`'s `WRITEABLE` flag. Turning it off always works; turning it on is refused
+/// with NumPy's error for a view of a read-only array (its owner decides), and with
+/// `UnsupportedError` for a view that reaches one element through several indices (a
+/// stride of 0 over a longer axis, as `broadcast_to` makes): NumPy lets a program write
+/// through those, but a kernel writing every element of one would race with itself.
+fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
+    let py = a.py();
+    if value {
+        let me = a.borrow();
+        let v = &me.arr.view;
+        if v.shape
+            .iter()
+            .zip(&v.strides)
+            .any(|(&n, &s)| n > 1 && s == 0)
+        {
+            return Err(UnsupportedError::new_err(
+                "hassium cannot make a broadcast view writeable (a stride of 0 reaches one \
+                 element through several indices); write into a copy (`.copy()`) instead",
+            ));
+        }
+        let parent_read_only = me.parent.as_ref().is_some_and(|p| {
+            p.bind(py)
+                .downcast::<PyNdArray>()
+                .is_ok_and(|p| !p.borrow().arr.writeable)
+        });
+        if parent_read_only {
+            return Err(PyValueError::new_err(
+                "cannot set WRITEABLE flag to True of this array",
+            ));
+        }
+    }
+    a.borrow_mut().arr.writeable = value;
+    Ok(())
 }
 
 /// Reads any array-like into an index view for `take_flat`/`put_flat`: Hassium arrays stay

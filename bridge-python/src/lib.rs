@@ -59,32 +59,13 @@ fn ufunc(
         )));
     }
     let args: Vec<Arg> = inputs.iter().map(|i| to_arg(&i)).collect::<PyResult<_>>()?;
-    let out = out_arg(out)?;
+    let out = array::opt_out(out)?;
     let dest = Dest {
         out: out.as_ref(),
         casting,
     };
     let r = ops::elementwise(py, op, &args, &dest, py::opt_dtype(dtype)?)?;
     wrap(py, r)
-}
-
-fn out_arg(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<rt::Arr>> {
-    match out.filter(|o| !o.is_none()) {
-        None => Ok(None),
-        Some(o) => {
-            let o = match o.downcast::<PyTuple>() {
-                Ok(t) if t.len() == 1 => t.get_item(0)?,
-                Ok(_) => return Err(PyValueError::new_err("out must be a single array")),
-                Err(_) => o.clone(),
-            };
-            match o.downcast::<PyNdArray>() {
-                Ok(a) => Ok(Some(a.borrow().arr.clone())),
-                Err(_) => Err(py::UnsupportedError::new_err(
-                    "out= must be a hassium array",
-                )),
-            }
-        }
-    }
 }
 
 /// `np.<name>.reduce` (and argmin/argmax) with NumPy's axis/dtype/keepdims/initial rules.
@@ -305,7 +286,26 @@ fn asarray(
         }
         return Ok(obj.clone().unbind());
     }
-    wrap(py, convert::from_host(obj, d)?)
+    let mut arr = convert::from_host(obj, d)?;
+    // Where NumPy would hand back a read-only array itself (no copy asked for, none
+    // needed for the dtype), the Hassium array is read-only too.
+    if copy != Some(true) && is_read_only_numpy(py, obj, arr.dtype())? {
+        arr.writeable = false;
+    }
+    wrap(py, arr)
+}
+
+/// Whether `obj` is a NumPy array of dtype `t` whose `WRITEABLE` flag is off.
+fn is_read_only_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, t: DType) -> PyResult<bool> {
+    let ndarray = py::numpy(py)?.getattr(pyo3::intern!(py, "ndarray"))?;
+    if !obj.is_instance(&ndarray)? {
+        return Ok(false);
+    }
+    let writeable: bool = obj
+        .getattr(pyo3::intern!(py, "flags"))?
+        .getattr(pyo3::intern!(py, "writeable"))?
+        .extract()?;
+    Ok(!writeable && py::to_dtype(&obj.getattr(pyo3::intern!(py, "dtype"))?).ok() == Some(t))
 }
 
 /// uint64 random bits from the counter-based Philox opcode: identical on every engine.
@@ -330,6 +330,23 @@ fn copyto(
 ) -> PyResult<()> {
     let d = dst.borrow().arr.clone();
     ops::assign(py, &d, &to_arg(src)?, casting)
+}
+
+/// `np.broadcast_to(a, shape)`: a read-only view (the caller checks the shapes).
+#[pyfunction]
+fn broadcast_to(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    shape: &Bound<'_, PyAny>,
+) -> PyResult<PyObject> {
+    let shape = shape_arg(shape)?;
+    match a.downcast::<PyNdArray>() {
+        Ok(a) => array::broadcast_to(a, &shape),
+        Err(_) => {
+            let owner = wrap(py, to_arr(a, None)?)?;
+            array::broadcast_to(owner.bind(py).downcast::<PyNdArray>()?, &shape)
+        }
+    }
 }
 
 /// `a.flat[flat_index]` as a new array (a gather on the flattened array).
@@ -382,21 +399,8 @@ fn matmul(
     out: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyObject> {
     let (a, b) = (to_arr(a, None)?, to_arr(b, None)?);
-    let out = out_arg(out)?;
+    let out = array::opt_out(out)?;
     wrap(py, ops::matmul(py, &a, &b, out.as_ref())?)
-}
-
-#[pyfunction]
-#[pyo3(signature = (a, b, out=None))]
-fn dot(
-    py: Python<'_>,
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
-    out: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyObject> {
-    let (a, b) = (to_arr(a, None)?, to_arr(b, None)?);
-    let out = out_arg(out)?;
-    wrap(py, array::dot(py, &a, &b, out.as_ref())?)
 }
 
 #[pyfunction]
@@ -645,10 +649,10 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(random_bits, m)?)?;
     m.add_function(wrap_pyfunction!(copyto, m)?)?;
+    m.add_function(wrap_pyfunction!(broadcast_to, m)?)?;
     m.add_function(wrap_pyfunction!(take_flat, m)?)?;
     m.add_function(wrap_pyfunction!(put_flat, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
-    m.add_function(wrap_pyfunction!(dot, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
     m.add_function(wrap_pyfunction!(nonzero, m)?)?;
     m.add_function(wrap_pyfunction!(round, m)?)?;

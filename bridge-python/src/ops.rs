@@ -3,7 +3,7 @@
 //! instructions; temporaries they create are freed before returning.
 
 use crate::py::{self, UnsupportedError};
-use crate::rt::{with_rt, Arr, OrPy};
+use crate::rt::{with_rt, Arr, OrPy, Write};
 use crate::types::{self, can_cast, int_fits, resolve_loop, NoLoop};
 use hassium_core::{
     broadcast_shapes, fmt_shape, overlap, promote, promote_weak, same_shape, BaseId, DType, Instr,
@@ -531,6 +531,7 @@ fn fit_value(v: &Arg, ndim: usize) -> Option<Arg> {
 
 /// `dst[...] = src` with broadcasting and casting (NumPy's `copyto`).
 pub fn assign(py: Python<'_>, dst: &Arr, src: &Arg, casting: &str) -> PyResult<()> {
+    dst.check_writeable(Write::Assign)?;
     let fitted = fit_value(src, dst.view.ndim());
     let src = fitted.as_ref().unwrap_or(src);
     check_stored_int(src, dst.dtype())?;
@@ -1061,6 +1062,12 @@ pub fn gather(src: &View, idx: &View) -> PyResult<Arr> {
 /// `target_1d[idx] = values` (or `+=` with `accumulate`), values cast to the target dtype
 /// and broadcast to the index shape; values sharing the target's base are copied first.
 pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyResult<()> {
+    // `np.add.at` writes as an output (NumPy 2.4 itself writes into a read-only array).
+    target.check_writeable(if accumulate {
+        Write::Output
+    } else {
+        Write::Assign
+    })?;
     let fitted = fit_value(values, idx.ndim());
     let values = fitted.as_ref().unwrap_or(values);
     let t = target.dtype();
@@ -1233,6 +1240,7 @@ pub fn flush() -> PyResult<()> {
 
 /// Records an in-place `Where(mask, value, a) -> a` (boolean-mask assignment of a scalar).
 pub fn masked_fill(a: &Arr, mask: &Arr, value: &Arg) -> PyResult<()> {
+    a.check_writeable(Write::Assign)?;
     let t = a.dtype();
     let shape = a.view.shape.clone();
     if mask.shape() != shape.as_slice() {

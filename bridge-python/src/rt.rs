@@ -127,6 +127,19 @@ fn allocation_limit() -> usize {
 pub struct Arr {
     pub view: View,
     pub owner: Arc<BaseOwner>,
+    /// NumPy's `WRITEABLE` flag: false for `broadcast_to`'s views, arrays made from
+    /// read-only NumPy arrays and those a program locks with `setflags(write=False)`.
+    /// Views inherit it; every write into the array checks it (`check_writeable`).
+    pub writeable: bool,
+}
+
+/// What a write into an array is, as NumPy words its refusal of a read-only one.
+#[derive(Clone, Copy)]
+pub enum Write {
+    /// `a[...] = v`, `np.copyto`, `fill`, `put`.
+    Assign,
+    /// `out=` of a ufunc, reduction or product, and in-place operators.
+    Output,
 }
 
 impl Arr {
@@ -137,15 +150,28 @@ impl Arr {
         Ok(Arr {
             view: View::contiguous(base.id, dtype, shape),
             owner: Arc::new(BaseOwner { id: base.id }),
+            writeable: true,
         })
     }
 
-    /// Another view of the same base.
+    /// Another view of the same base, as writeable as this one.
     pub fn with_view(&self, view: View) -> Arr {
         Arr {
             view,
             owner: self.owner.clone(),
+            writeable: self.writeable,
         }
+    }
+
+    /// NumPy's `ValueError` when the array is read-only.
+    pub fn check_writeable(&self, write: Write) -> PyResult<()> {
+        if self.writeable {
+            return Ok(());
+        }
+        Err(PyValueError::new_err(match write {
+            Write::Assign => "assignment destination is read-only",
+            Write::Output => "output array is read-only",
+        }))
     }
 
     pub fn dtype(&self) -> DType {

@@ -586,14 +586,16 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     n = builtins.max(
         0, builtins.min(rows - builtins.max(0, -offset), cols - builtins.max(0, offset))
     )
-    # A copy, where NumPy gives a read-only view: no program can write through either.
+    # A copy, where NumPy gives a view, read-only as NumPy's: no program writes into it.
     i = _ext.arange(
         builtins.max(0, -offset), builtins.max(0, -offset) + n, 1, np.dtype(np.intp)
     )
     j = _ext.arange(
         builtins.max(0, offset), builtins.max(0, offset) + n, 1, np.dtype(np.intp)
     )
-    return moved[..., i, j]
+    d = moved[..., i, j]
+    d.setflags(write=False)
+    return d
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

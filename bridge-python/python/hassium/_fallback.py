@@ -59,6 +59,15 @@ MUTATES_FIRST_ARGUMENT = frozenset(
     }
 )
 
+def _host_copy(a):
+    """A NumPy copy of a Hassium array for NumPy to write into, as writeable as the
+    array: NumPy then refuses a read-only one with its own error, and nothing is
+    copied back."""
+    copy = np.array(a, copy=True)
+    copy.flags.writeable = a.flags.writeable
+    return copy
+
+
 _POLICIES = ("warn", "silent", "error")
 
 
@@ -191,7 +200,7 @@ def call(func, name, args, kwargs, mutates=None):
         np_outs = []
         for o in outs:
             if _is_hassium(o):
-                copy = np.array(o, copy=True)
+                copy = _host_copy(o)
                 targets.append((o, copy))
                 np_outs.append(copy)
             else:
@@ -199,7 +208,7 @@ def call(func, name, args, kwargs, mutates=None):
         kwargs["out"] = tuple(np_outs) if isinstance(out, tuple) else np_outs[0]
     np_args = list(args)
     if mutates and np_args and _is_hassium(np_args[0]):
-        copy = np.array(np_args[0], copy=True)
+        copy = _host_copy(np_args[0])
         targets.append((np_args[0], copy))
         np_args[0] = copy
     np_args = [a if isinstance(a, np.ndarray) else to_numpy(a) for a in np_args]

@@ -26,7 +26,15 @@ def _given(**kwargs):
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
+def _in_place(a, what):
+    """Refuses an in-place method on a read-only array with NumPy's words, before any
+    work is done."""
+    if not a.flags.writeable:
+        raise ValueError(f"{what} is read-only")
+
+
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    _in_place(a, "sort array")
     a[...] = _package().sort(a, axis=axis, **_given(kind=kind, order=order, stable=stable))
 
 
@@ -37,6 +45,7 @@ def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def _partition(a, kth, axis=-1, kind="introselect", order=None):
+    _in_place(a, "partition array")
     a[...] = _package().partition(a, kth, axis=axis, kind=kind, order=order)
 
 
@@ -108,11 +117,6 @@ def _to_device(a, device, /, *, stream=None):
     return a
 
 
-def _setflags(a, write=None, align=None, uic=None):
-    if write is not None and not write:
-        raise _ext.UnsupportedError("hassium arrays are always writeable")
-
-
 def _resize(a, *new_shape, refcheck=True):
     raise _ext.UnsupportedError(
         "hassium arrays cannot be resized in place; use hassium.resize(a, new_shape)"
@@ -137,6 +141,7 @@ class flatiter:
 
     def __setitem__(self, key, value):
         a = self.base
+        _in_place(a, "underlying array")
         if a.flags.c_contiguous:
             a.reshape(-1)[key] = value  # a view: the write lands in `a`
             return
@@ -157,12 +162,17 @@ def _matrix_transpose(a):
     return a.swapaxes(-1, -2)
 
 
+def _dot(a, b, out=None):
+    return _package().dot(a, b, out=out)
+
+
 #: Methods: bound to the array on lookup.
 _METHODS = {
     "sort": _sort,
     "argsort": _argsort,
     "partition": _partition,
     "argpartition": _argpartition,
+    "dot": _dot,
     "take": _take,
     "put": _put,
     "repeat": _repeat,
@@ -177,7 +187,6 @@ _METHODS = {
     "dumps": _dumps,
     "byteswap": _byteswap,
     "to_device": _to_device,
-    "setflags": _setflags,
     "resize": _resize,
 }
 

@@ -721,7 +721,7 @@ def _arg_reduce(name, a, axis, out, keepdims):
     else:
         result = _ext.reduce(name, a, axis=axis, keepdims=_bool(keepdims))
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
 
@@ -793,7 +793,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if result.dtype != res:
         result = result.astype(res)
     if out is not None:
-        _ext.copyto(out, result, casting="unsafe")  # NumPy divides into out unsafely
+        _into(out, result, casting="unsafe")  # NumPy divides into out unsafely
         return out
     return result
 
@@ -835,7 +835,7 @@ def var(
     if result.dtype != res:
         result = result.astype(res)
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
 
@@ -860,7 +860,7 @@ def std(
     )
     result = _ext.ufunc("sqrt", v)
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
 
@@ -925,7 +925,7 @@ def round(a, decimals=0, out=None):
             "multiply", _ext.ufunc("rint", _ext.ufunc("divide", a, f)), f
         )
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
 
@@ -1032,9 +1032,17 @@ def matmul(x1, x2, /, out=None, **kwargs):
         return _fallback_np("matmul", (x1, x2), dict(kwargs, out=out))
     result = _matmul(_arr(x1), _arr(x2))
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
+
+
+def _into(out, result, casting="same_kind"):
+    """Stores a result into a function's ``out=`` array, refused as NumPy refuses a
+    read-only one."""
+    if not out.flags.writeable:
+        raise ValueError("output array is read-only")
+    _ext.copyto(out, result, casting=casting)
 
 
 def _strong(x):
@@ -1049,15 +1057,29 @@ def dot(a, b, out=None):
     a = _strong(a)
     b = _strong(b)
     if a.ndim == 0 or b.ndim == 0:
-        result = _ext.ufunc("multiply", a, b)
-    elif a.ndim <= 2 and b.ndim <= 2:
+        # NumPy multiplies: `out` as a ufunc's (broadcast, cast under same_kind).
+        return _ext.ufunc("multiply", a, b, out=out)
+    if a.ndim <= 2 and b.ndim <= 2:
         result = _matmul(a, b)
     else:
         result = tensordot(a, b, axes=([-1], [b.ndim - 2 if b.ndim > 1 else 0]))
-    if out is not None:
-        _ext.copyto(out, result)
-        return out
-    return result
+    if out is None:
+        return result
+    # Otherwise NumPy's dot writes into `out` directly and takes only one of the result's
+    # exact dtype and shape, C-contiguous and writeable: nothing broadcasts or casts.
+    if not (
+        isinstance(out, ndarray)
+        and out.dtype == result.dtype
+        and out.shape == result.shape
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        raise ValueError(
+            "output array is not acceptable (must have the right datatype, number of "
+            "dimensions, and be a C-Array)"
+        )
+    _ext.copyto(out, result)
+    return out
 
 
 def vdot(a, b, /):
@@ -1083,7 +1105,7 @@ def outer(a, b, out=None):
     b = _arr(b).reshape(-1)
     result = _ext.ufunc("multiply", a.reshape(-1, 1), b.reshape(1, -1))
     if out is not None:
-        _ext.copyto(out, result)
+        _into(out, result)
         return out
     return result
 
@@ -1235,11 +1257,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         product = _ext.reduce("add", product, axis=summed, dtype=result_dtype)
     out_shape = tuple(sizes[c] for c in output)
     if product.shape != out_shape:
-        product = broadcast_to(product, out_shape)
+        product = _broadcast_copy(product, out_shape)
     if builtins.any(product is x for x in arrays):
         product = product.copy()
     if out is not None:
-        _ext.copyto(out, product)
+        _into(out, product)
         return out
     return product
 
@@ -1466,25 +1488,22 @@ def squeeze(a, axis=None):
     return a.squeeze() if axis is None else a.squeeze(axis)
 
 
-def broadcast_to(array, shape, subok=False):
-    array = _arr(array)
-    shape = _shape_tuple(shape)
-    view = getattr(_ext, "broadcast_to", None)
-    if view is not None:
-        return view(array, shape)
+def _check_broadcast_to(array, shape):
     if builtins.any(s < 0 for s in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
-    np.broadcast_shapes(array.shape, shape)  # raises NumPy's ValueError on mismatch
-    if np.broadcast_shapes(array.shape, shape) != shape:
+    if np.broadcast_shapes(array.shape, shape) != shape:  # NumPy's ValueError if apart
         raise ValueError(
             f"operands could not be broadcast together with remapped shapes "
             f"[original->remapped]: {array.shape} and requested shape {shape}"
         )
-    # Without a view primitive: a copy (NumPy's result is read-only, so no program can
-    # tell a copy from a view by writing through it).
-    result = _ext.empty(shape, array.dtype)
-    _ext.copyto(result, array)
-    return result
+
+
+def broadcast_to(array, shape, subok=False):
+    """A read-only view, as NumPy's: writing into it raises NumPy's ValueError."""
+    array = _arr(array)
+    shape = _shape_tuple(shape)
+    _check_broadcast_to(array, shape)
+    return _ext.broadcast_to(array, shape)
 
 
 def broadcast_shapes(*args):
@@ -1494,7 +1513,15 @@ def broadcast_shapes(*args):
 def broadcast_arrays(*args, subok=False):
     arrays = [_arr(x) for x in args]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
-    return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in arrays)
+    # Copies where NumPy gives views: NumPy's views are writeable (writing warns, and
+    # lands in every aliased element), which a read-only view would refuse.
+    return tuple(x if x.shape == shape else _broadcast_copy(x, shape) for x in arrays)
+
+
+def _broadcast_copy(x, shape):
+    result = _ext.empty(shape, x.dtype)
+    _ext.copyto(result, x)
+    return result
 
 
 def nonzero(a):
