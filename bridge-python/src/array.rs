@@ -13,7 +13,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyDict, PyEllipsis, PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyEllipsis, PyList, PySlice, PyString, PyTuple};
 use std::ffi::{c_int, CStr};
 
 /// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
@@ -168,6 +168,14 @@ fn binary(
             let all = hassium_core::Scalar::Bool(op == Opcode::NotEqual);
             let shape = slf.borrow().arr.view.shape.clone();
             return wrap(py, ops::full(&shape, all.into(), DType::Bool)?);
+        }
+        // `a < "text"`: NumPy makes a string array and has no loop for it; its error.
+        Err(_) if other.is_instance_of::<PyString>() || other.is_instance_of::<PyBytes>() => {
+            let t = slf.borrow().arr.dtype();
+            return match py::numpy_operand_error(py, op.name(), t, other, reflected)? {
+                Some(e) => Err(e),
+                None => Ok(py.NotImplemented()),
+            };
         }
         Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
             return Ok(py.NotImplemented())

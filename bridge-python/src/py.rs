@@ -187,24 +187,59 @@ fn numpy_no_loop(
         .iter()
         .map(|&d| np.getattr("ones")?.call1((&shape, dtype_obj(py, d)?)))
         .collect::<PyResult<_>>()?;
-    // Everything that can fail is made before the error state is entered, so nothing
-    // leaves it changed.
     let args = PyTuple::new(py, &inputs)?;
     let kwargs = match call {
         Call::Dtype(t) => Some([("dtype", dtype_obj(py, t)?)].into_py_dict(py)?),
         _ => None,
     };
-    let quiet = np
-        .getattr("errstate")?
-        .call((), Some(&[("all", "ignore")].into_py_dict(py)?))?;
-    quiet.call_method0("__enter__")?;
-    let result = match call {
+    let result = quietly(py, || match call {
         Call::Reduce => uf.call_method1("reduce", (&inputs[0],)),
         _ => uf.call(args, kwargs.as_ref()),
-    };
-    quiet.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    })?;
     Ok(match result {
         Err(e) if e.is_instance_of::<PyTypeError>(py) => Some(e),
         _ => None,
     })
+}
+
+/// The `TypeError` NumPy raises for `a op other` (`other op a` when `reflected`), `a`
+/// an array of dtype `t` and `other` an operand Hassium does not take (a string): NumPy
+/// converts it and finds no loop. None when NumPy computes it or fails otherwise.
+pub fn numpy_operand_error(
+    py: Python<'_>,
+    ufunc: &str,
+    t: DType,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+) -> PyResult<Option<PyErr>> {
+    let np = numpy(py)?;
+    let uf = np.getattr(ufunc)?;
+    let a = np
+        .getattr("ones")?
+        .call1((PyTuple::empty(py), dtype_obj(py, t)?))?;
+    let args = if reflected {
+        PyTuple::new(py, [other.clone(), a])?
+    } else {
+        PyTuple::new(py, [a, other.clone()])?
+    };
+    Ok(match quietly(py, || uf.call1(args))? {
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => Some(e),
+        _ => None,
+    })
+}
+
+/// Runs `f` under `np.errstate(all="ignore")`: its result, or the error entering or
+/// leaving the state raised. Whatever `f` needs that can fail is made before, so
+/// nothing leaves the state changed.
+fn quietly<'py>(
+    py: Python<'py>,
+    f: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<PyResult<Bound<'py, PyAny>>> {
+    let quiet = numpy(py)?
+        .getattr("errstate")?
+        .call((), Some(&[("all", "ignore")].into_py_dict(py)?))?;
+    quiet.call_method0("__enter__")?;
+    let result = f();
+    quiet.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    Ok(result)
 }

@@ -371,6 +371,23 @@ def test_a_ufunc_without_a_loop_raises_numpys_exact_error(hs, name):
         assert seen > 0, "NumPy refuses these on floats or complex numbers"
 
 
+@pytest.mark.parametrize(
+    "op", ["<", ">=", "+", "-", "*", "/", "//", "%", "**", "&", "<<"], ids=str
+)
+@pytest.mark.parametrize("text", ["a", b"x"], ids=["str", "bytes"])
+def test_an_operator_with_a_string_raises_numpys_error(hs, op, text):
+    # NumPy converts the string to a string array and finds no loop (or a string loop it
+    # refuses to run this way); the class and words are NumPy's, either side.
+    for dtype in ("float64", "int64", "bool"):
+        n = np.ones(3, dtype=dtype)
+        h = hs.asarray(n)
+        for left, right, hl, hr in [(n, text, h, text), (text, n, text, h)]:
+            expr = f"left {op} right"
+            want = _error_of(lambda: eval(expr, {}, {"left": left, "right": right}))
+            got = _error_of(lambda: eval(expr, {}, {"left": hl, "right": hr}))
+            assert got == want, (op, dtype, text)
+
+
 REDUCIBLE = [
     "add",
     "multiply",
