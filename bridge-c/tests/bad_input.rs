@@ -357,3 +357,27 @@ fn a_library_that_is_not_an_engine_is_an_engine_error() {
     assert!(hs_range(HS_FLOAT64, 0.0, 1.0, 3).is_null());
     expect_error(hs_status::HS_ERR_ENGINE, "libhassium_engine_fake.so");
 }
+
+#[test]
+fn writing_into_a_broadcast_view_is_refused_and_writes_nothing() {
+    setup();
+    let a = vec3();
+    let to = [4usize, 3];
+    // SAFETY: `to` holds 2 extents.
+    let b = unsafe { hs_broadcast_to(a, 2, to.as_ptr()) };
+    assert!(!b.is_null(), "{}", last_error());
+    // Every element of a column is one element of `a`: a write would race with itself.
+    assert_eq!(hs_assign(b, hs_float(7.0)), hs_status::HS_ERR_INVALID);
+    expect_error(hs_status::HS_ERR_INVALID, "broadcast view");
+    let ins = [hs_arr(a), hs_float(1.0)];
+    // SAFETY: ins holds 2 operands.
+    assert_eq!(
+        unsafe { hs_op(HS_OP_ADD, b, ins.as_ptr(), 2, 0) },
+        hs_status::HS_ERR_INVALID
+    );
+    expect_error(hs_status::HS_ERR_INVALID, "read-only");
+    // Nothing was written, and reading the view still works.
+    assert_eq!(values(a), vec![1.0, 2.0, 3.0]);
+    assert_eq!(values(b)[..6], [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    free(&[a, b]);
+}

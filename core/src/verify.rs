@@ -89,6 +89,18 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
         Ok(())
     };
     check_view(&"output", &instr.out)?;
+    // A stride of 0 over a longer axis writes one element through several indices (a
+    // broadcast view): which write lands is up to the engine's order, and threads race.
+    let out = &instr.out;
+    if let Some(axis) = (0..out.ndim()).find(|&i| out.strides[i] == 0 && out.shape[i] > 1) {
+        if !instr.op.is_system() {
+            return Err(Error::Invalid(format!(
+                "the output is a broadcast view (stride 0 along axis {axis} of length {}), \
+                 which is read-only: write into a copy",
+                out.shape[axis]
+            )));
+        }
+    }
     for (k, op) in instr.ins.iter().enumerate() {
         if let Operand::View(v) = op {
             check_view(&format_args!("input {k}"), v)?;
@@ -462,6 +474,43 @@ mod tests {
         let e = verify(&b).unwrap_err();
         assert!(e.to_string().starts_with("instruction 1 (add):"), "{e}");
         assert!(matches!(e.root(), Error::ShapeMismatch(_)));
+    }
+
+    #[test]
+    fn rejects_a_broadcast_output_and_takes_a_broadcast_input() {
+        let (mut b, x, y) = batch_with(4);
+        let one = x.slice(0, 0, 1, 1).unwrap();
+        let spread = one.broadcast_to(&[3, 4]).unwrap(); // strides (0, 0)
+        let row = x.broadcast_to(&[3, 4]).unwrap(); // strides (0, 1)
+        let grid = View::contiguous(BaseId(2), DType::Float64, &[2, 2]);
+        // Reading a broadcast view is how broadcasting works.
+        b.instrs.push(Instr::new(
+            Opcode::Add,
+            grid.clone(),
+            [
+                y.reshape(&[2, 2]).unwrap().into(),
+                one.broadcast_to(&[2, 2]).unwrap().into(),
+            ],
+        ));
+        assert!(verify(&b).is_ok());
+        for out in [spread, row] {
+            b.instrs.push(Instr::new(
+                Opcode::Identity,
+                out,
+                [Operand::Scalar(Scalar::Float64(1.0))],
+            ));
+            let e = verify(&b).unwrap_err();
+            assert!(e.to_string().contains("broadcast view"), "{e}");
+            b.instrs.pop();
+        }
+        // Length-1 axes may have any stride.
+        let single = one.broadcast_to(&[1, 1]).unwrap();
+        b.instrs.push(Instr::new(
+            Opcode::Identity,
+            single,
+            [Operand::Scalar(Scalar::Float64(1.0))],
+        ));
+        assert!(verify(&b).is_ok());
     }
 
     #[test]
