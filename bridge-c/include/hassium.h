@@ -593,7 +593,8 @@ hs_array *hs_transpose(const hs_array *a, const int64_t *perm);
 // `shape` points to `ndim` values (NULL when `ndim` is 0).
 hs_array *hs_reshape(const hs_array *a, size_t ndim, const int64_t *shape);
 
-// `np.broadcast_to(a, shape)`: a read-only-in-spirit view with stride-0 dimensions.
+// `np.broadcast_to(a, shape)`: a read-only view with stride-0 dimensions (writing into
+// it, through `hs_assign` or as an `hs_op` output, is `HS_ERR_INVALID`).
 //
 // # Safety
 // `shape` points to `ndim` extents (NULL when `ndim` is 0).

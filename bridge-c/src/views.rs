@@ -122,7 +122,8 @@ pub unsafe extern "C" fn hs_reshape(
     })
 }
 
-/// `np.broadcast_to(a, shape)`: a read-only-in-spirit view with stride-0 dimensions.
+/// `np.broadcast_to(a, shape)`: a read-only view with stride-0 dimensions (writing into
+/// it, through `hs_assign` or as an `hs_op` output, is `HS_ERR_INVALID`).
 ///
 /// # Safety
 /// `shape` points to `ndim` extents (NULL when `ndim` is 0).
