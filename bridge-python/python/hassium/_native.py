@@ -396,6 +396,26 @@ UFUNC_ALIASES = {
     "bitwise_not": "invert",
     "conj": "conjugate",
 }
+# NumPy 2's array-API names for the same ufuncs (`np.acos is np.arccos`).
+UFUNC_ALIASES.update(
+    {
+        alias: target
+        for alias, target in {
+            "acos": "arccos",
+            "acosh": "arccosh",
+            "asin": "arcsin",
+            "asinh": "arcsinh",
+            "atan": "arctan",
+            "atan2": "arctan2",
+            "atanh": "arctanh",
+            "bitwise_invert": "invert",
+            "bitwise_left_shift": "left_shift",
+            "bitwise_right_shift": "right_shift",
+            "pow": "power",
+        }.items()
+        if getattr(np, alias, None) is getattr(np, target)
+    }
+)
 
 UFUNCS = {name: ufunc(getattr(np, name)) for name in UFUNC_NAMES}
 for _alias, _target in UFUNC_ALIASES.items():
