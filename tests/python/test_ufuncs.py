@@ -2,6 +2,7 @@
 broadcasting, Python scalars (NEP 50), out= and dtype=, and the ufunc methods."""
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -355,17 +356,17 @@ def test_a_ufunc_without_a_loop_raises_numpys_exact_error(hs, name):
         if uf.nin == 2:
             calls.append((lambda f, a: f.reduce(a), "reduce"))
         for call, how in calls:
-            want = _error_of(lambda: call(uf, n))
+            want = _error_of(partial(call, uf, n))
             if want is None or want[0] is not TypeError:
                 continue
             seen += 1
-            assert _error_of(lambda: call(hf, h)) == want, (name, dtype, how)
+            assert _error_of(partial(call, hf, h)) == want, (name, dtype, how)
     for a, loop in [("int64", "float64"), ("float64", "int64"), ("bool", "complex128")]:
         n = np.ones(3, dtype=a)
-        want = _error_of(lambda: uf(*[n] * uf.nin, dtype=loop))
+        want = _error_of(partial(uf, *[n] * uf.nin, dtype=loop))
         if want is not None and want[0] is TypeError:
             seen += 1
-            got = _error_of(lambda: hf(*[hs.asarray(n)] * uf.nin, dtype=loop))
+            got = _error_of(partial(hf, *[hs.asarray(n)] * uf.nin, dtype=loop))
             assert got == want, (name, a, loop)
     if name in ("invert", "bitwise_and", "left_shift", "floor", "remainder"):
         assert seen > 0, "NumPy refuses these on floats or complex numbers"
@@ -381,10 +382,10 @@ def test_an_operator_with_a_string_raises_numpys_error(hs, op, text):
     for dtype in ("float64", "int64", "bool"):
         n = np.ones(3, dtype=dtype)
         h = hs.asarray(n)
+        expr = f"left {op} right"
         for left, right, hl, hr in [(n, text, h, text), (text, n, text, h)]:
-            expr = f"left {op} right"
-            want = _error_of(lambda: eval(expr, {}, {"left": left, "right": right}))
-            got = _error_of(lambda: eval(expr, {}, {"left": hl, "right": hr}))
+            want = _error_of(partial(eval, expr, {}, {"left": left, "right": right}))
+            got = _error_of(partial(eval, expr, {}, {"left": hl, "right": hr}))
             assert got == want, (op, dtype, text)
 
 
