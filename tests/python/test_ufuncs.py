@@ -418,6 +418,83 @@ def test_numpy2_alias_names_are_the_native_ufuncs(hs, alias, monkeypatch):
     assert_same(got, getattr(np, alias)(*args))
 
 
+COMPOSED = [
+    "degrees",
+    "radians",
+    "deg2rad",
+    "rad2deg",
+    "fabs",
+    "logaddexp",
+    "logaddexp2",
+    "float_power",
+    "heaviside",
+    "divmod",
+]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("name", COMPOSED)
+def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
+    # Ufuncs without an opcode of their own, recorded as a few opcodes: NumPy's loop
+    # dtypes (int8 degrees are float16), values, errors (no complex loops), and no
+    # fallback (the "error" policy would raise).
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    uf, hf = getattr(np, name), getattr(hs, name)
+    view = LAYOUTS[layout]
+    for dtype in DTYPES:
+        n = [view(sample(dtype, seed=k)) for k in range(uf.nin)]
+        h = [hs.asarray(a) for a in n]
+        with np.errstate(all="ignore"):
+            want = _error_of(partial(uf, *n))
+            if want is not None:
+                assert _error_of(partial(hf, *h)) == want, (name, dtype)
+                continue
+            expected = uf(*n)
+        assert_same(hf(*h), expected, what=f"{name} {dtype} {layout}")
+        # NumPy's own ufunc on Hassium arrays comes back to the same native code.
+        assert_same(uf(*h), expected, what=f"np.{name} {dtype} {layout}")
+
+
+@pytest.mark.parametrize("name", COMPOSED)
+def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(hs, name, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    uf, hf = getattr(np, name), getattr(hs, name)
+    a = sample("float32", shape=(3, 1, 4))
+    args = (a,) if uf.nin == 1 else (a, 0.5)
+    flipped = (a,) if uf.nin == 1 else (sample("int16", shape=(5, 1)), a)
+    with np.errstate(all="ignore"):
+        for n in (args, flipped):
+            h = [x if isinstance(x, float) else hs.asarray(x) for x in n]
+            assert_same(hf(*h), uf(*n), what=name)
+        # out=: the result cast (same_kind) and broadcast into a given array.
+        shape = np.broadcast_shapes(*(np.shape(x) for x in flipped))
+        kind = uf(*flipped)
+        kind = kind[0].dtype if uf.nout > 1 else kind.dtype  # compared at its precision
+        n_out = tuple(np.zeros((2,) + shape, kind) for _ in range(uf.nout))
+        h_out = tuple(hs.zeros((2,) + shape, kind) for _ in range(uf.nout))
+        h = [hs.asarray(x) for x in flipped]
+        got = hf(*h, out=h_out if uf.nout > 1 else h_out[0])
+        uf(*flipped, out=n_out if uf.nout > 1 else n_out[0])
+        assert got is (h_out if uf.nout > 1 else h_out[0])
+        assert_same(h_out, n_out, what=f"{name} out=")
+        # An out NumPy refuses (read-only, uncastable, too small): NumPy's errors.
+        def bad_outs(xp):
+            ro = xp.zeros(shape)
+            ro.setflags(write=False)
+            return [ro, xp.zeros(shape, dtype=np.int8), xp.zeros(shape[1:])]
+
+        for n_bad, h_bad in zip(bad_outs(np), bad_outs(hs)):
+            n_arg = (n_bad,) * uf.nout if uf.nout > 1 else n_bad
+            h_arg = (h_bad,) * uf.nout if uf.nout > 1 else h_bad
+            want = _error_of(partial(uf, *flipped, out=n_arg))
+            assert want is not None
+            assert _error_of(partial(hf, *h, out=h_arg)) == want, (name, n_bad)
+    # All Python scalars: a NumPy scalar, as NumPy returns.
+    result = hf(*(0.25,) * uf.nin)
+    expected = uf(*(0.25,) * uf.nin)
+    assert type(result) is type(expected)
+
+
 REDUCIBLE = [
     "add",
     "multiply",

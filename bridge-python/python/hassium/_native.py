@@ -313,7 +313,9 @@ def _flat_positions(a, indices):
     flat, bad, stride = None, None, 1
     for x, n in reversed(list(zip(arrays, a.shape))):
         x = _ext.where(_ext.ufunc("less", x, 0), _ext.ufunc("add", x, n), x)
-        out = _ext.ufunc("logical_or", _ext.ufunc("less", x, 0), _ext.ufunc("greater_equal", x, n))
+        out = _ext.ufunc(
+            "logical_or", _ext.ufunc("less", x, 0), _ext.ufunc("greater_equal", x, n)
+        )
         term = _ext.ufunc("multiply", x, stride)
         flat = term if flat is None else _ext.ufunc("add", flat, term)
         bad = out if bad is None else _ext.ufunc("logical_or", bad, out)
@@ -421,6 +423,167 @@ UFUNCS = {name: ufunc(getattr(np, name)) for name in UFUNC_NAMES}
 for _alias, _target in UFUNC_ALIASES.items():
     UFUNCS[_alias] = UFUNCS[_target]
 globals().update(UFUNCS)
+
+
+class composed_ufunc(ufunc):
+    """A NumPy ufunc without an opcode of its own, recorded as a few opcodes over its
+    inputs cast to the loop dtypes NumPy picks (``resolve_dtypes``); half-precision loops
+    compute in float32 and round once, as NumPy's do. A call with ``out=`` (a Hassium
+    array the result casts and broadcasts into) or without is native; ``dtype=``,
+    ``where=``, other keywords and methods but ``outer`` go through NumPy, and inputs
+    NumPy has no loop for raise NumPy's own error."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, np_ufunc, compute):
+        super().__init__(np_ufunc)
+        self._compute = compute
+
+    def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
+        nin, nout = self.nin, self.nout
+        if len(args) == nin + nout and out is None:
+            args, out = args[:nin], args[nin:]
+        if len(args) != nin:
+            raise TypeError(
+                f"{self.__name__}() takes from {nin} to {nin + nout} positional "
+                f"arguments but {len(args)} were given"
+            )
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        if where is not True:
+            kwargs["where"] = where
+        if out is None and _all_scalars(args):
+            return self._np(*args, **kwargs)  # a NumPy scalar, as NumPy returns
+        outs = () if out is None else out if type(out) is tuple else (out,)
+        if kwargs or (
+            outs
+            and (
+                len(outs) != nout or not builtins.all(type(o) is ndarray for o in outs)
+            )
+        ):
+            return self._fallback("__call__", args, dict(kwargs, out=out))
+        operands = [a if _is_python_scalar(a) else _arr(a) for a in args]
+        try:
+            loop = self._np.resolve_dtypes(
+                tuple(type(a) if _is_python_scalar(a) else a.dtype for a in operands)
+                + (None,) * nout
+            )
+        except TypeError:
+            with np.errstate(all="ignore"):  # NumPy's own error for these inputs
+                self._np(
+                    *[
+                        np.ones((), a.dtype) if type(a) is ndarray else a
+                        for a in operands
+                    ]
+                )
+            return self._fallback("__call__", args, {"out": out})
+        work = [np.dtype(np.float32) if t == np.float16 else t for t in loop[:nin]]
+        results = self._compute(
+            *[_ext.asarray(a, dtype=t) for a, t in zip(operands, work)]
+        )
+        if nout == 1:
+            results = (results,)
+        results = tuple(
+            r if r.dtype == t else r.astype(t) for r, t in zip(results, loop[nin:])
+        )
+        if not outs:
+            return results[0] if nout == 1 else results
+        for o, r in zip(outs, results):
+            if not (
+                o.flags.writeable
+                and np.can_cast(r.dtype, o.dtype, "same_kind")
+                and np.broadcast_shapes(r.shape, o.shape) == o.shape
+            ):
+                self._raise_out_error(operands, out)
+                return self._fallback("__call__", args, {"out": out})
+        for o, r in zip(outs, results):
+            _ext.copyto(o, r, casting="same_kind")
+        return out if type(out) is tuple or nout > 1 else outs[0]
+
+
+    def _raise_out_error(self, operands, out):
+        """Raises NumPy's error for an ``out=`` it refuses (read-only, uncastable,
+        another shape): NumPy's ufunc is called on stand-ins of the same dtypes, shapes
+        and flags (inputs broadcast from one zero, unfilled outputs), and fails before
+        computing anything."""
+        probe = [
+            np.broadcast_to(np.zeros((), a.dtype), a.shape) if type(a) is ndarray else a
+            for a in operands
+        ]
+        outs = out if type(out) is tuple else (out,)
+        stand_ins = []
+        for o in outs:
+            s = np.empty(o.shape, o.dtype)
+            s.flags.writeable = o.flags.writeable
+            stand_ins.append(s)
+        with np.errstate(all="ignore"):
+            self._np(*probe, out=tuple(stand_ins) if type(out) is tuple else stand_ins[0])
+
+
+def _scaled(num, den):
+    """``x * (num / den)``, the factor computed in x's dtype as NumPy's degree loops do
+    (float32's 180/pi is 57.295776, not float64's 57.29577951... rounded)."""
+
+    def compute(x):
+        t = x.dtype.type
+        return _ext.ufunc("multiply", x, t(num) / t(den))
+
+    return compute
+
+
+def _logaddexp(log1p_exp, same):
+    """NumPy's logaddexp(2): ``x + same`` where x == y (equal infinities), else the
+    larger plus ``log1p_exp(-|x - y|)``."""
+
+    def compute(x, y):
+        tail = log1p_exp(
+            _ext.ufunc("negative", _ext.ufunc("absolute", _ext.ufunc("subtract", x, y)))
+        )
+        spread = _ext.ufunc("add", _ext.ufunc("maximum", x, y), tail)
+        return _ext.where(
+            _ext.ufunc("equal", x, y), _ext.ufunc("add", x, x.dtype.type(same)), spread
+        )
+
+    return compute
+
+
+def _heaviside(x, h0):
+    # NaN stays NaN, 0 takes h0, negatives 0 and positives 1.
+    t = x.dtype.type
+    sign = _ext.where(_ext.ufunc("less", x, t(0)), t(0), t(1))
+    at_zero = _ext.where(_ext.ufunc("equal", x, t(0)), h0, sign)
+    return _ext.where(_ext.ufunc("isnan", x), x, at_zero)
+
+
+_LN2 = 0.693147180559945309417232121458176568
+_LOG2E = 1.442695040888963407359924681001892137
+
+COMPOSED_UFUNCS = {
+    "degrees": _scaled(180.0, math.pi),
+    "rad2deg": _scaled(180.0, math.pi),
+    "radians": _scaled(math.pi, 180.0),
+    "deg2rad": _scaled(math.pi, 180.0),
+    "fabs": lambda x: _ext.ufunc("absolute", x),
+    "logaddexp": _logaddexp(lambda v: _ext.ufunc("log1p", _ext.ufunc("exp", v)), _LN2),
+    "logaddexp2": _logaddexp(
+        lambda v: _ext.ufunc(
+            "multiply", _ext.ufunc("log1p", _ext.ufunc("exp2", v)), v.dtype.type(_LOG2E)
+        ),
+        1.0,
+    ),
+    "float_power": lambda a, b: _ext.ufunc("power", a, b),
+    "heaviside": _heaviside,
+    "divmod": lambda a, b: (
+        _ext.ufunc("floor_divide", a, b),
+        _ext.ufunc("remainder", a, b),
+    ),
+}
+
+
+for _name, _compute in COMPOSED_UFUNCS.items():
+    if hasattr(np, _name):
+        UFUNCS[_name] = composed_ufunc(getattr(np, _name), _compute)
+        globals()[_name] = UFUNCS[_name]
 
 
 def real(val):
