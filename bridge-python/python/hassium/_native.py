@@ -500,7 +500,6 @@ class composed_ufunc(ufunc):
             _ext.copyto(o, r, casting="same_kind")
         return out if type(out) is tuple or nout > 1 else outs[0]
 
-
     def _raise_out_error(self, operands, out):
         """Raises NumPy's error for an ``out=`` it refuses (read-only, uncastable,
         another shape): NumPy's ufunc is called on stand-ins of the same dtypes, shapes
@@ -517,7 +516,9 @@ class composed_ufunc(ufunc):
             s.flags.writeable = o.flags.writeable
             stand_ins.append(s)
         with np.errstate(all="ignore"):
-            self._np(*probe, out=tuple(stand_ins) if type(out) is tuple else stand_ins[0])
+            self._np(
+                *probe, out=tuple(stand_ins) if type(out) is tuple else stand_ins[0]
+            )
 
 
 def _scaled(num, den):
