@@ -389,27 +389,29 @@ def test_an_operator_with_a_string_raises_numpys_error(hs, op, text):
             assert got == want, (op, dtype, text)
 
 
-NUMPY2_ALIASES = {
-    "acos": "arccos",
-    "acosh": "arccosh",
-    "asin": "arcsin",
-    "asinh": "arcsinh",
-    "atan": "arctan",
-    "atan2": "arctan2",
-    "atanh": "arctanh",
-    "bitwise_invert": "invert",
-    "bitwise_left_shift": "left_shift",
-    "bitwise_right_shift": "right_shift",
-    "pow": "power",
-}
+# NumPy 2's array-API names; NumPy itself says which ufunc each one is.
+NUMPY2_ALIASES = [
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "pow",
+]
 
 
-@pytest.mark.parametrize("alias", sorted(NUMPY2_ALIASES))
+@pytest.mark.parametrize("alias", NUMPY2_ALIASES)
 def test_numpy2_alias_names_are_the_native_ufuncs(hs, alias, monkeypatch):
     # `np.acos is np.arccos` in NumPy 2; under Hassium the alias is the native ufunc,
     # not a NumPy fallback (which the "error" policy would turn into an exception).
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
-    target = NUMPY2_ALIASES[alias]
+    target = getattr(np, alias).__name__  # np.acos is np.arccos
+    assert target != alias
     assert getattr(hs, alias) is getattr(hs, target)
     dtype = "int64" if "bitwise" in alias or alias == "pow" else "float64"
     n = sample(dtype, shape=(4, 5), kind="positive")
