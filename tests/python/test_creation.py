@@ -1,5 +1,7 @@
 """Array creation against NumPy: values, dtypes and shapes, including 0-d and empty."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from conftest import (
@@ -11,7 +13,7 @@ from conftest import (
     both,
     sample,
 )
-from test_ufuncs import check
+from test_ufuncs import _error_of, check
 
 SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3), 4]
 
@@ -315,3 +317,59 @@ def test_float_to_int_casts_give_numpys_values_out_of_range_too(hs, source, targ
         assert_same((h * 1).astype(target), expected, what="fused after a multiply")
         if not (AGAINST_NUMPY or USE_DOUBLE):  # both run NumPy's loops
             assert_same(h[::-1].astype(target)[::-1], expected, what="reversed")
+
+
+def _same_arrays(got, want, what):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), what
+        for g, w in zip(got, want):
+            assert_same(g, w, what=what)
+    else:
+        assert_same(got, want, what=what)
+
+
+@pytest.mark.parametrize(
+    "dims", [(2, 3), (4,), (), (2, 0, 3), (3, 1, 2, 2), (2, -1)], ids=str
+)
+def test_indices_match_numpy_natively(hs, dims, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    for sparse in (False, True):
+        for dtype in (int, np.float32, np.uint8):
+            want = _error_of(partial(np.indices, dims, dtype=dtype, sparse=sparse))
+            got = _error_of(partial(hs.indices, dims, dtype=dtype, sparse=sparse))
+            assert got == want
+            if want is None:
+                _same_arrays(
+                    hs.indices(dims, dtype=dtype, sparse=sparse),
+                    np.indices(dims, dtype=dtype, sparse=sparse),
+                    f"indices{dims} {dtype} sparse={sparse}",
+                )
+
+
+def test_fromfunction_calls_the_function_on_lazy_index_grids(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    seen = []
+
+    def f(i, j, scale=1):
+        seen.append(type(i))
+        return (i * 10 + j) * scale
+
+    for kwargs in ({}, {"dtype": int}, {"dtype": np.float32, "scale": 3}):
+        got = hs.fromfunction(f, (3, 4), **kwargs)
+        assert seen.pop() is hs.ndarray  # computed by Hassium, not NumPy
+        _same_arrays(got, np.fromfunction(f, (3, 4), **kwargs), f"fromfunction {kwargs}")
+
+
+@pytest.mark.parametrize(
+    "args", [(4,), (4, 1), (4, -1), (3, 0, 5), (5, 2, 3), (0,), (4, 10), (-1,)], ids=str
+)
+def test_triangle_and_diagonal_indices_match_numpy_natively(hs, args, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    for name in ("tril_indices", "triu_indices"):
+        _same_arrays(getattr(hs, name)(*args), getattr(np, name)(*args), f"{name}{args}")
+    n = max(args[0], 0)
+    for ndim in (1, 2, 3):
+        _same_arrays(hs.diag_indices(n, ndim), np.diag_indices(n, ndim), "diag_indices")
+    # The common use: picking a triangle out of a matrix.
+    a = np.arange(float(n * n)).reshape(n, n)
+    _same_arrays(hs.asarray(a)[hs.triu_indices(n, 1)], a[np.triu_indices(n, 1)], "a[iu]")

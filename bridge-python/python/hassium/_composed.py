@@ -434,6 +434,55 @@ def tri(N, M=None, k=0, dtype=float, *, like=None):
     return mask if dtype == np.bool_ else mask.astype(dtype)
 
 
+def indices(dimensions, dtype=int, sparse=False):
+    """The grid of each axis's index: one array per axis, an ``arange`` along it (lazy
+    broadcasts; NumPy's layout: stacked into ``(N, *dimensions)`` unless ``sparse``)."""
+    dimensions = tuple(operator.index(d) for d in dimensions)
+    dtype = np.dtype(dtype)
+    n = len(dimensions)
+    axes = []
+    for i, d in enumerate(dimensions):
+        along = _ext.arange(0, d, 1, dtype).reshape(
+            (1,) * i + (d,) + (1,) * (n - i - 1)
+        )
+        axes.append(along)
+    if sparse:
+        return tuple(axes)
+    if builtins.any(d < 0 for d in dimensions):
+        raise ValueError("negative dimensions are not allowed")
+    res = _ext.empty((n,) + dimensions, dtype)
+    for i, along in enumerate(axes):
+        _ext.copyto(res[i], along)
+    return res
+
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    if like is not None:
+        raise _n._Unsupported
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def diag_indices(n, ndim=2):
+    idx = _ext.arange(0, operator.index(n), 1, np.dtype(np.intp))
+    return (idx,) * ndim
+
+
+def _tri_positions(mask):
+    """Row and column indices of a 2-D boolean mask's true elements, in C order."""
+    rows, cols = indices(mask.shape, dtype=np.intp, sparse=True)
+    return tuple(_n.broadcast_to(x, mask.shape)[mask] for x in (rows, cols))
+
+
+def tril_indices(n, k=0, m=None):
+    return _tri_positions(tri(n, m, k=k, dtype=bool))
+
+
+def triu_indices(n, k=0, m=None):
+    return _tri_positions(
+        _ext.ufunc("logical_not", tri(n, m, k=operator.index(k) - 1, dtype=bool))
+    )
+
+
 def _triangle(m, k, keep_lower):
     m = _n._arr(m)
     if m.ndim == 0:
