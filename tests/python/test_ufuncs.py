@@ -479,6 +479,9 @@ def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(hs, name, mon
         uf(*flipped, out=n_out if uf.nout > 1 else n_out[0])
         assert got is (h_out if uf.nout > 1 else h_out[0])
         assert_same(h_out, n_out, what=f"{name} out=")
+        # Outputs given positionally: the array itself back for one output.
+        got = hf(*h, *h_out)
+        assert got is h_out[0] if uf.nout == 1 else got == h_out
         # An out NumPy refuses (read-only, uncastable, too small): NumPy's errors.
         def bad_outs(xp):
             ro = xp.zeros(shape)

@@ -165,17 +165,21 @@ class ufunc:
         name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
         return _fallback.call(func, name, args, kwargs, mutates=(method == "at"))
 
-    def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
-        nin = self.nin
+    def _inputs_and_out(self, args, out):
+        """Splits ``f(*inputs, *outs)`` as NumPy's ufuncs read it: outputs given after
+        the inputs are ``out`` (the array for one output, a tuple for more)."""
+        nin, nout = self.nin, self.nout
+        if len(args) == nin + nout and out is None:
+            args, out = args[:nin], (args[nin] if nout == 1 else args[nin:])
         if len(args) != nin:
-            if len(args) == nin + 1 and out is None:
-                out = args[nin]
-                args = args[:nin]
-            else:
-                raise TypeError(
-                    f"{self.__name__}() takes from {nin} to {nin + 1} positional "
-                    f"arguments but {len(args)} were given"
-                )
+            raise TypeError(
+                f"{self.__name__}() takes from {nin} to {nin + nout} positional "
+                f"arguments but {len(args)} were given"
+            )
+        return args, out
+
+    def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
+        args, out = self._inputs_and_out(args, out)
         if out is not None and type(out) is tuple:
             if len(out) != 1:
                 raise ValueError(
@@ -441,13 +445,7 @@ class composed_ufunc(ufunc):
 
     def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
         nin, nout = self.nin, self.nout
-        if len(args) == nin + nout and out is None:
-            args, out = args[:nin], args[nin:]
-        if len(args) != nin:
-            raise TypeError(
-                f"{self.__name__}() takes from {nin} to {nin + nout} positional "
-                f"arguments but {len(args)} were given"
-            )
+        args, out = self._inputs_and_out(args, out)
         if dtype is not None:
             kwargs["dtype"] = dtype
         if where is not True:
