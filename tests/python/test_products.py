@@ -62,6 +62,52 @@ def test_bool_matmul_is_an_or_of_ands(hs):
     assert_same(out, nout)
 
 
+MATRIX_VECTOR_SHAPES = [
+    ((5,), (5,)),
+    ((7, 5), (5,)),
+    ((7, 5), (5, 1)),
+    ((1, 5), (5, 1)),
+    ((1, 5), (5,)),
+    ((2, 3, 5), (5,)),
+    ((2, 3, 5), (2, 5, 1)),
+    ((1, 3, 5), (4, 5, 1)),
+    ((2, 1, 5), (5, 1)),
+    ((0, 5), (5,)),
+    ((3, 0), (0,)),
+    ((0,), (0,)),
+    ((2, 0, 5), (5, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+def test_matrix_vector_products_match_numpy(hs, dtype):
+    """A right operand of one column is recorded as a multiply and a sum, not as the
+    matrix-product extension: every dtype, batch and empty axis, strided and reversed
+    operands, operands still lazy, sums long enough to split across threads (integers
+    wrapping as NumPy's do), and ``out=``."""
+    for sa, sb in MATRIX_VECTOR_SHAPES:
+        a, na = both(hs, sample(dtype, shape=sa))
+        b, nb = both(hs, sample(dtype, shape=sb, seed=1))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"matmul {sa}@{sb}")
+        check(hs.dot, np.dot, (a, b), (na, nb), f"dot {sa}.{sb}")
+    m, nm = both(hs, sample(dtype, shape=(6, 9)))
+    v, nv = both(hs, sample(dtype, shape=(12,), seed=1))
+    check(hs.matmul, np.matmul, (m.T[::-1], v[::-2]), (nm.T[::-1], nv[::-2]), "strided")
+    check(hs.matmul, np.matmul, (m[:, ::-1], m[0, ::-1]), (nm[:, ::-1], nm[0, ::-1]), "rev")
+    if dtype not in ("bool", "float16"):
+        lazy = (m * 2 - 1) @ (v[:9] + 1)
+        assert_same(lazy, (nm * 2 - 1) @ (nv[:9] + 1), what="lazy operands")
+    if dtype != "float16":  # a float16 sum of 100003 terms overflows
+        for sa, sb in [((257, 300), (300,)), ((100_003,), (100_003,))]:
+            a, na = both(hs, sample(dtype, shape=sa, kind="positive"))
+            b, nb = both(hs, sample(dtype, shape=sb, kind="positive", seed=1))
+            check(hs.matmul, np.matmul, (a, b), (na, nb), f"long {sa}@{sb}")
+    out, nout = hs.zeros(6, dtype=dtype), np.zeros(6, dtype=dtype)
+    assert hs.matmul(m, v[:9], out=out) is out
+    np.matmul(nm, nv[:9], out=nout)
+    assert_same(out, nout, what="out=")
+
+
 def test_a_product_nothing_reads_still_runs(hs):
     # The product is dropped unread within the batch; it must not lose its buffer.
     a, _ = both(hs, sample("float64", shape=(3, 4)))
