@@ -1186,27 +1186,16 @@ def copyto(dst, src, casting="same_kind", where=True):
 
 
 def _matmul(a, b):
-    """``a @ b`` with NumPy's rules for 1-D operands (a vector is promoted to a matrix
-    and the added axis removed again), on the extension's matrix product."""
+    """``a @ b`` on the extension's matrix product, which takes NumPy's rules for 1-D
+    operands (a vector is promoted to a matrix and the added axis removed again); a 0-d
+    operand is refused here, naming which one as NumPy does."""
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
             f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough "
             f"dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) "
             f"requires 1)"
         )
-    a_vector, b_vector = a.ndim == 1, b.ndim == 1
-    if a_vector:
-        a = a.reshape(1, a.shape[0])
-    if b_vector:
-        b = b.reshape(b.shape[0], 1)
-    result = _ext.matmul(a, b)
-    if a_vector and b_vector:
-        return result.reshape(result.shape[:-2])
-    if a_vector:
-        return result.reshape(result.shape[:-2] + result.shape[-1:])
-    if b_vector:
-        return result.reshape(result.shape[:-1])
-    return result
+    return _ext.matmul(a, b)
 
 
 def matmul(x1, x2, /, out=None, **kwargs):
