@@ -51,7 +51,12 @@ def test_matmul_operator_matches_numpy(hs):
 
 
 def test_bool_matmul_is_an_or_of_ands(hs):
-    for sa, sb in [((3, 300), (300, 2)), ((2, 0), (0, 3)), ((300,), (300,)), ((2, 3, 4), (4,))]:
+    for sa, sb in [
+        ((3, 300), (300, 2)),
+        ((2, 0), (0, 3)),
+        ((300,), (300,)),
+        ((2, 3, 4), (4,)),
+    ]:
         a, na = both(hs, sample("bool", shape=sa))
         b, nb = both(hs, sample("bool", shape=sb, seed=1))
         assert_same(a @ b, na @ nb, what=f"{sa}@{sb}")
@@ -93,7 +98,13 @@ def test_matrix_vector_products_match_numpy(hs, dtype):
     m, nm = both(hs, sample(dtype, shape=(6, 9)))
     v, nv = both(hs, sample(dtype, shape=(12,), seed=1))
     check(hs.matmul, np.matmul, (m.T[::-1], v[::-2]), (nm.T[::-1], nv[::-2]), "strided")
-    check(hs.matmul, np.matmul, (m[:, ::-1], m[0, ::-1]), (nm[:, ::-1], nm[0, ::-1]), "rev")
+    check(
+        hs.matmul,
+        np.matmul,
+        (m[:, ::-1], m[0, ::-1]),
+        (nm[:, ::-1], nm[0, ::-1]),
+        "rev",
+    )
     if dtype not in ("bool", "float16"):
         lazy = (m * 2 - 1) @ (v[:9] + 1)
         assert_same(lazy, (nm * 2 - 1) @ (nv[:9] + 1), what="lazy operands")
