@@ -2285,6 +2285,43 @@ pub fn broadcast_to(a: &Bound<'_, PyNdArray>, shape: &[usize]) -> PyResult<PyObj
     Ok(b)
 }
 
+/// NumPy's `a.diagonal(offset, axis1, axis2)`: a read-only view, so later writes into
+/// `a` show through it, with the other axes first and the diagonal last. The axes are
+/// normalised and distinct (the package checks them with NumPy's errors).
+pub fn diagonal(
+    a: &Bound<'_, PyNdArray>,
+    offset: isize,
+    axis1: usize,
+    axis2: usize,
+) -> PyResult<PyObject> {
+    let v = a.borrow().arr.view.clone();
+    if axis1 >= v.ndim() || axis2 >= v.ndim() || axis1 == axis2 {
+        return Err(PyValueError::new_err(format!(
+            "diagonal: axes {axis1} and {axis2} are not two distinct axes of a \
+             {}-dimensional array",
+            v.ndim()
+        )));
+    }
+    let (rows, cols) = (v.shape[axis1] as isize, v.shape[axis2] as isize);
+    let (s1, s2) = (v.strides[axis1], v.strides[axis2]);
+    let n = (rows - (-offset).max(0)).min(cols - offset.max(0)).max(0);
+    let mut d = v.clone();
+    d.shape.clear();
+    d.strides.clear();
+    for k in (0..v.ndim()).filter(|&k| k != axis1 && k != axis2) {
+        d.shape.push(v.shape[k]);
+        d.strides.push(v.strides[k]);
+    }
+    d.shape.push(n as usize);
+    d.strides.push(s1 + s2);
+    if n > 0 {
+        d.offset += if offset >= 0 { offset * s2 } else { -offset * s1 };
+    }
+    let b = wrap_view(a, d)?;
+    b.bind(a.py()).downcast::<PyNdArray>()?.borrow_mut().arr.writeable = false;
+    Ok(b)
+}
+
 /// Sets `a`'s `WRITEABLE` flag. Turning it off always works; turning it on is refused
 /// with NumPy's error for a view of a read-only array (its owner decides), and with
 /// `UnsupportedError` for a view that reaches one element through several indices (a

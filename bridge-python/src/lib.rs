@@ -349,6 +349,24 @@ fn broadcast_to(
     }
 }
 
+/// `a.diagonal(offset, axis1, axis2)` as NumPy's read-only view (axes normalised).
+#[pyfunction]
+fn diagonal(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    offset: isize,
+    axis1: usize,
+    axis2: usize,
+) -> PyResult<PyObject> {
+    match a.downcast::<PyNdArray>() {
+        Ok(a) => array::diagonal(a, offset, axis1, axis2),
+        Err(_) => {
+            let owner = wrap(py, to_arr(a, None)?)?;
+            array::diagonal(owner.bind(py).downcast::<PyNdArray>()?, offset, axis1, axis2)
+        }
+    }
+}
+
 /// `a.flat[flat_index]` as a new array (a gather on the flattened array).
 #[pyfunction]
 fn take_flat(
@@ -650,6 +668,7 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random_bits, m)?)?;
     m.add_function(wrap_pyfunction!(copyto, m)?)?;
     m.add_function(wrap_pyfunction!(broadcast_to, m)?)?;
+    m.add_function(wrap_pyfunction!(diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(take_flat, m)?)?;
     m.add_function(wrap_pyfunction!(put_flat, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;

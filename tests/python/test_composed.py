@@ -270,6 +270,35 @@ def test_diagonals_match_numpy_on_every_layout(hs, dtype):
     check(hs.diag, np.diag, (h[1, 2], 2), (n[1, 2], 2), "diag of 1-D")
 
 
+def test_diagonal_is_a_read_only_view_that_sees_later_writes(hs):
+    """NumPy's diagonal is a read-only view: a write into it raises, a later write into
+    its array shows through it, and once made writeable it writes into the array."""
+    for xp_case in [
+        lambda xp: (xp.arange(12.0).reshape(3, 4), (1,)),
+        lambda xp: (xp.arange(60.0).reshape(3, 4, 5)[::-1, :, ::2], (-1, 2, 0)),
+        lambda xp: (xp.arange(12).reshape(3, 4).T * 2, (0,)),
+    ]:
+        arrays = {}
+        for xp in (hs, np):
+            a, args = xp_case(xp)
+            d = a.diagonal(*args)
+            assert not d.flags.writeable
+            with pytest.raises(
+                ValueError, match="^assignment destination is read-only$"
+            ):
+                d[...] = 0
+            a[...] = a * 3 + 1  # the view sees it
+            seen = np.array(d)
+            d.setflags(write=True)
+            d[...] = -7  # and now writes through
+            arrays[xp] = (a, d, seen)
+        for got, want in zip(arrays[hs], arrays[np]):
+            assert_same(got, want)
+    a = hs.ones((3, 3))
+    with pytest.raises(ValueError):
+        hs._hassium.diagonal(a, 0, 0, 2)  # the primitive checks its axes too
+
+
 def positive_for_half(dtype):
     """Float16 data without cancellation: a float16 sum rounds as it goes, and a sum that
     cancels keeps only its rounding errors, which differ with the order of adding."""

@@ -629,22 +629,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     if axis1 == axis2:
         raise ValueError("axis1 and axis2 cannot be the same")
     offset = operator.index(offset)
-    rest = [d for d in range(a.ndim) if d not in (axis1, axis2)]
-    moved = a.transpose((*rest, axis1, axis2))
-    rows, cols = moved.shape[-2:]
-    n = builtins.max(
-        0, builtins.min(rows - builtins.max(0, -offset), cols - builtins.max(0, offset))
-    )
-    # A copy, where NumPy gives a view, read-only as NumPy's: no program writes into it.
-    i = _ext.arange(
-        builtins.max(0, -offset), builtins.max(0, -offset) + n, 1, np.dtype(np.intp)
-    )
-    j = _ext.arange(
-        builtins.max(0, offset), builtins.max(0, offset) + n, 1, np.dtype(np.intp)
-    )
-    d = moved[..., i, j]
-    d.setflags(write=False)
-    return d
+    return _ext.diagonal(a, offset, axis1, axis2)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
