@@ -2315,10 +2315,18 @@ pub fn diagonal(
     d.shape.push(n as usize);
     d.strides.push(s1 + s2);
     if n > 0 {
-        d.offset += if offset >= 0 { offset * s2 } else { -offset * s1 };
+        d.offset += if offset >= 0 {
+            offset * s2
+        } else {
+            -offset * s1
+        };
     }
     let b = wrap_view(a, d)?;
-    b.bind(a.py()).downcast::<PyNdArray>()?.borrow_mut().arr.writeable = false;
+    b.bind(a.py())
+        .downcast::<PyNdArray>()?
+        .borrow_mut()
+        .arr
+        .writeable = false;
     Ok(b)
 }
 
