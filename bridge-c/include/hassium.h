@@ -164,6 +164,11 @@ typedef uint32_t hs_opcode;
 
 #define HS_OP_FMIN 15
 
+// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
+#define HS_OP_FMOD 16
+
+#define HS_OP_COPYSIGN 17
+
 #define HS_OP_EQUAL 20
 
 #define HS_OP_NOT_EQUAL 21
@@ -265,6 +270,9 @@ typedef uint32_t hs_opcode;
 #define HS_OP_IMAG 78
 
 #define HS_OP_CONJ 79
+
+// The sign bit, as bool (set for -0.0 and negative NaNs too).
+#define HS_OP_SIGNBIT 80
 
 #define HS_OP_IDENTITY 85
 

@@ -131,6 +131,9 @@ pub const HS_OP_MAXIMUM: hs_opcode = hs_opcode(12);
 pub const HS_OP_MINIMUM: hs_opcode = hs_opcode(13);
 pub const HS_OP_FMAX: hs_opcode = hs_opcode(14);
 pub const HS_OP_FMIN: hs_opcode = hs_opcode(15);
+/// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
+pub const HS_OP_FMOD: hs_opcode = hs_opcode(16);
+pub const HS_OP_COPYSIGN: hs_opcode = hs_opcode(17);
 // elementwise: comparisons
 pub const HS_OP_EQUAL: hs_opcode = hs_opcode(20);
 pub const HS_OP_NOT_EQUAL: hs_opcode = hs_opcode(21);
@@ -187,6 +190,8 @@ pub const HS_OP_IS_FINITE: hs_opcode = hs_opcode(76);
 pub const HS_OP_REAL: hs_opcode = hs_opcode(77);
 pub const HS_OP_IMAG: hs_opcode = hs_opcode(78);
 pub const HS_OP_CONJ: hs_opcode = hs_opcode(79);
+/// The sign bit, as bool (set for -0.0 and negative NaNs too).
+pub const HS_OP_SIGNBIT: hs_opcode = hs_opcode(80);
 // elementwise: copy/cast and select
 pub const HS_OP_IDENTITY: hs_opcode = hs_opcode(85);
 pub const HS_OP_WHERE: hs_opcode = hs_opcode(86);

@@ -362,7 +362,12 @@ fn diagonal(
         Ok(a) => array::diagonal(a, offset, axis1, axis2),
         Err(_) => {
             let owner = wrap(py, to_arr(a, None)?)?;
-            array::diagonal(owner.bind(py).downcast::<PyNdArray>()?, offset, axis1, axis2)
+            array::diagonal(
+                owner.bind(py).downcast::<PyNdArray>()?,
+                offset,
+                axis1,
+                axis2,
+            )
         }
     }
 }

@@ -129,6 +129,11 @@ pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) 
         | Ceil | Trunc | Rint => f16_round(t, format!("{}({})", m(libm_name(op)), x())),
         Arctan2 => f16_round(t, format!("{}({}, {})", m("atan2"), x(), y())),
         Hypot => f16_round(t, format!("{}({}, {})", m("hypot"), x(), y())),
+        Fmod if is_i => format!("hs_fmod_{}({}, {})", hname(t), x(), y()),
+        // Exact in float for float16 operands: the result is a float16 value already.
+        Fmod => f16_round(t, format!("{}({}, {})", m("fmod"), x(), y())),
+        Copysign => f16_round(t, format!("{}({}, {})", m("copysign"), x(), y())),
+        Signbit if is_f => format!("(signbit({}) != 0)", x()),
         IsNan if is_f => format!("(isnan({}) != 0)", x()),
         IsInf if is_f => format!("(isinf({}) != 0)", x()),
         IsFinite if is_f => format!("(isfinite({}) != 0)", x()),

@@ -2,7 +2,7 @@
 //! dialect header's macros and stdint names, so C99 and OpenCL C share them.
 //!
 //! They carry NumPy's rules where C's operators differ: integer floor division and modulo
-//! take the divisor's sign and give 0 for division by zero, shifts by the type's width or
+//! take the divisor's sign and give 0 for division by zero (`fmod`, the dividend's), shifts by the type's width or
 //! more give 0 (or -1 for negative values shifted right), `maximum`/`minimum` propagate
 //! NaN, float `floor_divide`/`remainder` follow `npy_divmod`, integer `power` squares.
 
@@ -21,6 +21,7 @@ HS_INLINE T hs_mod_##N(T a, T b) { \
   T r = a % b; \
   if (r != 0 && ((r < 0) != (b < 0))) r += b; \
   return r; } \
+HS_INLINE T hs_fmod_##N(T a, T b) { return (b == 0 || b == -1) ? 0 : (T)(a % b); } \
 HS_INLINE T hs_pow_##N(T a, T b) { \
   if (b < 0) return 0; \
   U r = 1, x = (U)a; \
@@ -33,6 +34,7 @@ HS_INLINE T hs_shr_##N(T a, T b) { \
 #define HS_UINT(N, T, BITS) \
 HS_INLINE T hs_floordiv_##N(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
 HS_INLINE T hs_mod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
+HS_INLINE T hs_fmod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
 HS_INLINE T hs_pow_##N(T a, T b) { \
   T r = 1, x = a; \
   while (b) { if (b & 1) r = (T)(r * x); x = (T)(x * x); b >>= 1; } \

@@ -25,6 +25,9 @@ pub enum Opcode {
     Minimum = 13,
     Fmax = 14,
     Fmin = 15,
+    /// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
+    Fmod = 16,
+    Copysign = 17,
     // --- elementwise: comparisons --------------------------------------------------------
     Equal = 20,
     NotEqual = 21,
@@ -81,6 +84,8 @@ pub enum Opcode {
     Real = 77,
     Imag = 78,
     Conj = 79,
+    /// The sign bit (set for -0.0 and negative NaNs too).
+    Signbit = 80,
     // --- elementwise: copy/cast and select ------------------------------------------------
     Identity = 85,
     Where = 86,
@@ -265,6 +270,8 @@ impl Opcode {
         Opcode::Minimum,
         Opcode::Fmax,
         Opcode::Fmin,
+        Opcode::Fmod,
+        Opcode::Copysign,
         Opcode::Equal,
         Opcode::NotEqual,
         Opcode::Less,
@@ -316,6 +323,7 @@ impl Opcode {
         Opcode::Real,
         Opcode::Imag,
         Opcode::Conj,
+        Opcode::Signbit,
         Opcode::Identity,
         Opcode::Where,
         Opcode::AddReduce,
@@ -384,6 +392,8 @@ impl Opcode {
             Opcode::Minimum => monoid("minimum", REAL_B, Same, I::None),
             Opcode::Fmax => monoid("fmax", REAL_B, Same, I::None),
             Opcode::Fmin => monoid("fmin", REAL_B, Same, I::None),
+            Opcode::Fmod => ew("fmod", 2, TypeSet::REAL, Same),
+            Opcode::Copysign => ew("copysign", 2, FLOAT, Same),
             Opcode::Equal => OpInfo {
                 commutative: true,
                 ..ew("equal", 2, ALL, Bool)
@@ -444,6 +454,7 @@ impl Opcode {
             Opcode::Real => ew("real", 1, ALL, Real),
             Opcode::Imag => ew("imag", 1, ALL, Real),
             Opcode::Conj => ew("conjugate", 1, NUM_B, Same),
+            Opcode::Signbit => ew("signbit", 1, FLOAT, Bool),
             Opcode::Identity => ew("identity", 1, ALL, Any),
             Opcode::Where => ew("where", 3, ALL, Same),
             Opcode::AddReduce => reduce("add.reduce", Opcode::Add, NUM_B, Same, I::Zero),

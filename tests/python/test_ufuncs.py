@@ -43,6 +43,7 @@ UNARY = [
     "isnan",
     "isinf",
     "isfinite",
+    "signbit",
     "logical_not",
     "invert",
     "conjugate",
@@ -59,6 +60,8 @@ BINARY = [
     "minimum",
     "fmax",
     "fmin",
+    "fmod",
+    "copysign",
     "equal",
     "not_equal",
     "less",
@@ -283,7 +286,9 @@ def test_dtype_argument_computes_in_that_dtype(hs):
     check(hs.sqrt, np.sqrt, (h,), (n,), "sqrt dtype=float64", dtype="float64")
 
 
-@pytest.mark.parametrize("name", ["less", "equal", "logical_and", "isnan", "isfinite", "absolute"])
+@pytest.mark.parametrize(
+    "name", ["less", "equal", "logical_and", "isnan", "isfinite", "absolute"]
+)
 def test_dtype_argument_fixes_the_output_dtype_as_numpy_does(hs, name):
     # `dtype=` is the output's dtype: `less(ints, ints, dtype=bool)` compares the ints
     # (not their cast to bool), and `dtype=float64` has no comparison loop.
@@ -292,7 +297,14 @@ def test_dtype_argument_fixes_the_output_dtype_as_numpy_does(hs, name):
         h, n = both(hs, sample(dtype))
         for out in ["bool", "float64", "int8"]:
             args, nargs = [h] * uf.nin, [n] * uf.nin
-            check(getattr(hs, name), uf, args, nargs, f"{name} {dtype} dtype={out}", dtype=out)
+            check(
+                getattr(hs, name),
+                uf,
+                args,
+                nargs,
+                f"{name} {dtype} dtype={out}",
+                dtype=out,
+            )
 
 
 def test_dtype_argument_casts_the_inputs_under_the_casting_rule(hs):
@@ -309,7 +321,15 @@ def test_dtype_argument_casts_the_inputs_under_the_casting_rule(hs):
         ((i, i), (ni, ni), "float16", "safe"),
     ]
     for hargs, nargs, dtype, casting in cases:
-        check(hs.add, np.add, hargs, nargs, f"add dtype={dtype} {casting}", dtype=dtype, casting=casting)
+        check(
+            hs.add,
+            np.add,
+            hargs,
+            nargs,
+            f"add dtype={dtype} {casting}",
+            dtype=dtype,
+            casting=casting,
+        )
 
 
 def test_three_argument_pow_is_a_type_error_like_numpy(hs):
@@ -431,6 +451,7 @@ COMPOSED = [
     "float_power",
     "heaviside",
     "divmod",
+    "modf",
 ]
 
 
@@ -458,7 +479,9 @@ def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
 
 
 @pytest.mark.parametrize("name", COMPOSED)
-def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(hs, name, monkeypatch):
+def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(
+    hs, name, monkeypatch
+):
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
     uf, hf = getattr(np, name), getattr(hs, name)
     a = sample("float32", shape=(3, 1, 4))
@@ -482,6 +505,7 @@ def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(hs, name, mon
         # Outputs given positionally: the array itself back for one output.
         got = hf(*h, *h_out)
         assert got is h_out[0] if uf.nout == 1 else got == h_out
+
         # An out NumPy refuses (read-only, uncastable, too small): NumPy's errors.
         def bad_outs(xp):
             ro = xp.zeros(shape)
@@ -549,7 +573,9 @@ def test_running_extremes_are_native_and_match_numpy(hs, dtype, monkeypatch):
         hf, nf = getattr(hs, name).accumulate, getattr(np, name).accumulate
         for layout, view in LAYOUTS.items():
             for axis in (0, -1):
-                check(hf, nf, (view(h),), (view(n),), f"{name} {layout} {axis}", axis=axis)
+                check(
+                    hf, nf, (view(h),), (view(n),), f"{name} {layout} {axis}", axis=axis
+                )
         check(hf, nf, (h,), (n,), f"{name} axis=None of 3-D", axis=None)
         check(hf, nf, (h[1, 2],), (n[1, 2],), f"{name} axis=None of 1-D", axis=None)
         check(hf, nf, (h,), (n,), f"{name} dtype=float32", axis=1, dtype=np.float32)
@@ -635,6 +661,9 @@ def test_nan_and_inf_behave_like_numpy(hs, dtype):
         "fmax",
         "fmin",
         "sign",
+        "signbit",
+        "copysign",
+        "fmod",
     ):
         hf, nf = getattr(hs, name), getattr(np, name)
         if hf.nin == 1:
@@ -652,8 +681,70 @@ def test_integer_division_and_modulo_follow_numpys_sign_rules(hs, dtype):
     a, b = a.astype(dtype), b.astype(dtype)
     ha, na = both(hs, a)
     hb, nb = both(hs, b)
-    for name in ("floor_divide", "remainder", "divide"):
+    for name in ("floor_divide", "remainder", "fmod", "divide"):
         check(getattr(hs, name), getattr(np, name), (ha, hb), (na, nb), name)
+    if np.dtype(dtype).kind == "i":  # the most negative value over -1 overflows in C
+        low = np.iinfo(dtype).min
+        ha, na = both(hs, np.array([low, low, 5], dtype=dtype))
+        hb, nb = both(hs, np.array([-1, 1, -1], dtype=dtype))
+        check(hs.fmod, np.fmod, (ha, hb), (na, nb), "fmod of the minimum")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sign_bits_of_signbit_copysign_fmod_and_modf_are_numpys(hs, dtype, monkeypatch):
+    """signbit, copysign and fmod are opcodes and modf is composed of them: natively, the
+    sign of every zero and NaN they make or read is NumPy's, bit for bit (a comparison
+    cannot tell -0.0 from 0.0)."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    tiny = np.finfo(dtype).smallest_subnormal
+    data = np.array(
+        [
+            0.0,
+            -0.0,
+            np.nan,
+            -np.nan,
+            np.inf,
+            -np.inf,
+            1.5,
+            -1.5,
+            tiny,
+            -tiny,
+            7.0,
+            -7.0,
+        ],
+        dtype=dtype,
+    )
+    h, n = both(hs, data)
+    bits = np.dtype(f"u{data.itemsize}")
+    with np.errstate(all="ignore"):
+        for name, args in [
+            ("signbit", lambda x: (x,)),
+            ("copysign", lambda x: (x, x[::-1])),
+            ("copysign", lambda x: (x[::-1], x)),
+            ("fmod", lambda x: (x, x[::-1])),
+            ("fmod", lambda x: (x[::-1], x)),
+            ("modf", lambda x: (x,)),
+        ]:
+            want = getattr(np, name)(*args(n))
+            got = getattr(hs, name)(*args(h))
+            if name == "modf":  # fraction and whole part, each checked alike
+                got, want = np.concatenate(got), np.concatenate(want)
+            got = np.asarray(got)
+            assert got.dtype == want.dtype, name
+            if want.dtype == bool:
+                np.testing.assert_array_equal(got, want, err_msg=name)
+                continue
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want), name)
+            # copysign sets a NaN's sign; a NaN an invalid operation makes (fmod of
+            # inf) has the platform's sign (negative on x86, positive on GPUs).
+            signed = ~np.isnan(want) | (name == "copysign")
+            np.testing.assert_array_equal(
+                np.signbit(got[signed]), np.signbit(want[signed]), name
+            )
+            ok = ~np.isnan(want)
+            np.testing.assert_array_equal(
+                got[ok].view(bits), want[ok].view(bits), err_msg=name
+            )
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])

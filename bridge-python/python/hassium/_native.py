@@ -345,6 +345,8 @@ UFUNC_NAMES = [
     "minimum",
     "fmax",
     "fmin",
+    "fmod",
+    "copysign",
     "equal",
     "not_equal",
     "less",
@@ -393,6 +395,7 @@ UFUNC_NAMES = [
     "isnan",
     "isinf",
     "isfinite",
+    "signbit",
     "conjugate",
 ]
 UFUNC_ALIASES = {
@@ -554,6 +557,16 @@ def _heaviside(x, h0):
     return _ext.where(_ext.ufunc("isnan", x), x, at_zero)
 
 
+def _modf(x):
+    # C's modf: the fraction takes x's sign (-0.0 for -3.0), 0 for infinities; x minus
+    # its truncation is exact.
+    whole = _ext.ufunc("trunc", x)
+    frac = _ext.where(
+        _ext.ufunc("isinf", x), x.dtype.type(0), _ext.ufunc("subtract", x, whole)
+    )
+    return _ext.ufunc("copysign", frac, x), whole
+
+
 _LN2 = 0.693147180559945309417232121458176568
 _LOG2E = 1.442695040888963407359924681001892137
 
@@ -576,6 +589,7 @@ COMPOSED_UFUNCS = {
         _ext.ufunc("floor_divide", a, b),
         _ext.ufunc("remainder", a, b),
     ),
+    "modf": _modf,
 }
 
 

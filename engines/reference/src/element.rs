@@ -325,6 +325,14 @@ macro_rules! int_elem {
                             }
                         }
                     }
+                    // C's remainder (the dividend's sign); 0 for a zero divisor.
+                    Opcode::Fmod => {
+                        if b == 0 {
+                            0
+                        } else {
+                            a.wrapping_rem(b)
+                        }
+                    }
                     // The remainder takes the divisor's sign, as in Python.
                     Opcode::Remainder => {
                         if b == 0 {
@@ -562,6 +570,9 @@ macro_rules! float_elem {
                     }
                     Opcode::Arctan2 => a.atan2(b),
                     Opcode::Hypot => a.hypot(b),
+                    // Rust's `%` on floats is C's fmod (exact, NaN for a zero divisor).
+                    Opcode::Fmod => a % b,
+                    Opcode::Copysign => a.copysign(b),
                     _ => return unsupported(op, DType::$dt),
                 })
             }
@@ -581,6 +592,7 @@ macro_rules! float_elem {
                     Opcode::IsNan => Ok(a.is_nan()),
                     Opcode::IsInf => Ok(a.is_infinite()),
                     Opcode::IsFinite => Ok(a.is_finite()),
+                    Opcode::Signbit => Ok(a.is_sign_negative()),
                     _ => unsupported(op, DType::$dt),
                 }
             }

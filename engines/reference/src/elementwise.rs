@@ -48,7 +48,7 @@ fn typed<T: Elem>(instr: &Instr, mem: &Memory) -> Result<()> {
         | Opcode::LessEqual
         | Opcode::Greater
         | Opcode::GreaterEqual => map::<T, bool, 2>(instr, mem, |[a, b]| T::compare(op, a, b)),
-        Opcode::IsNan | Opcode::IsInf | Opcode::IsFinite => {
+        Opcode::IsNan | Opcode::IsInf | Opcode::IsFinite | Opcode::Signbit => {
             map::<T, bool, 1>(instr, mem, |[a]| T::classify(op, a))
         }
         Opcode::Absolute | Opcode::Real | Opcode::Imag => {

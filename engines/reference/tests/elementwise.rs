@@ -40,6 +40,8 @@ fn oracle(op: Opcode, t: DType, a: f64, b: f64) -> f64 {
         Opcode::Divide => a / b,
         Opcode::FloorDivide => (a / b).floor(),
         Opcode::Remainder => a - (a / b).floor() * b,
+        Opcode::Fmod => a - (a / b).trunc() * b,
+        Opcode::Copysign => a.abs() * if b.is_sign_negative() { -1.0 } else { 1.0 },
         Opcode::Power => a.powf(b),
         Opcode::Negative => -a,
         Opcode::Positive | Opcode::Conj | Opcode::Real => a,
@@ -125,6 +127,7 @@ fn oracle(op: Opcode, t: DType, a: f64, b: f64) -> f64 {
         Opcode::IsNan => bit(a.is_nan()),
         Opcode::IsInf => bit(a.is_infinite()),
         Opcode::IsFinite => bit(a.is_finite()),
+        Opcode::Signbit => bit(a < 0.0 || (a == 0.0 && 1.0 / a < 0.0)),
         other => panic!("no oracle for {other:?}"),
     }
 }
@@ -204,6 +207,14 @@ fn integer_floor_divide_and_remainder_follow_python_signs() {
             &[1.0, -1.0, -1.0, 1.0, 0.0, 0.0, 0.0],
             t.name(),
         );
+        // fmod takes the dividend's sign; a zero divisor gives 0, as NumPy's loop.
+        assert_same(
+            &eval(Opcode::Fmod, t, &[&a, &b]),
+            &[-1.0, 1.0, -1.0, 1.0, 0.0, 0.0, 0.0],
+            t.name(),
+        );
+        let min = -(2f64.powi(t.size() as i32 * 8 - 1));
+        assert_same(&eval(Opcode::Fmod, t, &[&[min], &[-1.0]]), &[0.0], t.name());
     }
     for t in TypeSet::UINT.iter() {
         assert_same(
