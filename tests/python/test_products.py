@@ -119,6 +119,34 @@ def test_matrix_vector_products_match_numpy(hs, dtype):
     assert_same(out, nout, what="out=")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
+def test_row_vector_times_matrix_matches_numpy(hs, dtype):
+    """One row times a matrix, which the cpu engine runs as its own streaming product for
+    float32/float64 (wide matrices split by columns, narrow ones by blocks of rows added
+    in order): both splits, strided and reversed operands, and matrices it leaves to the
+    general product (columns not contiguous)."""
+    cases = [
+        ((300,), (300, 5000)),  # wide: columns split
+        ((5000,), (5000, 7)),  # narrow: 20 blocks of 256 rows
+        ((1, 3000), (3000, 300)),
+        ((2, 1, 700), (700, 50)),  # batched
+        ((1,), (1, 9)),
+    ]
+    for sa, sb in cases:
+        a, na = both(hs, sample(dtype, shape=sa, kind="positive"))
+        b, nb = both(hs, sample(dtype, shape=sb, kind="positive", seed=1))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"{sa}@{sb}")
+    a, na = both(hs, sample(dtype, shape=(600,), kind="positive"))
+    b, nb = both(hs, sample(dtype, shape=(300, 900), kind="positive", seed=1))
+    for x, y, nx, ny, what in [
+        (a[::2], b, na[::2], nb, "strided row"),
+        (a[::-2], b[::-1], na[::-2], nb[::-1], "reversed rows of both"),
+        (a[:300], b[:, ::2], na[:300], nb[:, ::2], "strided columns"),
+        (a[:900], b.T, na[:900], nb.T, "transposed matrix"),
+    ]:
+        check(hs.matmul, np.matmul, (x, y), (nx, ny), what)
+
+
 def test_a_product_nothing_reads_still_runs(hs):
     # The product is dropped unread within the batch; it must not lose its buffer.
     a, _ = both(hs, sample("float64", shape=(3, 4)))
