@@ -1114,15 +1114,14 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
     })
 }
 
-/// `a @ b` for 1-D and 2-D operands, and stacks of matrices by looping over the leading
-/// dimensions (each 2-D product is one `matmul` extension instruction).
 /// A matrix product whose right side is one column (vector·vector, matrix·vector,
 /// batched or not) recorded as a broadcast multiply and a sum over `k`: both fuse into
 /// one reduction kernel, which also takes in whatever lazily computed the operands,
 /// where the matrix-product extension made them memory first and then ran a GEMM shaped
 /// for blocks (`v @ w` of 1M float64: 2.4–2.8 ms, now 0.36 ms; a 2000×2000 matrix times a
 /// vector: 2.6–2.9 ms, now 1.5–1.8 ms). A single row on the left (`x @ A`) stays with the
-/// extension: its sum runs down the columns, which was slower (2.9–3.2 ms against 2.6).
+/// extension, whose cpu engine streams the matrix's rows for it: recorded like this, its
+/// sum would run down the columns, which was slower (2.9–3.2 ms against 2.6 then).
 /// `a` is `batch + (n, k)`, `b` is `batch + (k, 1)`, `out` is `batch + (n, 1)`, all in the
 /// loop dtype; a sum in that dtype is what NumPy's loops compute (integers wrap alike,
 /// float sums differ from BLAS's only in their order). Not for float16, whose NumPy loop
@@ -1157,6 +1156,9 @@ fn record_matrix_vector(
         .py()
 }
 
+/// `a @ b` for 1-D and 2-D operands, and stacks of matrices by looping over the leading
+/// dimensions (each 2-D product is one `matmul` extension instruction, unless the right
+/// side is one column: [`record_matrix_vector`]).
 pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<Arr> {
     if a.view.ndim() == 0 || b.view.ndim() == 0 {
         return Err(PyValueError::new_err(

@@ -2,9 +2,10 @@
 //! dialect header's macros and stdint names, so C99 and OpenCL C share them.
 //!
 //! They carry NumPy's rules where C's operators differ: integer floor division and modulo
-//! take the divisor's sign and give 0 for division by zero (`fmod`, the dividend's), shifts by the type's width or
-//! more give 0 (or -1 for negative values shifted right), `maximum`/`minimum` propagate
-//! NaN, float `floor_divide`/`remainder` follow `npy_divmod`, integer `power` squares.
+//! take the divisor's sign (`fmod` the dividend's) and give 0 for division by zero, shifts
+//! by the type's width or more give 0 (or -1 for negative values shifted right),
+//! `maximum`/`minimum` propagate NaN, float `floor_divide`/`remainder` follow
+//! `npy_divmod`, integer `power` squares.
 
 use crate::Dialect;
 

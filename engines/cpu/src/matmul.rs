@@ -69,7 +69,6 @@ const WIDE_ROW: usize = 4096;
 /// whole rows of `b`: a wide `b` is split by columns, each task adding its columns over
 /// all rows in order; a narrow one by fixed blocks of rows into partial rows, added up in
 /// block order. The arithmetic is `out[j] += x[p] * b[p, j]`, rounded per operation.
-#[allow(clippy::too_many_arguments)]
 fn row_times_matrix<T>(
     pool: &rayon::ThreadPool,
     threads: usize,
