@@ -75,6 +75,17 @@ fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
     .into_any())
 }
 
+/// A read-only view of `slf` (NumPy's `broadcast_to` and `diagonal` give these).
+fn wrap_read_only_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let b = wrap_view(slf, view)?;
+    b.bind(slf.py())
+        .downcast::<PyNdArray>()?
+        .borrow_mut()
+        .arr
+        .writeable = false;
+    Ok(b)
+}
+
 /// The value of `a[key] = value` for an array of dtype `t` (`basic`: indexed by integers
 /// and slices only), converted as NumPy's setitem converts items: scalars are checked by
 /// `ops::check_item`, and a list, tuple or string is built in `t` directly, so
@@ -2276,13 +2287,7 @@ impl Flags {
 /// with a stride of 0 along each broadcast axis, as NumPy's.
 pub fn broadcast_to(a: &Bound<'_, PyNdArray>, shape: &[usize]) -> PyResult<PyObject> {
     let view = a.borrow().arr.view.broadcast_to(shape).py()?;
-    let b = wrap_view(a, view)?;
-    b.bind(a.py())
-        .downcast::<PyNdArray>()?
-        .borrow_mut()
-        .arr
-        .writeable = false;
-    Ok(b)
+    wrap_read_only_view(a, view)
 }
 
 /// NumPy's `a.diagonal(offset, axis1, axis2)`: a read-only view, so later writes into
@@ -2321,13 +2326,7 @@ pub fn diagonal(
             -offset * s1
         };
     }
-    let b = wrap_view(a, d)?;
-    b.bind(a.py())
-        .downcast::<PyNdArray>()?
-        .borrow_mut()
-        .arr
-        .writeable = false;
-    Ok(b)
+    wrap_read_only_view(a, d)
 }
 
 /// Sets `a`'s `WRITEABLE` flag. Turning it off always works; turning it on is refused

@@ -340,11 +340,21 @@ fn broadcast_to(
     shape: &Bound<'_, PyAny>,
 ) -> PyResult<PyObject> {
     let shape = shape_arg(shape)?;
+    view_of(py, a, |a| array::broadcast_to(a, &shape))
+}
+
+/// `f` applied to `a` as a Hassium array: `a` itself, or an array made from it (a NumPy
+/// array, a list), which the view `f` makes then keeps alive as its parent.
+fn view_of(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Bound<'_, PyNdArray>) -> PyResult<PyObject>,
+) -> PyResult<PyObject> {
     match a.downcast::<PyNdArray>() {
-        Ok(a) => array::broadcast_to(a, &shape),
+        Ok(a) => f(a),
         Err(_) => {
             let owner = wrap(py, to_arr(a, None)?)?;
-            array::broadcast_to(owner.bind(py).downcast::<PyNdArray>()?, &shape)
+            f(owner.bind(py).downcast::<PyNdArray>()?)
         }
     }
 }
@@ -358,18 +368,7 @@ fn diagonal(
     axis1: usize,
     axis2: usize,
 ) -> PyResult<PyObject> {
-    match a.downcast::<PyNdArray>() {
-        Ok(a) => array::diagonal(a, offset, axis1, axis2),
-        Err(_) => {
-            let owner = wrap(py, to_arr(a, None)?)?;
-            array::diagonal(
-                owner.bind(py).downcast::<PyNdArray>()?,
-                offset,
-                axis1,
-                axis2,
-            )
-        }
-    }
+    view_of(py, a, |a| array::diagonal(a, offset, axis1, axis2))
 }
 
 /// `a.flat[flat_index]` as a new array (a gather on the flattened array).

@@ -19,6 +19,15 @@ PRODUCT_DTYPES = [
 ]
 
 
+def check_matmul_and_dot(hs, dtype, shapes):
+    """matmul and dot of sample operands of each pair of shapes match NumPy's."""
+    for sa, sb in shapes:
+        a, na = both(hs, sample(dtype, shape=sa))
+        b, nb = both(hs, sample(dtype, shape=sb, seed=1))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"matmul {sa}@{sb}")
+        check(hs.dot, np.dot, (a, b), (na, nb), f"dot {sa}.{sb}")
+
+
 @pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
 def test_matmul_and_dot_match_numpy_for_every_rank(hs, dtype):
     shapes = [
@@ -29,11 +38,7 @@ def test_matmul_and_dot_match_numpy_for_every_rank(hs, dtype):
         ((2, 3, 4), (4, 5)),
         ((2, 3, 4), (2, 4, 2)),
     ]
-    for sa, sb in shapes:
-        a, na = both(hs, sample(dtype, shape=sa))
-        b, nb = both(hs, sample(dtype, shape=sb, seed=1))
-        check(hs.matmul, np.matmul, (a, b), (na, nb), f"matmul {sa}@{sb}")
-        check(hs.dot, np.dot, (a, b), (na, nb), f"dot {sa}.{sb}")
+    check_matmul_and_dot(hs, dtype, shapes)
     a, na = both(hs, sample(dtype, shape=(4, 3)))
     check(
         hs.matmul,
@@ -90,11 +95,7 @@ def test_matrix_vector_products_match_numpy(hs, dtype):
     matrix-product extension: every dtype, batch and empty axis, strided and reversed
     operands, operands still lazy, sums long enough to split across threads (integers
     wrapping as NumPy's do), and ``out=``."""
-    for sa, sb in MATRIX_VECTOR_SHAPES:
-        a, na = both(hs, sample(dtype, shape=sa))
-        b, nb = both(hs, sample(dtype, shape=sb, seed=1))
-        check(hs.matmul, np.matmul, (a, b), (na, nb), f"matmul {sa}@{sb}")
-        check(hs.dot, np.dot, (a, b), (na, nb), f"dot {sa}.{sb}")
+    check_matmul_and_dot(hs, dtype, MATRIX_VECTOR_SHAPES)
     m, nm = both(hs, sample(dtype, shape=(6, 9)))
     v, nv = both(hs, sample(dtype, shape=(12,), seed=1))
     check(hs.matmul, np.matmul, (m.T[::-1], v[::-2]), (nm.T[::-1], nv[::-2]), "strided")
