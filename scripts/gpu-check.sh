@@ -38,7 +38,7 @@ step() { echo; echo "== $* ($(date +%T))"; }
 {
   step "Python differential suite, stack opencl, $jobs workers"
   HASSIUM_STACK=opencl timeout -s INT "${SUITE_SECONDS:-270}" "$py" -m pytest -q \
-    -p no:cacheprovider -n "$jobs" -rfE tests/python --ignore=tests/python/test_bench_smoke.py
+    -p no:cacheprovider -n "$jobs" -rfEs tests/python --ignore=tests/python/test_bench_smoke.py
   echo "exit status $?"
 } 2>&1 | tee "$out/pytest-opencl.log" | tail -n 60
 
