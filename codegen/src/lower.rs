@@ -39,13 +39,19 @@ pub enum Plan {
     /// Any split of `[0, extent)` of the outermost loop across calls is valid; calls are
     /// independent. `inner` elements are computed per unit of the range.
     Parallel { extent: usize, inner: usize },
-    /// A reduction along the only loop: calls must cover `CHUNK`-aligned ranges of
-    /// `[0, extent)`; each chunk leaves a partial in `part` (`slots` bytes per chunk) and
-    /// the `<name>_fin` function, called once over `[0, chunks)`, combines them in order.
+    /// A reduction split into chunks of `chunk` units of `[0, extent)`: calls must cover
+    /// `chunk`-aligned ranges; each chunk leaves its partials in `part` (`slots` of 16
+    /// bytes per chunk) and the `<name>_fin` function, called once over `[0, chunks)`,
+    /// combines them in chunk order.
     Partials {
         extent: usize,
         chunks: usize,
         slots: usize,
+        /// Units of `[0, extent)` per chunk: `CHUNK` elements, or a `RowPartials`
+        /// kernel's rows.
+        chunk: usize,
+        /// Elements computed per unit of the range (a row's columns; 1 otherwise).
+        inner: usize,
     },
     /// One call over `[0, extent)` (scatters, arg-reductions of a whole axis, 0-d kernels).
     Serial { extent: usize },
@@ -142,6 +148,26 @@ pub(crate) enum Structure {
     ReduceOuter { axis: usize },
     /// The single loop is the reduction axis, split into partials.
     Partials,
+    /// Loop 0 of two is the reduction axis and loop 1 at most `ROW_PARTIALS_COLUMNS`
+    /// columns (a tall matrix's column sums): chunks of `rows` rows each leave a partial
+    /// per reduction and column, and `_fin` combines them per column in chunk order,
+    /// then runs the epilogue. `wide`: more than `BLOCK` columns (see the renderer's
+    /// `row_partials`). A `ReduceOuter` kernel splits only the columns between tasks:
+    /// one task for up to `BLOCK` of them.
+    RowPartials { rows: usize, wide: bool },
+}
+
+/// Most columns a `RowPartials` kernel takes.
+pub(crate) const ROW_PARTIALS_COLUMNS: usize = 4096;
+
+/// Elements a `RowPartials` chunk covers about: its rows are this over the columns
+/// rounded up to a power of two, so one compiled kernel serves nearby widths.
+const ROW_CHUNK_ELEMENTS: usize = 8 * CHUNK;
+
+/// Rows of one `RowPartials` chunk for `columns` columns: at least 64, so that the
+/// partials (16 bytes a column) stay a small fraction of what the chunk reads.
+fn row_chunk(columns: usize) -> usize {
+    (ROW_CHUNK_ELEMENTS / columns.max(1).next_power_of_two()).max(64)
 }
 
 /// A kernel lowered to one loop nest, ready to render and to call.
@@ -223,7 +249,7 @@ impl Lowered {
     /// `LANES`. Kernels with checked gathers keep one item per chunk: an item that stops
     /// at an index error must not leave its group waiting at the barrier.
     pub fn group_partials(&self) -> bool {
-        matches!(self.plan, Plan::Partials { .. }) && self.randoms.is_empty()
+        self.structure == Structure::Partials && self.randoms.is_empty()
     }
 
     /// True when a device dialect renders this row reduction (`ReduceInner` with lanes)
@@ -639,6 +665,20 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             let _ = a;
             Structure::Partials
         }
+        (Some(0), true)
+            if !is_arg
+                && !is_f16_reduce
+                && lag.is_none()
+                && !is_scatter
+                && nloops == 2
+                && ext[1] <= ROW_PARTIALS_COLUMNS
+                && ext[0] >= 2 * row_chunk(ext[1]) =>
+        {
+            Structure::RowPartials {
+                rows: row_chunk(ext[1]),
+                wide: ext[1] > BLOCK,
+            }
+        }
         (Some(a), true)
             if !is_arg && lag.is_none() && a + 2 == nloops && ext[a + 1] >= 2 * LANES =>
         {
@@ -657,7 +697,7 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             (0..nloops).find(|&d| d != axis)
         }
         Structure::ReduceOuter { axis } => Some(if axis > 0 { 0 } else { axis + 1 }),
-        Structure::Partials => None,
+        Structure::Partials | Structure::RowPartials { .. } => None,
     };
     let plan = if let Some(lag) = lag {
         // The fuser holds writes back only where the rows of dimension 0 are the parallel
@@ -687,6 +727,15 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
                 extent: ext[0],
                 chunks: ext[0].div_ceil(CHUNK),
                 slots: nreductions,
+                chunk: CHUNK,
+                inner: 1,
+            },
+            (Structure::RowPartials { rows, .. }, _) => Plan::Partials {
+                extent: ext[0],
+                chunks: ext[0].div_ceil(rows),
+                slots: nreductions * ext[1],
+                chunk: rows,
+                inner: ext[1],
             },
             (_, Some(p)) => Plan::Parallel {
                 extent: ext[p],

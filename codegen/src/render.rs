@@ -1,7 +1,9 @@
 //! Rendering a [`Lowered`] kernel as C-dialect source through a [`Dialect`] table.
 
 use crate::dialect::{BufferPassing, IndexRange};
-use crate::lower::{Arg, LInstr, LView, Num, Space, Structure, ViewKind, BLOCK, CHUNK, LANES};
+use crate::lower::{
+    Arg, LInstr, LView, Num, Space, Structure, ViewKind, BLOCK, CHUNK, LANES, ROW_PARTIALS_COLUMNS,
+};
 use crate::ops;
 use crate::{prelude, Dialect, Lowered, Result};
 use hassium_core::{status, DType, Opcode};
@@ -907,6 +909,7 @@ impl Renderer<'_> {
                     self.out.close();
                 }
             }
+            Structure::RowPartials { rows, wide } => self.row_partials(rows, wide)?,
             Structure::Partials
                 if self.d.index_range == IndexRange::GlobalId && self.l.group_partials() =>
             {
@@ -929,10 +932,113 @@ impl Renderer<'_> {
         }
         self.epilogue_return();
         self.out.close();
-        if self.l.structure == Structure::Partials {
-            self.fin(name)?;
+        match self.l.structure {
+            Structure::Partials => self.fin(name)?,
+            Structure::RowPartials { .. } => self.row_fin(name)?,
+            _ => {}
         }
         self.lag_fin(name)?;
+        Ok(())
+    }
+
+    /// A `RowPartials` kernel: chunks of `rows` rows, each summing its rows into one
+    /// accumulator per column (the simd loop runs along the row, as `ReduceOuter`'s
+    /// does) and leaving them as its partials, at `((chunk * reductions + r) * columns +
+    /// column) * 16` bytes into `part`. More than `BLOCK` columns (`wide`) take
+    /// accumulators for `ROW_PARTIALS_COLUMNS` on a CPU (one pass over the rows streams
+    /// at about twice the rate of a pass per block of columns), and a pass per block of
+    /// `BLOCK` columns on a device, whose work-items' private arrays must stay small:
+    /// the same sums in the same order either way.
+    fn row_partials(&mut self, rows: usize, wide: bool) -> Result<()> {
+        let q = num(self.l.extents[1]);
+        self.open_par("c0", &rows.to_string());
+        self.out.line(format!(
+            "const int64_t c1 = c0 + {rows} < end ? c0 + {rows} : end;"
+        ));
+        let blocks = wide && self.d.index_range == IndexRange::GlobalId;
+        let (lo, hi, ix) = if blocks {
+            self.out
+                .open(format!("for (int64_t qb = 0; qb < {q}; qb += {BLOCK})"));
+            self.out.line(format!(
+                "const int64_t qe = qb + {BLOCK} < {q} ? qb + {BLOCK} : {q};"
+            ));
+            ("qb", "qe".to_string(), "i1 - qb")
+        } else {
+            ("0", q.clone(), "i1")
+        };
+        let count = if wide && !blocks {
+            ROW_PARTIALS_COLUMNS
+        } else {
+            BLOCK
+        };
+        self.init_accs(Some(count), false)?;
+        self.out.open("for (int64_t i0 = c0; i0 < c1; i0++)");
+        self.simd();
+        self.out
+            .open(format!("for (int64_t i1 = {lo}; i1 < {hi}; i1++)"));
+        self.body(Acc::Indexed(ix))?;
+        self.out.close();
+        self.out.close();
+        let nred = self.l.nreductions;
+        for (r, n) in self.reductions().into_iter().enumerate() {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            let g = self.d.global;
+            self.out
+                .open(format!("for (int64_t i1 = {lo}; i1 < {hi}; i1++)"));
+            self.out.line(format!(
+                "*({g}{ct} *)(part + (((c0 / {rows}) * {nred} + {r}) * {q} + i1) * 16) = acc{n}[{ix}];"
+            ));
+            self.out.close();
+        }
+        if blocks {
+            self.out.close();
+        }
+        self.out.close();
+        Ok(())
+    }
+
+    /// The function combining a `RowPartials` kernel's chunks: per block of `BLOCK`
+    /// columns, each reduction's partials in chunk order (a chunk's block of partials
+    /// is contiguous), then the block's results and epilogue.
+    fn row_fin(&mut self, name: &str) -> Result<()> {
+        self.regs.clear();
+        let sig = self.signature(&format!("{name}_fin"));
+        self.out.open(sig);
+        self.prologue();
+        let q = num(self.l.extents[1]);
+        let nred = self.l.nreductions;
+        self.out
+            .open(format!("for (int64_t qb = 0; qb < {q}; qb += {BLOCK})"));
+        self.out.line(format!(
+            "const int64_t qe = qb + {BLOCK} < {q} ? qb + {BLOCK} : {q};"
+        ));
+        self.init_accs(Some(BLOCK), false)?;
+        self.out.open("for (int64_t c = begin; c < end; c++)");
+        for (r, n) in self.reductions().into_iter().enumerate() {
+            let i = &self.l.instrs[n];
+            let t = i.in_dtype;
+            let ct = self.d.compute(t);
+            let g = self.d.global;
+            let p = format!("*({g}const {ct} *)(part + ((c * {nred} + {r}) * {q} + i1) * 16)");
+            let c = ops::elementwise(
+                self.d,
+                i.op.info().combine.unwrap_or(i.op),
+                t,
+                t,
+                &[format!("acc{n}[i1 - qb]"), p],
+            )?;
+            self.out.line(format!(
+                "for (int64_t i1 = qb; i1 < qe; i1++) acc{n}[i1 - qb] = {c};"
+            ));
+        }
+        self.out.close();
+        self.out.open("for (int64_t i1 = qb; i1 < qe; i1++)");
+        self.finish_accs(Finish::Element("i1 - qb"))?;
+        self.epilogue()?;
+        self.out.close();
+        self.out.close();
+        self.epilogue_return();
+        self.out.close();
         Ok(())
     }
 

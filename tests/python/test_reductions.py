@@ -134,26 +134,59 @@ def test_ufunc_reductions_of_a_0d_array_accept_axis_0_and_minus_1(hs):
     # argmin/argmax and scans; mean/var/std, tuples and other axes are AxisErrors.
     h, n = both(hs, np.array(3.0))
     calls = [
-        ("sum", {}), ("prod", {}), ("max", {}), ("min", {}), ("any", {}), ("all", {}),
-        ("argmax", {}), ("argmin", {}), ("cumsum", {}), ("cumprod", {}), ("mean", {}),
-        ("std", {}), ("sum", {"keepdims": True}),
+        ("sum", {}),
+        ("prod", {}),
+        ("max", {}),
+        ("min", {}),
+        ("any", {}),
+        ("all", {}),
+        ("argmax", {}),
+        ("argmin", {}),
+        ("cumsum", {}),
+        ("cumprod", {}),
+        ("mean", {}),
+        ("std", {}),
+        ("sum", {"keepdims": True}),
     ]
     for name, kw in calls:
         for axis in (0, -1, 1, (0,)):
-            check(getattr(hs, name), getattr(np, name), (h,), (n,), f"{name} axis={axis}", axis=axis, **kw)
+            check(
+                getattr(hs, name),
+                getattr(np, name),
+                (h,),
+                (n,),
+                f"{name} axis={axis}",
+                axis=axis,
+                **kw,
+            )
             check(
                 lambda a, name=name, **k: getattr(a, name)(**k),
                 lambda a, name=name, **k: getattr(a, name)(**k),
-                (h,), (n,), f"a.{name} axis={axis}", axis=axis, **kw,
+                (h,),
+                (n,),
+                f"a.{name} axis={axis}",
+                axis=axis,
+                **kw,
             )
     check(hs.add.reduce, np.add.reduce, (h,), (n,), "add.reduce", axis=0)
     for axis in (0, None):
-        check(hs.add.accumulate, np.add.accumulate, (h,), (n,), "add.accumulate", axis=axis)
+        check(
+            hs.add.accumulate,
+            np.add.accumulate,
+            (h,),
+            (n,),
+            "add.accumulate",
+            axis=axis,
+        )
 
 
 def test_a_reduction_into_out_casts_its_result_unsafely(hs):
     # NumPy reduces as without out= and casts the result into out, whatever its dtype.
-    for data, dtype in [(np.arange(6.0), np.int8), (np.arange(300), np.int8), (np.arange(1, 6.0), np.int16)]:
+    for data, dtype in [
+        (np.arange(6.0), np.int8),
+        (np.arange(300), np.int8),
+        (np.arange(1, 6.0), np.int16),
+    ]:
         h, n = both(hs, data)
         for name in ["sum", "prod", "max"]:
             got, want = hs.zeros((), dtype=dtype), np.zeros((), dtype=dtype)
@@ -256,3 +289,78 @@ def test_a_reduction_over_a_short_last_axis_fused_with_its_terms_matches_numpy(
     assert_same(hs.any(hd > 1.0, axis=2), np.any(nd > 1.0, axis=2), what="any")
     assert_same(hd, nd, what="the differences kept")
     assert_same(hs.sum(h, axis=1), np.sum(n, axis=1), what="a plain row sum")
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float64", "float32", "int64", "uint8", "bool", "complex128"], ids=str
+)
+def test_column_reductions_of_tall_matrices_match_numpy(hs, dtype):
+    """Reductions along axis 0 of matrices with many rows and 2 to 4096 columns, which
+    the cpu engine splits into chunks of rows combined in order (5000 columns go by
+    blocks of columns instead): plain, fused with the terms before and the division
+    after (`mean`), over strided, reversed and transposed views, with keepdims, and next
+    to an elementwise result of the same kernel."""
+    # Positive values: sums without cancellation, which float32 would amplify into
+    # differences of summation order. NumPy adds a column's rows one after another, in
+    # float32 too: its sum of the 70 001-row column is 1.2e-5 off the exact one (ours,
+    # in chunks, 1.3e-7), so float32 sums get 1e-4.
+    tol = 1e-4 if dtype == "float32" else None
+    for shape in [
+        (70_001, 2),
+        (20_003, 8),
+        (3001, 40),
+        (600, 256),
+        (700, 257),
+        (300, 1500),
+        (5000, 4, 6),
+        (300, 5000),
+    ]:
+        h, n = both(hs, sample(dtype, shape=shape, kind="positive", seed=shape[1]))
+        for name in ("sum", "mean", "max", "min", "any"):
+            check(
+                getattr(hs, name),
+                getattr(np, name),
+                (h,),
+                (n,),
+                f"{name} {shape}",
+                tol=tol,
+                axis=0,
+            )
+        check(
+            hs.sum, np.sum, (h,), (n,), f"keepdims {shape}", tol, axis=0, keepdims=True
+        )
+        if dtype != "bool":
+            check(
+                hs.mean,
+                np.mean,
+                (h * 2 + 1,),
+                (n * 2 + 1,),
+                f"fused {shape}",
+                tol,
+                axis=0,
+            )
+    h, n = both(hs, sample(dtype, shape=(6000, 24), kind="positive", seed=3))
+    for what, hv, nv in [
+        ("reversed rows", h[::-1], n[::-1]),
+        ("every other row and column", h[::2, ::2], n[::2, ::2]),
+        ("reversed columns", h[:, ::-1], n[:, ::-1]),
+        ("transposed", h[:24, :].T.copy().T, n[:24, :]),
+        ("column block", h[:, 3:9], n[:, 3:9]),
+    ]:
+        check(hs.max, np.max, (hv,), (nv,), what, axis=0)
+        check(hs.sum, np.sum, (hv,), (nv,), what, tol, axis=0)
+    if dtype not in ("bool", "uint8"):
+        squares, nsquares = h * h, n * n
+        assert_same(squares.sum(axis=0), nsquares.sum(axis=0), tol, "squares summed")
+        assert_same(squares, nsquares, what="squares kept")
+
+
+def test_column_sums_of_a_tall_matrix_propagate_nan_and_infinity(hs):
+    base = sample(np.float64, (9000, 5), seed=9)
+    base[4321, 1] = np.nan
+    base[8999, 2] = np.inf
+    base[0, 3] = -np.inf
+    base[100, 4], base[7000, 4] = np.inf, -np.inf
+    h, n = both(hs, base)
+    for name in ("sum", "max", "min", "prod"):
+        check(getattr(hs, name), getattr(np, name), (h,), (n,), name, axis=0)

@@ -2,7 +2,7 @@
 //! rayon pool.
 
 use crate::cache::{Compiled, KernelFn};
-use hassium_codegen::{Lowered, Plan, CHUNK};
+use hassium_codegen::{Lowered, Plan};
 use hassium_core::Error as CoreError;
 use rayon::prelude::*;
 
@@ -87,13 +87,15 @@ pub fn execute(
             extent,
             chunks,
             slots,
+            chunk,
+            inner,
         } => {
             let mut part = vec![0u128; chunks * slots.max(1)];
             let p = Part(part.as_mut_ptr() as *mut u8);
             let fin = k.fin.ok_or_else(|| {
                 CoreError::Invalid("partial reduction without a combining function".into())
             })?;
-            if threads <= 1 || extent < min_parallel || chunks < 2 {
+            if threads <= 1 || extent.saturating_mul(inner) < min_parallel || chunks < 2 {
                 call(k.main, 0, extent, args, p.0)?;
             } else {
                 // Ranges are whole chunks, so every chunk's partial is the same whatever
@@ -103,7 +105,7 @@ pub fn execute(
                     rs.par_iter()
                         .map(|&(b, e)| {
                             let p = &p;
-                            call(k.main, b * CHUNK, (e * CHUNK).min(extent), args, p.0)
+                            call(k.main, b * chunk, (e * chunk).min(extent), args, p.0)
                         })
                         .collect::<Vec<_>>()
                         .into_iter()

@@ -373,6 +373,12 @@ pub fn long_reductions_split_into_partials_match(sub: &dyn Subject) {
     check_reductions(sub, &[100_003], &dtypes, 1, Spec::Fixed, false);
     check_reductions(sub, &[100_003], &dtypes, 2, Spec::Both, false);
     check_reductions(sub, &[300, 301], &dtypes, 2, Spec::Dynamic, false);
+    // Tall matrices: their column reductions run in chunks of rows (the last one short).
+    let more = [DType::Float64, DType::Int32, DType::UInt8, DType::Bool];
+    check_reductions(sub, &[3001, 40], &more, 2, Spec::Fixed, false);
+    check_reductions(sub, &[70_001, 3], &dtypes, 2, Spec::Dynamic, false);
+    check_reductions(sub, &[600, 256], &dtypes, 1, Spec::Both, false);
+    check_reductions(sub, &[300, 700], &dtypes, 2, Spec::Fixed, false);
 }
 
 pub fn nan_propagates_through_min_max_and_argmin_argmax_reductions(sub: &dyn Subject) {
@@ -385,17 +391,29 @@ pub fn nan_propagates_through_min_max_and_argmin_argmax_reductions(sub: &dyn Sub
         true,
     );
     check_reductions(sub, &[20_000], &[DType::Float64], 2, Spec::Fixed, true);
+    check_reductions(sub, &[5000, 20], &[DType::Float32], 2, Spec::Dynamic, true);
 }
 
 pub fn partial_sums_are_identical_for_any_thread_count_and_specialisation(sub: &dyn Subject) {
+    // A whole-array sum, and the column sums of a tall matrix (chunks of rows).
     let mut b = Batch::default();
-    let x = base(&mut b, DType::Float64, 200_000);
-    let o = base(&mut b, DType::Float64, 1);
+    let t = DType::Float64;
+    let x = base(&mut b, t, 200_000);
+    let o = base(&mut b, t, 1);
+    let c = base(&mut b, t, 20);
     b.instrs.push(
         Instr::new(
             Opcode::AddReduce,
-            View::contiguous(o, DType::Float64, &[]),
-            [View::contiguous(x, DType::Float64, &[200_000]).into()],
+            View::contiguous(o, t, &[]),
+            [View::contiguous(x, t, &[200_000]).into()],
+        )
+        .with_axis(0),
+    );
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(c, t, &[20]),
+            [View::contiguous(x, t, &[10_000, 20]).into()],
         )
         .with_axis(0),
     );
@@ -412,7 +430,9 @@ pub fn partial_sums_are_identical_for_any_thread_count_and_specialisation(sub: &
         let mut got = a.clone();
         e.execute(&b, &kernels, &got.buffers(&[])).unwrap();
         sync_all(e.as_mut(), &mut got, &[]);
-        results.push(got.get(o, 0).as_f64().to_bits());
+        let mut bits = vec![got.get(o, 0).as_f64().to_bits()];
+        bits.extend((0..20).map(|j| got.get(c, j).as_f64().to_bits()));
+        results.push(bits);
     }
     assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
 }
@@ -461,15 +481,16 @@ pub fn scans_along_each_axis_match(sub: &dyn Subject) {
 /// `y = sum((a * b) + 1, axis) * 2` as one kernel: elementwise prologue, reduction,
 /// epilogue, temporaries contracted.
 pub fn fused_reduction_with_prologue_and_epilogue_matches(sub: &dyn Subject) {
-    for axis in 0..2 {
+    // [5000, 24] along axis 0: chunks of rows, the epilogue in the combining pass.
+    for (shape, axis) in [([64, 300], 0), ([64, 300], 1), ([5000, 24], 0)] {
         for (threads, spec) in [(1, Spec::Fixed), (2, Spec::Dynamic)] {
             let dir = tempfile::tempdir().unwrap();
             let mut e = sub.engine(threads, spec, dir.path());
-            let shape = [64, 300];
             let t = DType::Float64;
+            let n = shape[0] * shape[1];
             let mut b = Batch::default();
-            let (x, y) = (base(&mut b, t, 64 * 300), base(&mut b, t, 64 * 300));
-            let (t1, t2) = (base(&mut b, t, 64 * 300), base(&mut b, t, 64 * 300));
+            let (x, y) = (base(&mut b, t, n), base(&mut b, t, n));
+            let (t1, t2) = (base(&mut b, t, n), base(&mut b, t, n));
             let osz = shape[1 - axis];
             let (s, o) = (base(&mut b, t, osz), base(&mut b, t, osz));
             let v = |id| View::contiguous(id, t, &shape);
@@ -501,7 +522,7 @@ pub fn fused_reduction_with_prologue_and_epilogue_matches(sub: &dyn Subject) {
             fill_positive(&mut a, x, &mut rng, false);
             fill_positive(&mut a, y, &mut rng, false);
             let (want, got) = run_both(&b, std::slice::from_ref(&k), &a, e.as_mut());
-            assert_eq!(diff(&want, &got, &[o]), None, "axis {axis}");
+            assert_eq!(diff(&want, &got, &[o]), None, "{shape:?} axis {axis}");
             assert_eq!(sub.not_native(&e.stats()), 0);
         }
     }
