@@ -141,6 +141,11 @@ pub(crate) enum Structure {
     Elementwise,
     /// Non-axis loops (first parallel), then the scan axis with a running accumulator.
     Scan { axis: usize },
+    /// A scan with exactly one (collapsed) loop after its axis: loops before the axis,
+    /// then blocks of `BLOCK` of the trailing loop, the axis, and the trailing loop with
+    /// an array of running accumulators, so a column scan (`cumsum(axis=0)`) streams
+    /// whole rows instead of walking each column down its stride.
+    ScanOuter { axis: usize },
     /// Non-axis loops (first parallel), then the reduction along `axis` innermost.
     ReduceInner { axis: usize, lanes: bool },
     /// Loops before `axis`, then blocks of the one trailing loop `axis + 1`, then the axis,
@@ -275,11 +280,11 @@ impl Lowered {
 
     /// Units of a `Parallel` plan's `[begin, end)` range one iteration of the parallel
     /// loop covers (one work-item, with the `GlobalId` index range): 1, except for a
-    /// reduction along axis 0 that streams rows, whose parallel loop walks blocks of
-    /// `BLOCK` columns. A device engine launches `extent.div_ceil(step)` work-items.
+    /// reduction or scan along axis 0 that streams rows, whose parallel loop walks
+    /// blocks of `BLOCK` columns. A device engine launches `extent.div_ceil(step)` work-items.
     pub fn parallel_step(&self) -> usize {
         match self.structure {
-            Structure::ReduceOuter { axis: 0 } => BLOCK,
+            Structure::ReduceOuter { axis: 0 } | Structure::ScanOuter { axis: 0 } => BLOCK,
             _ => 1,
         }
     }
@@ -660,6 +665,9 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         .any(|i| i.op.is_reduction() && i.in_dtype == DType::Float16);
     let is_scatter = linstrs.iter().any(|i| i.target.is_some());
     let structure = match (axis_loop, has_reduce) {
+        (Some(a), false) if lag.is_none() && !is_scatter && a + 2 == nloops && ext[a + 1] >= 2 => {
+            Structure::ScanOuter { axis: a }
+        }
         (Some(a), false) => Structure::Scan { axis: a },
         (Some(a), true) if nloops == 1 && !is_arg && !is_f16_reduce => {
             let _ = a;
@@ -696,7 +704,9 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         Structure::Scan { axis } | Structure::ReduceInner { axis, .. } => {
             (0..nloops).find(|&d| d != axis)
         }
-        Structure::ReduceOuter { axis } => Some(if axis > 0 { 0 } else { axis + 1 }),
+        Structure::ReduceOuter { axis } | Structure::ScanOuter { axis } => {
+            Some(if axis > 0 { 0 } else { axis + 1 })
+        }
         Structure::Partials | Structure::RowPartials { .. } => None,
     };
     let plan = if let Some(lag) = lag {

@@ -388,16 +388,20 @@ impl Renderer<'_> {
         }
         if i.op.is_scan() {
             let v = self.arg(&i.args[0])?;
+            let a = match acc {
+                Acc::Indexed(ix) => format!("acc{n}[{ix}]"),
+                _ => format!("acc{n}"),
+            };
             let c = ops::elementwise(
                 d,
                 i.op.info().combine.unwrap_or(i.op),
                 t,
                 t,
-                &[format!("acc{n}"), v],
+                &[a.clone(), v],
             )?;
-            self.out.line(format!("acc{n} = {c};"));
+            self.out.line(format!("{a} = {c};"));
             let out = i.out.unwrap_or(0);
-            self.out.line(format!("const {oct} r{n} = acc{n};"));
+            self.out.line(format!("const {oct} r{n} = {a};"));
             self.store(out, &format!("r{n}"));
             return Ok(());
         }
@@ -867,7 +871,8 @@ impl Renderer<'_> {
                 self.lag_row_close();
                 self.out.close();
             }
-            Structure::ReduceOuter { axis } => {
+            Structure::ReduceOuter { axis } | Structure::ScanOuter { axis } => {
+                let scan = matches!(self.l.structure, Structure::ScanOuter { .. });
                 let q = axis + 1;
                 for d in 0..axis {
                     self.open_loop(d, d == 0);
@@ -887,7 +892,7 @@ impl Renderer<'_> {
                 self.out.line(format!(
                     "const int64_t qe = qb + {BLOCK} < {hi} ? qb + {BLOCK} : {hi};"
                 ));
-                self.init_accs(Some(BLOCK), false)?;
+                self.init_accs(Some(BLOCK), scan)?;
                 let e = num(self.l.extents[axis]);
                 self.out.open(format!(
                     "for (int64_t i{axis} = 0; i{axis} < {e}; i{axis}++)"
@@ -899,11 +904,16 @@ impl Renderer<'_> {
                 self.body(Acc::Indexed(&ix))?;
                 self.out.close();
                 self.out.close();
-                self.out
-                    .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
-                self.finish_accs(Finish::Element(&ix))?;
-                self.epilogue()?;
-                self.out.close();
+                let epilogue = self.l.instrs.iter().any(|i| i.space == Space::Epilogue);
+                if !scan || epilogue {
+                    self.out
+                        .open(format!("for (int64_t i{q} = qb; i{q} < qe; i{q}++)"));
+                    if !scan {
+                        self.finish_accs(Finish::Element(&ix))?;
+                    }
+                    self.epilogue()?;
+                    self.out.close();
+                }
                 self.out.close();
                 for _ in 0..axis {
                     self.out.close();

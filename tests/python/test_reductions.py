@@ -364,3 +364,56 @@ def test_column_sums_of_a_tall_matrix_propagate_nan_and_infinity(hs):
     h, n = both(hs, base)
     for name in ("sum", "max", "min", "prod"):
         check(getattr(hs, name), getattr(np, name), (h,), (n,), name, axis=0)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float64", "float32", "int32", "uint8", "bool"], ids=str
+)
+def test_scans_along_an_axis_with_a_row_after_it_match_numpy(hs, dtype):
+    """Scans along axis 0 of matrices (and axis 1 of 3-D arrays), which the cpu engine runs
+    as rows of running accumulators, a block of columns per task: one block, several
+    blocks, strided and reversed views, `cumprod` and the running extremes."""
+    tol = 1e-4 if dtype == "float32" else None  # long float32 running sums: see above
+    for shape, axis in [
+        ((3000, 40), 0),
+        ((4, 700), 0),
+        ((50, 3, 30), 1),
+        ((6, 5, 4), 0),
+    ]:
+        h, n = both(hs, sample(dtype, shape=shape, kind="positive", seed=len(shape)))
+        check(hs.cumsum, np.cumsum, (h,), (n,), f"cumsum {shape}", tol, axis=axis)
+        check(
+            hs.cumsum,
+            np.cumsum,
+            (h[::-1],),
+            (n[::-1],),
+            f"reversed {shape}",
+            tol,
+            axis=axis,
+        )
+        check(
+            hs.cumsum,
+            np.cumsum,
+            (h[::2, ..., ::3],),
+            (n[::2, ..., ::3],),
+            "strided",
+            tol,
+            axis=axis,
+        )
+        if dtype != "bool":
+            for name in ("maximum", "minimum"):
+                ours, theirs = (
+                    getattr(hs, name).accumulate,
+                    getattr(np, name).accumulate,
+                )
+                check(ours, theirs, (h,), (n,), f"{name}.accumulate {shape}", axis=axis)
+            small = (h[:6] > 1) + 1 if dtype != "float32" else h[:6]
+            nsmall = (n[:6] > 1) + 1 if dtype != "float32" else n[:6]
+            check(
+                hs.cumprod,
+                np.cumprod,
+                (small,),
+                (nsmall,),
+                f"cumprod {shape}",
+                axis=axis,
+            )

@@ -71,13 +71,21 @@ pub fn execute(
         Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
         Plan::Parallel { extent, inner } => {
             let total = extent.saturating_mul(inner);
-            if threads <= 1 || total < min_parallel || extent < 2 {
+            // Ranges are whole steps of the parallel loop (blocks of columns of a column
+            // reduction or scan, which streams every row once per call: a split inside
+            // a block would stream them once more per piece).
+            let step = lowered.parallel_step();
+            let units = extent.div_ceil(step);
+            if threads <= 1 || total < min_parallel || units < 2 {
                 return call(k.main, 0, extent, args, std::ptr::null_mut());
             }
-            let rs = ranges(extent, threads * 4);
+            let rs = ranges(units, threads * 4);
             pool.install(|| {
                 rs.par_iter()
-                    .map(|&(b, e)| call(k.main, b, e, args, std::ptr::null_mut()))
+                    .map(|&(b, e)| {
+                        let (b, e) = (b * step, (e * step).min(extent));
+                        call(k.main, b, e, args, std::ptr::null_mut())
+                    })
                     .collect::<Vec<_>>()
                     .into_iter()
                     .collect::<Result<(), _>>()

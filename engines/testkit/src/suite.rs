@@ -439,11 +439,16 @@ pub fn partial_sums_are_identical_for_any_thread_count_and_specialisation(sub: &
 
 pub fn scans_along_each_axis_match(sub: &dyn Subject) {
     let dir = tempfile::tempdir().unwrap();
-    for (threads, spec) in [(1, Spec::Fixed), (2, Spec::Dynamic)] {
+    // Along axis 0 of [3, 700]: running sums of 700 columns, three blocks of them.
+    for (shape, threads, spec) in [
+        (&[4, 5, 30][..], 1, Spec::Fixed),
+        (&[4, 5, 30][..], 2, Spec::Dynamic),
+        (&[3, 700][..], 2, Spec::Fixed),
+    ] {
         let mut e = sub.engine(threads, spec, dir.path());
         let mut rng = Rng(3);
         let mut b = Batch::default();
-        let shape = [4, 5, 30];
+        let n: usize = shape.iter().product();
         let mut outs = Vec::new();
         let mut ins = Vec::new();
         for op in [
@@ -453,16 +458,16 @@ pub fn scans_along_each_axis_match(sub: &dyn Subject) {
             Opcode::MaximumAccumulate,
         ] {
             for t in [DType::Float64, DType::Float32, DType::Int32, DType::UInt16] {
-                for axis in 0..3 {
-                    let x = base(&mut b, t, 600);
-                    let o = base(&mut b, t, 600);
+                for axis in 0..shape.len() {
+                    let x = base(&mut b, t, n);
+                    let o = base(&mut b, t, n);
                     ins.push(x);
                     outs.push(o);
                     b.instrs.push(
                         Instr::new(
                             op,
-                            View::contiguous(o, t, &shape),
-                            [View::contiguous(x, t, &shape).into()],
+                            View::contiguous(o, t, shape),
+                            [View::contiguous(x, t, shape).into()],
                         )
                         .with_axis(axis),
                     );
@@ -474,7 +479,7 @@ pub fn scans_along_each_axis_match(sub: &dyn Subject) {
             fill_positive(&mut a, id, &mut rng, false);
         }
         let (want, got) = run_both(&b, &singletons(&b), &a, e.as_mut());
-        assert_eq!(diff(&want, &got, &outs), None);
+        assert_eq!(diff(&want, &got, &outs), None, "{shape:?}");
     }
 }
 
