@@ -64,6 +64,7 @@ macro_rules! differential_suite {
             every_elementwise_op_and_dtype_matches_with_scalar_operands,
             reductions_along_each_axis_of_a_3d_array_match,
             long_reductions_split_into_partials_match,
+            column_reductions_of_tall_matrices_match,
             nan_propagates_through_min_max_and_argmin_argmax_reductions,
             partial_sums_are_identical_for_any_thread_count_and_specialisation,
             scans_along_each_axis_match,
@@ -373,7 +374,12 @@ pub fn long_reductions_split_into_partials_match(sub: &dyn Subject) {
     check_reductions(sub, &[100_003], &dtypes, 1, Spec::Fixed, false);
     check_reductions(sub, &[100_003], &dtypes, 2, Spec::Both, false);
     check_reductions(sub, &[300, 301], &dtypes, 2, Spec::Dynamic, false);
-    // Tall matrices: their column reductions run in chunks of rows (the last one short).
+}
+
+/// Tall matrices, whose column reductions run in chunks of rows (the last one short): a
+/// few columns, one block of them, more than one block.
+pub fn column_reductions_of_tall_matrices_match(sub: &dyn Subject) {
+    let dtypes = [DType::Float64, DType::Float32, DType::Int64];
     let more = [DType::Float64, DType::Int32, DType::UInt8, DType::Bool];
     check_reductions(sub, &[3001, 40], &more, 2, Spec::Fixed, false);
     check_reductions(sub, &[70_001, 3], &dtypes, 2, Spec::Dynamic, false);
