@@ -265,10 +265,7 @@ impl Renderer<'_> {
         let crate::Plan::Lagged { lag, .. } = self.l.plan else {
             return Ok(());
         };
-        self.regs.clear();
-        let sig = self.signature(&format!("{name}_fin"));
-        self.out.open(sig);
-        self.prologue();
+        self.open_fin(name);
         self.out
             .open("for (int64_t hs_w = begin; hs_w < end; hs_w++)");
         for j in 0..self.l.lagged.len() {
@@ -1011,10 +1008,7 @@ impl Renderer<'_> {
     /// columns, each reduction's partials in chunk order (a chunk's block of partials
     /// is contiguous), then the block's results and epilogue.
     fn row_fin(&mut self, name: &str) -> Result<()> {
-        self.regs.clear();
-        let sig = self.signature(&format!("{name}_fin"));
-        self.out.open(sig);
-        self.prologue();
+        self.open_fin(name);
         let q = num(self.l.extents[1]);
         let nred = self.l.nreductions;
         self.out
@@ -1025,18 +1019,10 @@ impl Renderer<'_> {
         self.init_accs(Some(BLOCK), false)?;
         self.out.open("for (int64_t c = begin; c < end; c++)");
         for (r, n) in self.reductions().into_iter().enumerate() {
-            let i = &self.l.instrs[n];
-            let t = i.in_dtype;
-            let ct = self.d.compute(t);
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
             let g = self.d.global;
             let p = format!("*({g}const {ct} *)(part + ((c * {nred} + {r}) * {q} + i1) * 16)");
-            let c = ops::elementwise(
-                self.d,
-                i.op.info().combine.unwrap_or(i.op),
-                t,
-                t,
-                &[format!("acc{n}[i1 - qb]"), p],
-            )?;
+            let c = self.combine(n, &format!("acc{n}[i1 - qb]"), p)?;
             self.out.line(format!(
                 "for (int64_t i1 = qb; i1 < qe; i1++) acc{n}[i1 - qb] = {c};"
             ));
@@ -1196,12 +1182,31 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    /// The function combining a `Partials` kernel's per-chunk results, in chunk order.
-    fn fin(&mut self, name: &str) -> Result<()> {
+    /// Reduction (or scan) `n`'s combining operation on the accumulator `acc` and `value`.
+    fn combine(&self, n: usize, acc: &str, value: String) -> Result<String> {
+        let i = &self.l.instrs[n];
+        let t = i.in_dtype;
+        ops::elementwise(
+            self.d,
+            i.op.info().combine.unwrap_or(i.op),
+            t,
+            t,
+            &[acc.to_string(), value],
+        )
+    }
+
+    /// Opens `<name>_fin` (the same signature and prologue as the kernel) with no
+    /// registers carried over from the kernel's body.
+    fn open_fin(&mut self, name: &str) {
         self.regs.clear();
         let sig = self.signature(&format!("{name}_fin"));
         self.out.open(sig);
         self.prologue();
+    }
+
+    /// The function combining a `Partials` kernel's per-chunk results, in chunk order.
+    fn fin(&mut self, name: &str) -> Result<()> {
+        self.open_fin(name);
         let nred = self.l.nreductions;
         for (r, n) in self.reductions().into_iter().enumerate() {
             let i = &self.l.instrs[n];
@@ -1211,13 +1216,7 @@ impl Renderer<'_> {
             let g = self.d.global;
             self.out.line(format!("{ct} acc{n} = {id};"));
             let p = format!("*({g}const {ct} *)(part + (c * {nred} + {r}) * 16)");
-            let c = ops::elementwise(
-                self.d,
-                i.op.info().combine.unwrap_or(i.op),
-                t,
-                t,
-                &[format!("acc{n}"), p],
-            )?;
+            let c = self.combine(n, &format!("acc{n}"), p)?;
             self.out.line(format!(
                 "for (int64_t c = begin; c < end; c++) acc{n} = {c};"
             ));
