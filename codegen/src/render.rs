@@ -361,23 +361,11 @@ impl Renderer<'_> {
                     self.out.line(format!("t{n}[{ix}] = {v};"));
                 }
                 (_, Acc::Indexed(ix)) => {
-                    let c = ops::elementwise(
-                        d,
-                        i.op.info().combine.unwrap_or(i.op),
-                        t,
-                        t,
-                        &[format!("acc{n}[{ix}]"), v],
-                    )?;
+                    let c = self.combine(n, &format!("acc{n}[{ix}]"), v)?;
                     self.out.line(format!("acc{n}[{ix}] = {c};"));
                 }
                 (_, Acc::Scalar) => {
-                    let c = ops::elementwise(
-                        d,
-                        i.op.info().combine.unwrap_or(i.op),
-                        t,
-                        t,
-                        &[format!("acc{n}"), v],
-                    )?;
+                    let c = self.combine(n, &format!("acc{n}"), v)?;
                     self.out.line(format!("acc{n} = {c};"));
                 }
             }
@@ -389,13 +377,7 @@ impl Renderer<'_> {
                 Acc::Indexed(ix) => format!("acc{n}[{ix}]"),
                 _ => format!("acc{n}"),
             };
-            let c = ops::elementwise(
-                d,
-                i.op.info().combine.unwrap_or(i.op),
-                t,
-                t,
-                &[a.clone(), v],
-            )?;
+            let c = self.combine(n, &a, v)?;
             self.out.line(format!("{a} = {c};"));
             let out = i.out.unwrap_or(0);
             self.out.line(format!("const {oct} r{n} = {a};"));
@@ -882,13 +864,10 @@ impl Renderer<'_> {
                 };
                 if axis == 0 {
                     self.open_par("qb", &BLOCK.to_string());
+                    self.block_end(hi);
                 } else {
-                    self.out
-                        .open(format!("for (int64_t qb = {lo}; qb < {hi}; qb += {BLOCK})"));
+                    self.open_blocks(lo, hi);
                 }
-                self.out.line(format!(
-                    "const int64_t qe = qb + {BLOCK} < {hi} ? qb + {BLOCK} : {hi};"
-                ));
                 self.init_accs(Some(BLOCK), scan)?;
                 let e = num(self.l.extents[axis]);
                 self.out.open(format!(
@@ -964,11 +943,7 @@ impl Renderer<'_> {
         ));
         let blocks = wide && self.d.index_range == IndexRange::GlobalId;
         let (lo, hi, ix) = if blocks {
-            self.out
-                .open(format!("for (int64_t qb = 0; qb < {q}; qb += {BLOCK})"));
-            self.out.line(format!(
-                "const int64_t qe = qb + {BLOCK} < {q} ? qb + {BLOCK} : {q};"
-            ));
+            self.open_blocks("0", &q);
             ("qb", "qe".to_string(), "i1 - qb")
         } else {
             ("0", q.clone(), "i1")
@@ -1011,11 +986,7 @@ impl Renderer<'_> {
         self.open_fin(name);
         let q = num(self.l.extents[1]);
         let nred = self.l.nreductions;
-        self.out
-            .open(format!("for (int64_t qb = 0; qb < {q}; qb += {BLOCK})"));
-        self.out.line(format!(
-            "const int64_t qe = qb + {BLOCK} < {q} ? qb + {BLOCK} : {q};"
-        ));
+        self.open_blocks("0", &q);
         self.init_accs(Some(BLOCK), false)?;
         self.out.open("for (int64_t c = begin; c < end; c++)");
         for (r, n) in self.reductions().into_iter().enumerate() {
@@ -1180,6 +1151,20 @@ impl Renderer<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// Opens a loop over blocks `[qb, qe)` of `BLOCK` columns of `[lo, hi)`.
+    fn open_blocks(&mut self, lo: &str, hi: &str) {
+        self.out
+            .open(format!("for (int64_t qb = {lo}; qb < {hi}; qb += {BLOCK})"));
+        self.block_end(hi);
+    }
+
+    /// Declares `qe`, the end of the block of `BLOCK` columns starting at `qb`.
+    fn block_end(&mut self, hi: &str) {
+        self.out.line(format!(
+            "const int64_t qe = qb + {BLOCK} < {hi} ? qb + {BLOCK} : {hi};"
+        ));
     }
 
     /// Reduction (or scan) `n`'s combining operation on the accumulator `acc` and `value`.
