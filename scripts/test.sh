@@ -17,6 +17,13 @@ failed=()
 # process compiles one batch at a time. HASSIUM_TEST_WORKERS=0 runs them in this process.
 workers=(-n "${HASSIUM_TEST_WORKERS:-auto}")
 
+# The habits every change keeps: formatted Rust and Python, clippy without warnings.
+echo "== lint: cargo fmt, cargo clippy -D warnings, ruff"
+cargo fmt --all --check || failed+=("cargo fmt")
+cargo clippy --release --workspace --all-targets --quiet -- -D warnings || failed+=("cargo clippy")
+.venv/bin/ruff check . || failed+=("ruff check")
+.venv/bin/ruff format --check . || failed+=("ruff format")
+
 echo "== cargo test (release profile, shares the build)"
 cargo test --release --workspace --exclude hassium-bridge-python || failed+=("cargo test")
 
