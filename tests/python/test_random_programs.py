@@ -85,6 +85,9 @@ DTYPES = [
 #: Matrix products larger than this (multiply-adds) become matrix-vector products: the
 #: reference stack is an interpreter.
 MATMUL_WORK = 2_000_000
+#: HASSIUM_TEST_RANDOM_RAISING=0 leaves out the steps that may raise (the rest of each
+#: program is the same): a campaign can then tell deferred-error bugs from others.
+RAISING = os.environ.get("HASSIUM_TEST_RANDOM_RAISING", "1") != "0"
 
 
 @dataclass
@@ -814,6 +817,8 @@ class Builder:
             )
         )
         body = [self.step() for _ in range(rng.randint(3, 10))]
+        if not RAISING:
+            body = [s for s in body if not s.raises]
         if rng.random() < 0.5:
             return init, body, 1
         if not self.is_int:
@@ -913,9 +918,33 @@ def listing(init, body, reps):
     )
 
 
+def drain(hs):
+    """Flushes until nothing deferred is left to raise: one program's deferred errors
+    (issue 45 item 1: they surface at a later read of anything) must not fail the
+    next program or test."""
+    for _ in range(100 if hasattr(hs, "flush") else 0):
+        try:
+            hs.flush()
+            return
+        except Exception:  # noqa: BLE001, S112 -- that program is failed already
+            continue
+
+
 def check_program(hs, seed):
     """Runs program `seed` on NumPy and on `hs` and fails with the program and the
     first differing step if they differ. (Also the campaign runner's entry point.)"""
+    drain(hs)
+    try:
+        why = mismatch(hs, seed)
+    finally:
+        drain(hs)
+    if why:
+        pytest.fail(why, pytrace=False)
+
+
+def mismatch(hs, seed):
+    """Why program `seed` differs between NumPy and `hs`, or None. No Hassium array
+    outlives it, not even in a traceback: an unread bad result must be freed."""
     builder = Builder(seed)
     init, body, reps = builder.program()
     what = f"seed {seed}, {builder.dtype} {builder.n}x{builder.m}"
@@ -928,34 +957,68 @@ def check_program(hs, seed):
     # NumPy refused outside a `try` (a reduction of nothing has no maximum): so must
     # Hassium.
     except Exception as error:  # noqa: BLE001
-        with pytest.raises(type(error)):
+        want = type(error)
+    else:
+        want = None
+    if want is not None:
+        try:
             run_program(hs, init, body, reps)
-        return
+        except want:
+            return None
+        except Exception as error:  # noqa: BLE001
+            return (
+                f"{what}: Hassium raised {error!r} where NumPy raised {want.__name__}"
+            )
+        return f"{what}: NumPy raised {want.__name__}, Hassium nothing"
+    raised = None
     try:
         got, _, got_raised = run_program(hs, init, body, reps)
     except Exception as error:  # noqa: BLE001 -- any exception fails, with the program
-        pytest.fail(
-            f"{what}: Hassium raised {type(error).__name__}: {error}\n"
+        raised = f"{type(error).__name__}: {error}"
+    if raised:
+        return (
+            f"{what}: Hassium raised {raised}\n"
             f"{first_difference(hs, init, body, reps, tol)}\n{listing(init, body, reps)}"
         )
     for (step, want), (_, got_type) in zip(want_raised, got_raised):
         if got_type is want or (got_type is None and step.raises == "lazy"):
             continue
         said = lambda t: "nothing" if t is None else t.__name__
-        pytest.fail(
+        return (
             f"{what}: `{step.text}` raised {said(got_type)} where NumPy raised "
             f"{said(want)}\n{listing(init, body, reps)}"
         )
     for name, want in expected.items():
         why = "missing" if name not in got else difference(got[name], want, tol(name))
         if why:
-            pytest.fail(
+            return (
                 f"{what}: {name}: {why}\n{first_difference(hs, init, body, reps, tol)}\n"
                 f"{listing(init, body, reps)}"
             )
+    return None
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+#: Programs that fail today through issue 45 item 1 alone (on cpu, reference or both; each
+#: passes with HASSIUM_TEST_RANDOM_RAISING=0): a step that may raise leaves its deferred
+#: error to surface at a later read of other arrays, or a failed scatter leaves its
+#: target raising at every read where NumPy left it unchanged. Remove with the fix.
+ITEM_1 = frozenset(
+    {17, 20, 41, 45, 49, 59, 61, 67, 72, 79, 81, 94, 95, 99, 109, 120, 131, 132, 146}
+    | {164, 167, 200, 216, 232, 233, 240, 248, 251, 255, 258, 275}
+)
+
+
+def seeds():
+    reason = (
+        "issue 45 item 1: a deferred error (computed index out of range, negative "
+        "power) surfaces at a later read of other arrays, or a failed scatter's "
+        "target keeps raising"
+    )
+    mark = pytest.mark.xfail(reason=reason, strict=False)
+    return [pytest.param(s, marks=mark) if s in ITEM_1 else s for s in SEEDS]
+
+
+@pytest.mark.parametrize("seed", seeds())
 def test_a_random_program_matches_numpy(hs, seed):
     check_program(hs, seed)
 
