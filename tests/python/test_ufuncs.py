@@ -797,3 +797,16 @@ def test_shifts_by_negative_counts_or_the_width_or_more_follow_numpy(hs, dtype):
         check(hf, nf, (ha[::-1], hb[::-1]), (na[::-1], nb[::-1]), f"{name} reversed")
         for count in (bits - 1, bits, bits + 1, info.max):
             check(hf, nf, (ha, count), (na, count), f"{name} by {count}")
+
+
+@pytest.mark.parametrize("name", ["divmod", "heaviside", "logaddexp", "float_power"])
+def test_composed_ufuncs_take_a_python_bool_with_an_array(hs, name):
+    """A Python bool has no weak form for ``resolve_dtypes``, and a two-output ufunc
+    refuses ``out=None`` when the call falls back: `divmod(False, a)` raised
+    "'out' must be a tuple of arrays" (found by test_api_fuzz.py)."""
+    for data in (np.array(False), np.array([0.5, 2.0, -1.0])):
+        h, n = both(hs, data)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            assert_same(getattr(hs, name)(True, h), getattr(np, name)(True, n))
+            assert_same(getattr(hs, name)(h, False), getattr(np, name)(n, False))

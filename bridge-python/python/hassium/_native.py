@@ -432,6 +432,14 @@ for _alias, _target in UFUNC_ALIASES.items():
 globals().update(UFUNCS)
 
 
+def _loop_type(a):
+    """What ``resolve_dtypes`` takes for an operand: Python's int, float and complex
+    as themselves (weak, NEP 50), a bool as NumPy's bool (it has no weak form)."""
+    if type(a) is _bool:
+        return np.dtype(np.bool_)
+    return type(a) if _is_python_scalar(a) else a.dtype
+
+
 class composed_ufunc(ufunc):
     """A NumPy ufunc without an opcode of its own, recorded as a few opcodes over its
     inputs cast to the loop dtypes NumPy picks (``resolve_dtypes``); half-precision loops
@@ -466,8 +474,7 @@ class composed_ufunc(ufunc):
         operands = [a if _is_python_scalar(a) else _arr(a) for a in args]
         try:
             loop = self._np.resolve_dtypes(
-                tuple(type(a) if _is_python_scalar(a) else a.dtype for a in operands)
-                + (None,) * nout
+                tuple(_loop_type(a) for a in operands) + (None,) * nout
             )
         except TypeError:
             with np.errstate(all="ignore"):  # NumPy's own error for these inputs
@@ -477,7 +484,7 @@ class composed_ufunc(ufunc):
                         for a in operands
                     ]
                 )
-            return self._fallback("__call__", args, {"out": out})
+            return self._fallback("__call__", args, {} if out is None else {"out": out})
         work = [np.dtype(np.float32) if t == np.float16 else t for t in loop[:nin]]
         results = self._compute(
             *[_ext.asarray(a, dtype=t) for a, t in zip(operands, work)]
@@ -496,7 +503,9 @@ class composed_ufunc(ufunc):
                 and np.broadcast_shapes(r.shape, o.shape) == o.shape
             ):
                 self._raise_out_error(operands, out)
-                return self._fallback("__call__", args, {"out": out})
+                return self._fallback(
+                    "__call__", args, {} if out is None else {"out": out}
+                )
         for o, r in zip(outs, results):
             _ext.copyto(o, r, casting="same_kind")
         return out if type(out) is tuple or nout > 1 else outs[0]
