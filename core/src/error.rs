@@ -38,6 +38,10 @@ pub enum Error {
         op: &'static str,
         #[source]
         source: Box<Error>,
+        /// The failing kernel wrote nothing: the engine found the failure before running
+        /// it (a scatter's index array checked first), or the failing instruction is the
+        /// kernel's first and a scatter, which checks every index before writing.
+        wrote_nothing: bool,
     },
 }
 
@@ -56,6 +60,17 @@ impl Error {
             Error::Failed { index, .. } => Some(*index),
             _ => None,
         }
+    }
+
+    /// Whether a run-time failure's kernel wrote nothing (see [`Error::Failed`]).
+    pub fn wrote_nothing(&self) -> bool {
+        matches!(
+            self,
+            Error::Failed {
+                wrote_nothing: true,
+                ..
+            }
+        )
     }
 
     /// The kind of the innermost error as a number that crosses the engine ABI with its

@@ -34,6 +34,15 @@ impl Kernel {
     /// that way, else its first), so that every engine reports the same
     /// `instruction N (op): ...` message. The error is a [`Error::Failed`]: the kernel ran.
     pub fn error_in(&self, batch: &Batch, e: Error) -> Error {
+        self.failure(batch, e, false)
+    }
+
+    /// [`Kernel::error_in`] for an error found before the kernel ran: it wrote nothing.
+    pub fn error_before(&self, batch: &Batch, e: Error) -> Error {
+        self.failure(batch, e, true)
+    }
+
+    fn failure(&self, batch: &Batch, e: Error, wrote_nothing: bool) -> Error {
         let negative_power = matches!(&e, Error::Invalid(m) if m == NEGATIVE_POWER);
         let index = self
             .instrs
@@ -55,6 +64,7 @@ impl Kernel {
             index,
             op,
             source: Box::new(e),
+            wrote_nothing,
         }
     }
 }

@@ -199,8 +199,7 @@ impl Runtime {
     /// sync and flushes.
     ///
     /// Fails with the error of an instruction that failed while it ran when `id` depends
-    /// on it (every time), or once when such an error's arrays all died unread (see
-    /// `poison`).
+    /// on it (see `poison`).
     pub fn sync(&mut self, id: BaseId) -> Result<()> {
         self.live(id)?;
         if !self.sync.contains(&id) {
@@ -631,7 +630,7 @@ impl Runtime {
         if self.poison.is_empty() {
             match self.execute_part(batch, kernels, on_fallback, template) {
                 Ok(()) => return Ok(()),
-                Err(e) => self.after_failure(kernels, e, &mut todo)?,
+                Err(e) => self.after_failure(batch, kernels, e, &mut todo)?,
             }
         } else {
             // Kernels of this part may read what an earlier part's failure poisoned.
@@ -652,15 +651,18 @@ impl Runtime {
             }
             match self.execute_part(batch, &runnable, on_fallback, None) {
                 Ok(()) => return Ok(()),
-                Err(e) => self.after_failure(&runnable, e, &mut todo)?,
+                Err(e) => self.after_failure(batch, &runnable, e, &mut todo)?,
             }
         }
     }
 
     /// Poisons the outputs of the kernel of `kernels` that failed with `e` and leaves the
-    /// kernels after it in `rest`; `e` itself when it is not such a failure.
+    /// kernels after it in `rest`; `e` itself when it is not such a failure. When that
+    /// kernel wrote nothing, its other instructions go first in `rest`, one kernel each,
+    /// and a failed scatter's target, which holds its values, is owed the error.
     fn after_failure(
         &mut self,
+        batch: &Batch,
         kernels: &[Kernel],
         e: Error,
         rest: &mut Vec<Kernel>,
@@ -676,9 +678,25 @@ impl Runtime {
         };
         tracing::debug!("deferred failure, its dependents poisoned: {error}");
         self.stats.failures += 1;
+        let wrote_nothing = error.wrote_nothing();
         let f = self.poison.fail(error);
-        for &id in &kernels[at].writes {
-            self.poison.poison(id, f);
+        let failed = &kernels[at];
+        match batch.instrs.get(index) {
+            Some(instr) if wrote_nothing => {
+                if instr.reads_output() {
+                    self.poison.owe(instr.out.base, f);
+                } else {
+                    self.poison.poison(instr.out.base, f);
+                }
+                let others = failed.instrs.iter().filter(|&&i| i != index);
+                rest.extend(
+                    others.map(|&i| hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true)),
+                );
+            }
+            _ => failed
+                .writes
+                .iter()
+                .for_each(|&id| self.poison.poison(id, f)),
         }
         self.poison.unless_carried(f);
         rest.extend_from_slice(&kernels[at + 1..]);
@@ -784,12 +802,7 @@ const RECYCLE_BYTES: usize = 1 << 20;
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        for e in self.poison.unreported() {
-            eprintln!(
-                "hassium: warning: an operation failed and nothing read its result, so the \
-                 error was never raised: {e}"
-            );
-        }
+        self.poison.warn_unreported();
         if std::env::var_os("HASSIUM_STATS").is_some_and(|v| v != "0") {
             eprintln!("{}", self.stats());
         }

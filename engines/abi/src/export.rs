@@ -1,6 +1,6 @@
 //! The engine side of the boundary: wraps an [`Engine`] in the C table.
 
-use crate::table::{STATUS_ERROR, STATUS_OK, STATUS_UNKNOWN};
+use crate::table::{STATUS_ERROR, STATUS_OK, STATUS_UNKNOWN, WROTE_NOTHING};
 use crate::template::Template;
 use crate::wire::{decode_call, decode_replay};
 use crate::{
@@ -98,9 +98,10 @@ unsafe fn guarded_status(
         Ok(Err(e)) => {
             ex.last_error = cstring(e.to_string());
             ex.last_failure = match &e {
-                Error::Bytecode(c) => {
-                    (c.failed_instr()).map(|i| (i as u64, c.kind(), cstring(c.root().to_string())))
-                }
+                Error::Bytecode(c) => c.failed_instr().map(|i| {
+                    let nothing = if c.wrote_nothing() { WROTE_NOTHING } else { 0 };
+                    (i as u64, c.kind() | nothing, cstring(c.root().to_string()))
+                }),
                 _ => None,
             };
             STATUS_ERROR

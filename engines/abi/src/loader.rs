@@ -1,7 +1,7 @@
 //! The caller's side of the boundary: opens an engine library and drives its table.
 
 use crate::export::into_engine_ref;
-use crate::table::{STATUS_OK, STATUS_UNKNOWN};
+use crate::table::{STATUS_OK, STATUS_UNKNOWN, WROTE_NOTHING};
 use crate::wire::{encode_call, encode_replay};
 use crate::{
     Bindings, Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result,
@@ -191,7 +191,11 @@ impl LoadedEngine {
             Some(instr) if !root.is_null() => Err(Error::Bytecode(hassium_core::Error::Failed {
                 index: index as usize,
                 op: instr.op.name(),
-                source: Box::new(hassium_core::Error::from_kind(kind, c_message(root))),
+                source: Box::new(hassium_core::Error::from_kind(
+                    kind & !WROTE_NOTHING,
+                    c_message(root),
+                )),
+                wrote_nothing: kind & WROTE_NOTHING != 0,
             })),
             _ => self.check(status),
         }

@@ -14,6 +14,10 @@ pub const STATUS_ERROR: i32 = 1;
 /// `replay` only: the engine does not hold that template (send the whole call).
 pub const STATUS_UNKNOWN: i32 = 2;
 
+/// The bit of `last_failure`'s kind that says the failing kernel wrote nothing
+/// (`hassium_core::Error::Failed::wrote_nothing`).
+pub const WROTE_NOTHING: u32 = 1 << 31;
+
 /// The function table an engine library hands the runtime. Every function is safe to call
 /// with the handle `create` returned until `destroy`; failures return `STATUS_ERROR` and
 /// leave a message readable through `last_error`.

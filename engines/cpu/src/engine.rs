@@ -15,7 +15,7 @@ use hassium_engine_abi::{
     slowest_kernels, Buffers, Engine, EngineContext, EngineStats, HostBuffer, KernelStats, Memo,
     Result, MAX_KERNEL_STATS,
 };
-use hassium_engine_reference::{execute_instr, Memory};
+use hassium_engine_reference::{execute_kernel, Memory};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -428,9 +428,7 @@ impl CpuEngine {
                 m.insert_scratch(base);
             }
         }
-        for &i in &kernel.instrs {
-            execute_instr(batch, i, m)?;
-        }
+        execute_kernel(batch, kernel, m)?;
         self.stats.interpreted += 1;
         Ok(())
     }
@@ -594,7 +592,7 @@ impl CpuEngine {
                     match compiled {
                         Some(c) => {
                             hassium_engine_abi::scatter_check::check(batch, k, buffers)
-                                .map_err(|e| k.error_in(batch, e))?;
+                                .map_err(|e| k.error_before(batch, e))?;
                             let args = Self::args(&lowered, &binding, buffers)?;
                             let ran = Instant::now();
                             run::execute(

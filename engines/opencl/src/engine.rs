@@ -589,7 +589,7 @@ impl OpenClEngine {
                             self.mem.download(id, buffers.get(id))?;
                         }
                         scatter_check::check(batch, k, buffers)
-                            .map_err(|e| Error::Bytecode(k.error_in(batch, e)))?;
+                            .map_err(|e| Error::Bytecode(k.error_before(batch, e)))?;
                     }
                     self.run_on_device(batch, k, lowered, &b)?;
                 }

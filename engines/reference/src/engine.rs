@@ -73,9 +73,7 @@ impl Engine for ReferenceEngine {
             })?;
         }
         let result = kernels.iter().try_for_each(|k| {
-            k.instrs
-                .iter()
-                .try_for_each(|&i| execute_instr(batch, i, &mut mem))?;
+            execute_kernel(batch, k, &mut mem)?;
             self.stats.kernels_run += 1;
             Ok(())
         });
@@ -118,6 +116,26 @@ pub fn execute_instr(batch: &Batch, index: usize, mem: &mut Memory) -> Result<()
             index,
             op: instr.op.name(),
             source: Box::new(e),
+            wrote_nothing: false,
+        })
+    })
+}
+
+/// Interprets `kernel`'s instructions in order over `mem`. A failure says whether the
+/// kernel wrote nothing: the failing instruction is its first and a scatter, which
+/// resolves every index before it writes (see `Error::Failed`).
+pub fn execute_kernel(batch: &Batch, kernel: &Kernel, mem: &mut Memory) -> Result<()> {
+    kernel.instrs.iter().enumerate().try_for_each(|(at, &i)| {
+        execute_instr(batch, i, mem).map_err(|e| match e {
+            Error::Bytecode(CoreError::Failed {
+                index, op, source, ..
+            }) => Error::Bytecode(CoreError::Failed {
+                index,
+                op,
+                source,
+                wrote_nothing: at == 0 && batch.instrs[i].reads_output(),
+            }),
+            e => e,
         })
     })
 }

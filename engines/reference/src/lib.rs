@@ -24,5 +24,5 @@ mod matmul;
 pub mod memory;
 mod reduce;
 
-pub use engine::{execute_instr, ReferenceEngine};
+pub use engine::{execute_instr, execute_kernel, ReferenceEngine};
 pub use memory::Memory;

@@ -15,41 +15,56 @@
 //!    update queued before or after the failure and not depending on it is applied once.
 //!    A kernel fuses several instructions, so an output of the failing kernel that did not
 //!    depend on the failure is poisoned too (marked invalid rather than risk a half-written
-//!    value); the reference engine and the cpu engine's interpreter fail at the
-//!    instruction, so there this over-approximation is small.
-//! 3. **Nothing is lost.** A failure whose poisoned arrays all die (or are overwritten
-//!    whole) before anything reads them is raised once, by the next read of any array;
-//!    one never raised by the time the runtime ends is printed as a warning.
+//!    value). When the engine found the failure before the kernel wrote anything (a
+//!    scatter's index array checked first, as NumPy does), the kernel's other
+//!    instructions run one by one instead, and the scatter's target keeps its values, as
+//!    in NumPy: it is *owed* the error, which its next read raises, once.
+//! 3. **An unrelated read never fails.** A failure whose arrays all die (or are
+//!    overwritten whole) before anything reads them was never needed, so it is not raised;
+//!    it is printed as a warning on stderr then, as is one still unread when the runtime
+//!    ends.
 //!
 //! Writing a whole poisoned array (`x[...] = 0`, a fresh result into all of it, a host
 //! write of every byte) makes it valid again.
 
 use hassium_core::{BaseId, Error as CoreError, IdMap, Instr, OpClass, Opcode};
 
-/// A failure and whether a read has raised it yet.
+/// A failure and whether a read has raised it (or a warning reported it) yet.
 struct Failure {
     error: CoreError,
     reported: bool,
 }
 
-/// The poisoned bases of one runtime. Empty in a program that never fails, and then
-/// costs one `is_empty` check per flush.
+/// How a failure marks a base.
+#[derive(Clone, Copy)]
+struct Mark {
+    /// An index into `Poison::failures`.
+    failure: usize,
+    /// Invalid (every read raises) or owed (values valid, the next read raises once).
+    invalid: bool,
+}
+
+/// The marked bases of one runtime. Empty in a program that never fails, and then costs
+/// one `is_empty` check per flush.
 #[derive(Default)]
 pub(super) struct Poison {
-    /// Each poisoned base and the failure (an index into `failures`) that reached it.
-    bases: IdMap<usize>,
+    bases: IdMap<Mark>,
     failures: Vec<Failure>,
-    /// A failure whose every poisoned array died unread: the next read raises it, once.
-    pending: Option<CoreError>,
 }
 
 impl Poison {
     pub fn is_empty(&self) -> bool {
-        self.bases.is_empty() && self.pending.is_none()
+        self.bases.is_empty()
     }
 
+    /// Whether a read of `id` fails.
     pub fn contains(&self, id: BaseId) -> bool {
         self.bases.contains_key(&id)
+    }
+
+    /// Whether `id` holds no valid values.
+    fn is_invalid(&self, id: BaseId) -> bool {
+        self.bases.get(&id).is_some_and(|m| m.invalid)
     }
 
     /// Records a new failure; returns its handle for [`Poison::poison`].
@@ -61,58 +76,82 @@ impl Poison {
         self.failures.len() - 1
     }
 
-    /// A failure no poisoned base carries any more, and that no read raised, is raised by
-    /// the next read: its arrays died unread, or it reached none in memory (its result
-    /// lived in registers and died there).
-    pub fn unless_carried(&mut self, failure: usize) {
-        let carried = self.bases.values().any(|&g| g == failure);
-        let f = &mut self.failures[failure];
-        if !carried && !f.reported && self.pending.is_none() {
-            f.reported = true;
-            self.pending = Some(f.error.clone());
-        }
-    }
-
-    /// Marks `id` invalid by `failure` (a base poisoned twice keeps its first failure,
-    /// the one that happened first in program order).
+    /// Marks `id` invalid by `failure` (an invalid base keeps its first failure, the one
+    /// that happened first in program order).
     pub fn poison(&mut self, id: BaseId, failure: usize) {
-        self.bases.entry(id).or_insert(failure);
+        let m = self.bases.entry(id).or_insert(Mark {
+            failure,
+            invalid: true,
+        });
+        if !m.invalid {
+            *m = Mark {
+                failure,
+                invalid: true,
+            };
+        }
     }
 
-    /// The failure that poisoned the first of `ids` found poisoned.
+    /// Marks `id`, whose values are valid, as owed `failure`: its next read raises it.
+    pub fn owe(&mut self, id: BaseId, failure: usize) {
+        self.bases.entry(id).or_insert(Mark {
+            failure,
+            invalid: false,
+        });
+    }
+
+    /// The failure that made the first invalid base of `ids` invalid.
     pub fn first_of(&self, ids: impl IntoIterator<Item = BaseId>) -> Option<usize> {
-        ids.into_iter().find_map(|id| self.bases.get(&id).copied())
+        (ids.into_iter())
+            .find_map(|id| self.bases.get(&id).filter(|m| m.invalid).map(|m| m.failure))
     }
 
-    /// The error a read of `id` raises: its failure's when it is poisoned, else a
-    /// pending failure's (once), else none.
+    /// The error a read of `id` raises: its failure's, every time when it is invalid and
+    /// once when it is owed.
     pub fn read(&mut self, id: BaseId) -> Result<(), CoreError> {
-        if let Some(&f) = self.bases.get(&id) {
-            let failure = &mut self.failures[f];
-            failure.reported = true;
-            return Err(failure.error.clone());
+        let Some(m) = self.bases.get(&id).copied() else {
+            return Ok(());
+        };
+        let failure = &mut self.failures[m.failure];
+        failure.reported = true;
+        let e = failure.error.clone();
+        if !m.invalid {
+            self.bases.remove(&id);
+            self.tidy();
         }
-        match self.pending.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        Err(e)
     }
 
-    /// `id` is gone or wholly rewritten: it is no longer poisoned. Its failure becomes
-    /// pending when no read raised it and no other poisoned base still carries it.
+    /// `id` is gone or wholly rewritten: no longer marked. Its failure is warned about
+    /// when no read raised it and no other base still carries it.
     pub fn clear(&mut self, id: BaseId) {
-        let Some(f) = self.bases.remove(&id) else {
+        let Some(m) = self.bases.remove(&id) else {
             return;
         };
-        self.unless_carried(f);
-        if self.bases.is_empty() && self.pending.is_none() {
+        self.unless_carried(m.failure);
+        self.tidy();
+    }
+
+    /// A failure no base carries any more, and that no read raised, is warned about: its
+    /// arrays died unread, or it reached none in memory (its result lived in registers
+    /// and died there).
+    pub fn unless_carried(&mut self, failure: usize) {
+        let carried = self.bases.values().any(|m| m.failure == failure);
+        let f = &mut self.failures[failure];
+        if !carried && !f.reported {
+            f.reported = true;
+            warn_unread(&f.error);
+        }
+    }
+
+    fn tidy(&mut self) {
+        if self.bases.is_empty() {
             self.failures.clear();
         }
     }
 
-    /// Before a batch runs: drops the instructions that read a poisoned base, poisoning
-    /// what they write, and clears the poison of a base an instruction writes whole.
-    /// An instruction that writes part of a poisoned base is dropped too: the base stays
+    /// Before a batch runs: drops the instructions that read an invalid base, poisoning
+    /// what they write, and clears the mark of a base an instruction writes whole. An
+    /// instruction that writes part of an invalid base is dropped too: the base stays
     /// invalid whatever it writes. `nelem` gives a base's element count.
     pub fn filter(&mut self, instrs: &mut Vec<Instr>, nelem: impl Fn(BaseId) -> Option<usize>) {
         instrs.retain(|i| {
@@ -130,22 +169,28 @@ impl Poison {
                 self.clear(i.out.base);
                 return true;
             }
-            false
+            !self.is_invalid(i.out.base)
         });
     }
 
-    /// The failures no read has raised, for the warning printed when the runtime ends.
-    pub fn unreported(&self) -> impl Iterator<Item = &CoreError> {
-        let live = self
-            .failures
-            .iter()
-            .enumerate()
-            .filter(move |(f, _)| self.bases.values().any(|g| g == f));
-        (live
-            .filter(|(_, failure)| !failure.reported)
-            .map(|(_, failure)| &failure.error))
-        .chain(self.pending.iter())
+    /// Warns about every failure no read has raised (the runtime is ending).
+    pub fn warn_unreported(&mut self) {
+        for f in self.failures.iter_mut().filter(|f| !f.reported) {
+            f.reported = true;
+            warn_unread(&f.error);
+        }
     }
+
+    /// How many failures no read has raised nor a warning reported.
+    #[cfg(test)]
+    fn unreported(&self) -> usize {
+        self.failures.iter().filter(|f| !f.reported).count()
+    }
+}
+
+/// The one line a failure nothing read leaves.
+fn warn_unread(e: &CoreError) {
+    eprintln!("hassium: warning: an operation failed, but nothing read its result: {e}");
 }
 
 /// Whether `i` writes every element of its output base, whatever it holds: an
@@ -211,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn every_read_of_a_poisoned_base_raises_and_an_unread_failure_is_raised_once() {
+    fn every_read_of_a_poisoned_base_raises_and_a_failure_nothing_read_raises_nowhere() {
         let mut p = Poison::default();
         let e = CoreError::OutOfBounds("index 9 is out of bounds".into());
         let f = p.fail(e.clone());
@@ -220,22 +265,34 @@ mod tests {
         assert_eq!(p.read(BaseId(1)), Err(e.clone()));
         assert_eq!(p.read(BaseId(1)), Err(e.clone()));
         assert_eq!(p.read(BaseId(3)), Ok(()));
-        // Read once: dying does not raise it again.
         p.clear(BaseId(1));
         p.clear(BaseId(2));
-        assert_eq!(p.read(BaseId(3)), Ok(()));
-        assert!(p.is_empty());
+        assert!(p.is_empty() && p.unreported() == 0);
 
         let g = p.fail(e.clone());
         p.poison(BaseId(4), g);
         p.poison(BaseId(5), g);
         p.clear(BaseId(4));
-        // Still carried by base 5: not pending yet.
-        assert_eq!(p.read(BaseId(3)), Ok(()));
-        assert_eq!(p.unreported().count(), 1);
+        assert_eq!(p.unreported(), 1, "still carried by base 5");
+        // The last carrier dies unread: warned about, and no read raises it.
         p.clear(BaseId(5));
-        assert_eq!(p.read(BaseId(3)), Err(e));
+        assert_eq!(p.unreported(), 0);
         assert_eq!(p.read(BaseId(3)), Ok(()));
-        assert!(p.is_empty() && p.unreported().count() == 0);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn an_owed_base_raises_once_and_is_read_by_later_instructions() {
+        let mut p = Poison::default();
+        let e = CoreError::OutOfBounds("index 4 is out of bounds".into());
+        let f = p.fail(e.clone());
+        p.owe(BaseId(1), f);
+        let mut instrs = vec![add(v(2, 4), v(1, 4), v(1, 4))];
+        p.filter(&mut instrs, |_| Some(4));
+        assert_eq!(instrs.len(), 1, "an owed base holds valid values");
+        assert!(!p.contains(BaseId(2)));
+        assert_eq!(p.read(BaseId(1)), Err(e));
+        assert_eq!(p.read(BaseId(1)), Ok(()));
+        assert!(p.is_empty());
     }
 }
