@@ -188,6 +188,7 @@ pub fn private_temp_dir() -> Option<PathBuf> {
     let made = DIR.get_or_init(|| {
         let dir = tempfile::Builder::new()
             .prefix("hassium-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .inspect_err(|e| tracing::warn!("cannot make a private temporary directory: {e}"))
             .ok()?
