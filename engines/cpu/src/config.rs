@@ -74,8 +74,7 @@ impl Default for CpuConfig {
             specialize: SpecializePolicy::Both,
             tiered: false,
             finish_at_exit: true,
-            cache_dir: cache_location("~/.cache/hassium")
-                .unwrap_or_else(|e| CacheLocation::NoHome(e)),
+            cache_dir: cache_location("~/.cache/hassium").unwrap_or_else(CacheLocation::NoHome),
             cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
             strict_cache: false,
