@@ -556,9 +556,19 @@ fn info(py: Python<'_>) -> PyResult<PyObject> {
                 e.set_item("error", msg)?;
             }
         }
+        if let Some(cc) = ec.options.get("compiler").and_then(|v| v.as_str()) {
+            e.set_item("compiler", hassium_engine_abi::describe_compiler(cc))?;
+        }
         if let Some(c) = ec.options.get("cache_dir").and_then(|v| v.as_str()) {
-            e.set_item("cache_dir", c)?;
-            caches.push(c.to_string());
+            // Where it resolves to (XDG rules), as the engine will use it.
+            let c = match hassium_engine_abi::cache_location(c) {
+                Ok(hassium_engine_abi::CacheLocation::At(p)) => p.display().to_string(),
+                Ok(hassium_engine_abi::CacheLocation::Off) => "none".to_string(),
+                Ok(hassium_engine_abi::CacheLocation::NoHome(why)) => format!("none ({why})"),
+                Err(why) => format!("invalid ({why})"),
+            };
+            e.set_item("cache_dir", &c)?;
+            caches.push(c);
         }
         engines.set_item(name, e)?;
     }

@@ -3,10 +3,17 @@
 use crate::{Error, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The documented default configuration, built in.
 pub const DEFAULT_CONFIG: &str = include_str!("../../config/hassium.toml");
+
+/// A configuration file longer than this is not one.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The range of `flush_threshold` and `small_flush_threshold`: at least one instruction,
+/// and not so many that the queue alone takes gigabytes (~half a kilobyte each).
+const FLUSH_THRESHOLDS: std::ops::RangeInclusive<usize> = 1..=1 << 20;
 
 /// Environment variables that are not `HASSIUM_<SECTION>_<KEY>` overrides.
 const RESERVED_ENV: &[&str] = &[
@@ -126,8 +133,14 @@ impl Config {
     pub fn load() -> Result<Config> {
         let (text, source) = match Self::find_file() {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| Error::Config(format!("{}: cannot read: {e}", path.display())))?;
+                // Without blocking and regular files only: a FIFO as the config file
+                // hung the process.
+                let cannot = |e: &dyn std::fmt::Display| {
+                    Error::Config(format!("{}: cannot read: {e}", path.display()))
+                };
+                let bytes = hassium_engine_abi::read_regular(&path, MAX_CONFIG_BYTES)
+                    .map_err(|e| cannot(&e))?;
+                let text = String::from_utf8(bytes).map_err(|e| cannot(&e))?;
                 (text, path.display().to_string())
             }
             None => (DEFAULT_CONFIG.to_string(), "built-in default".to_string()),
@@ -144,10 +157,10 @@ impl Config {
         if local.is_file() {
             return Some(local);
         }
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
-        let p = xdg.join("hassium").join("hassium.toml");
+        // XDG rules: only absolute homes, never a path under the working directory.
+        let p = hassium_engine_abi::config_home()?
+            .join("hassium")
+            .join("hassium.toml");
         p.is_file().then_some(p)
     }
 
@@ -191,6 +204,18 @@ impl Config {
     /// Checks every component name, so a typo fails at load rather than at the first flush.
     pub fn validate(&self) -> Result<()> {
         let src = &self.source;
+        for (key, n) in [
+            ("flush_threshold", self.runtime.flush_threshold),
+            ("small_flush_threshold", self.runtime.small_flush_threshold),
+        ] {
+            if !FLUSH_THRESHOLDS.contains(&n) {
+                return Err(Error::Config(format!(
+                    "{src}: runtime.{key} = {n} is out of range; it must be from {} to {}",
+                    FLUSH_THRESHOLDS.start(),
+                    FLUSH_THRESHOLDS.end()
+                )));
+            }
+        }
         if !self.stacks.contains_key(&self.runtime.stack) {
             return Err(Error::Config(format!(
                 "{src}: runtime.stack = \"{}\" names no stack; valid stacks: {}",
@@ -381,6 +406,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown engine \"gpu\""), "{e}");
+    }
+
+    #[test]
+    fn flush_thresholds_out_of_range_name_the_key_and_the_range() {
+        for (var, key) in [
+            ("HASSIUM_RUNTIME_FLUSH_THRESHOLD", "runtime.flush_threshold"),
+            (
+                "HASSIUM_RUNTIME_SMALL_FLUSH_THRESHOLD",
+                "runtime.small_flush_threshold",
+            ),
+        ] {
+            for bad in ["0", "100000000000"] {
+                let e = load(DEFAULT_CONFIG, &[(var, bad)]).unwrap_err().to_string();
+                assert!(e.contains(key) && e.contains("from 1 to 1048576"), "{e}");
+            }
+        }
     }
 
     #[test]

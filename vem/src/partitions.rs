@@ -10,7 +10,9 @@
 //! builds' kernels do (`hassium_engine_abi::prune_other_builds`), and at most hourly the
 //! least recently used entries beyond [`MAX_BYTES`] (a hit refreshes an entry's time).
 
-use hassium_engine_abi::{mark_used, tidy, touch};
+use hassium_engine_abi::{
+    create_private_dir, mark_used, open_cache_root, read_regular, tidy, touch, CacheLocation,
+};
 use hassium_fuser::PartitionStore;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,8 +30,19 @@ pub struct PartitionFiles {
     failed: bool,
 }
 
+/// A partition is a few kilobytes: a file much longer is not one.
+const MAX_ENTRY_BYTES: u64 = 16 << 20;
+
 impl PartitionFiles {
-    /// Partitions under `cache_dir` (an engine's configured `cache_dir`).
+    /// Partitions under the cache directory `location` (an engine's `cache_dir`), when
+    /// it can be used: it passes the checks of `hassium_engine_abi::open_cache_root`
+    /// (private, owned by the user) and outlives the process.
+    pub fn open(location: &CacheLocation) -> Option<PartitionFiles> {
+        let root = open_cache_root(location).filter(|r| r.persistent)?;
+        Some(PartitionFiles::new(&root.path))
+    }
+
+    /// Partitions under `cache_dir`, a directory already checked.
     pub fn new(cache_dir: &Path) -> PartitionFiles {
         let dir = cache_dir.join(format!("fuse-{}", env!("CARGO_PKG_VERSION")));
         if dir.is_dir() {
@@ -47,7 +60,7 @@ impl PartitionFiles {
     }
 
     fn write(&self, key: u128, bytes: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+        create_private_dir(&self.dir)?;
         hassium_engine_abi::write_atomic(&self.path(key), bytes)
     }
 }
@@ -69,9 +82,26 @@ fn tidy_partitions(root: &Path, ours: &Path, max_bytes: u64) {
 impl PartitionStore for PartitionFiles {
     fn load(&mut self, key: u128) -> Option<Vec<u8>> {
         let path = self.path(key);
-        let bytes = std::fs::read(&path).ok()?;
-        touch(&path);
-        Some(bytes)
+        // Without blocking, regular files only: a FIFO here would hang every run. A
+        // file that is not one is removed (the fuser checks the content's checksum and
+        // writes a damaged entry again).
+        match read_regular(&path, MAX_ENTRY_BYTES) {
+            Ok(bytes) => {
+                touch(&path);
+                Some(bytes)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                tracing::warn!(
+                    "fused partition {} is damaged ({e}); fusing again",
+                    path.display()
+                );
+                if std::fs::remove_file(&path).is_err() {
+                    let _ = std::fs::remove_dir(&path);
+                }
+                None
+            }
+        }
     }
 
     fn save(&mut self, key: u128, bytes: &[u8]) {
@@ -153,6 +183,50 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(!old.exists(), "opening the store did not tidy");
+    }
+
+    /// A FIFO, a link loop or a directory in an entry's place is a miss, not a hang,
+    /// and is removed so that the entry can be written again.
+    #[test]
+    fn an_entry_that_is_not_a_regular_file_is_a_miss_and_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = PartitionFiles::new(dir.path());
+        files.save(1, b"first");
+        let path = files.path(1);
+        let fifo = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        };
+        let link_loop = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+            std::os::unix::fs::symlink(p, p).unwrap();
+        };
+        let directory = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+            std::fs::create_dir(p).unwrap();
+        };
+        let faults: [&dyn Fn(&Path); 3] = [&fifo, &link_loop, &directory];
+        for fault in faults {
+            fault(&path);
+            assert_eq!(files.load(1), None);
+            assert!(std::fs::symlink_metadata(&path).is_err());
+            files.save(1, b"again");
+            assert_eq!(files.load(1).as_deref(), Some(&b"again"[..]));
+        }
+    }
+
+    /// A world-writable or foreign cache directory keeps no partitions (they decide
+    /// which code runs).
+    #[test]
+    fn partitions_are_not_kept_in_a_directory_others_can_write() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let at = CacheLocation::At(dir.path().to_path_buf());
+        assert!(PartitionFiles::open(&at).is_some());
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(PartitionFiles::open(&at).is_none());
+        assert!(PartitionFiles::open(&CacheLocation::Off).is_none());
     }
 
     #[test]

@@ -47,8 +47,12 @@ impl Stack {
         let cache_dir = (config.engines.get(&sc.engine))
             .and_then(|e| e.options.get("cache_dir")?.as_str())
             .filter(|d| !d.is_empty());
-        if let Some(dir) = cache_dir {
-            let files = PartitionFiles::new(&hassium_engine_abi::expand_home(dir));
+        // The engine has checked the directory and warned about it already; partitions
+        // are simply not kept where it is unusable.
+        let files = cache_dir
+            .and_then(|d| hassium_engine_abi::cache_location(d).ok())
+            .and_then(|l| PartitionFiles::open(&l));
+        if let Some(files) = files {
             let fuser_id = format!("{} {:?}", sc.fuser, sc.optimal_budget);
             cache.set_store(Box::new(files), &fuser_id);
         }

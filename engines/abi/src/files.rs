@@ -1,18 +1,114 @@
 //! Files of the on-disk caches that engines and the runtime keep under `cache_dir`.
 
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-/// A configured path with a leading `~/` taken as `$HOME` (as a shell would), for the
-/// `cache_dir` options of engines and the runtime's partition files beside them.
-pub fn expand_home(p: &str) -> PathBuf {
-    if let Some(rest) = p.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
+/// Opens `path` for reading without blocking and only when it is a regular file (not a
+/// symbolic link, FIFO, socket or device): a FIFO put in place of a cache file or a
+/// config would block the `open` or the read forever, and a device could feed anything.
+/// Symbolic links are refused too (`O_NOFOLLOW`; also what a link loop gives): no cache
+/// file is ever one.
+pub fn open_regular(path: &Path) -> std::io::Result<(File, u64)> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::other("it is a symbolic link"),
+            _ => e,
+        })?;
+    let meta = f.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!(
+            "it is {what}, not a regular file"
+        )));
     }
-    PathBuf::from(p)
+    Ok((f, meta.len()))
+}
+
+/// The whole of the regular file `path` (see [`open_regular`]), refused when it is longer
+/// than `max` bytes or changes length while read.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let (f, len) = open_regular(path)?;
+    if len > max {
+        return Err(std::io::Error::other(format!(
+            "it is {len} bytes long, more than the {max} expected"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 != len {
+        return Err(std::io::Error::other("it changed while it was read"));
+    }
+    Ok(bytes)
+}
+
+/// Opens `path` for writing (creating it) without blocking on a FIFO (`ENXIO` instead)
+/// or following a symbolic link: for stamp files in cache directories.
+fn open_write_nonblocking(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// The file `program` names, found on `PATH` as a shell would (a name with a `/` is a
+/// path), links followed.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    let found = if program.contains('/') {
+        Some(PathBuf::from(program))
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    }?;
+    std::fs::canonicalize(found).ok()
+}
+
+/// A line saying which C compiler `program` is, for `python -m hassium --info`: its path
+/// and the first line of its `--version`, or that it is missing (kernels then run
+/// interpreted).
+pub fn describe_compiler(program: &str) -> String {
+    let Some(path) = find_program(program) else {
+        return format!("`{program}` not found: kernels run interpreted (slow)");
+    };
+    let version = std::process::Command::new(&path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match version {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            format!(
+                "{} ({})",
+                path.display(),
+                text.lines().next().unwrap_or("").trim()
+            )
+        }
+        _ => format!(
+            "{}: `--version` fails; it may not compile kernels (then they run interpreted)",
+            path.display()
+        ),
+    }
 }
 
 /// With `HASSIUM_DUMP=dir` set, keeps a generated source as `dir/name` for reading and
@@ -76,7 +172,7 @@ impl Retention {
 
 /// Records that `dir` (a build's cache directory) is used now.
 pub fn mark_used(dir: &Path) -> std::io::Result<()> {
-    std::fs::File::create(dir.join(STAMP))?.set_modified(SystemTime::now())
+    open_write_nonblocking(&dir.join(STAMP))?.set_modified(SystemTime::now())
 }
 
 /// When the build whose cache directory is `dir` was last used: its stamp, or the
@@ -178,7 +274,7 @@ pub fn due(stamp: &Path, every: Duration) -> bool {
         Ok(t) => t.elapsed().map_or(true, |age| age >= every),
         Err(_) => true,
     };
-    due && std::fs::File::create(stamp)
+    due && open_write_nonblocking(stamp)
         .and_then(|f| f.set_modified(SystemTime::now()))
         .is_ok()
 }
@@ -188,6 +284,7 @@ pub fn due(stamp: &Path, every: Duration) -> bool {
 pub fn touch(path: &Path) {
     let _ = std::fs::File::options()
         .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .and_then(|f| f.set_modified(SystemTime::now()));
 }

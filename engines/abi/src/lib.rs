@@ -12,11 +12,14 @@
 //! again on the caller's side, so code above never knows whether an engine is in-process.
 
 mod buffers;
+mod cache_dir;
+mod elf;
 mod engine;
 mod error;
 mod export;
 mod files;
 mod loader;
+mod log;
 pub mod scatter_check;
 mod table;
 mod template;
@@ -37,11 +40,17 @@ pub mod export_glue {
         last_failure, replay, stats, sync,
     };
 }
+pub use cache_dir::{
+    cache_home, cache_location, config_home, create_private_dir, open_cache_root, private_temp_dir,
+    unsafe_dir_reason, CacheLocation, CacheRoot,
+};
+pub use elf::{elf_problem, library_problem};
 pub use files::{
-    due, dump_source, expand_home, mark_used, prune_other_builds, temp_path, tidy, touch,
-    trim_to_size, write_atomic, Retention,
+    describe_compiler, due, dump_source, find_program, mark_used, open_regular, prune_other_builds,
+    read_regular, temp_path, tidy, touch, trim_to_size, write_atomic, Retention,
 };
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
+pub use log::{init_engine_logging, warning_line};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
 pub use template::{Bindings, Memo, Template};
 pub use wire::{decode_call, decode_replay, encode_call, encode_replay};

@@ -74,6 +74,9 @@ pub const DESCRIBE_SYMBOL: &str = "hassium_engine_describe";
 
 /// The device description an engine library offers through [`DESCRIBE_SYMBOL`], if any.
 pub fn describe(path: &Path) -> Option<String> {
+    if crate::elf::library_problem(path).is_some() {
+        return None;
+    }
     // SAFETY: loading an engine library runs its initialisers; it is never unloaded.
     let lib = unsafe { libloading::Library::new(path) }.ok()?;
     let lib: &'static libloading::Library = Box::leak(Box::new(lib));
@@ -99,6 +102,10 @@ impl LoadedEngine {
             path: shown.clone(),
             reason,
         };
+        // A library cut short would crash the loader (SIGBUS) instead of failing.
+        if let Some(why) = crate::elf::library_problem(path) {
+            return Err(not_engine(why));
+        }
         // SAFETY: loading a library runs its initialisers; engine libraries are ours.
         let lib =
             unsafe { libloading::Library::new(path) }.map_err(|e| not_engine(e.to_string()))?;

@@ -163,13 +163,13 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     blackscholes(&dir);
     let mut cpu = CpuEngine::new(CpuConfig {
-        cache_dir: dir.join("cache"),
+        cache_dir: hassium_engine_abi::CacheLocation::At(dir.join("cache")),
         ..CpuConfig::default()
     })
     .unwrap();
     streaming(&mut cpu);
     let mut one = CpuEngine::new(CpuConfig {
-        cache_dir: dir.join("cache"),
+        cache_dir: hassium_engine_abi::CacheLocation::At(dir.join("cache")),
         threads: 1,
         ..CpuConfig::default()
     })

@@ -16,7 +16,10 @@
 
 use crate::compiler::Compiler;
 use crate::error::{Error, Result};
-use hassium_engine_abi::{mark_used, temp_path, tidy, touch, write_atomic};
+use hassium_engine_abi::{
+    create_private_dir, elf_problem, mark_used, private_temp_dir, read_regular, temp_path, tidy,
+    touch, write_atomic, CacheRoot,
+};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -62,41 +65,40 @@ fn cache_err(path: &Path, e: impl std::fmt::Display) -> Error {
 const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl DiskCache {
-    /// The cache of this build under `root`, kept within `max_bytes` (0 = no limit).
-    pub fn new(root: &Path, compiler: &Compiler, max_bytes: u64) -> DiskCache {
+    /// The cache of this build under `root` (see `hassium_engine_abi::open_cache_root`),
+    /// kept within `max_bytes` (0 = no limit). When this build's directory cannot be
+    /// made, the process's private temporary directory takes its place.
+    pub fn new(root: &CacheRoot, compiler: &Compiler, max_bytes: u64) -> DiskCache {
         // Entries are found by kernel key before anything is rendered, so the directory
         // names what turns a key into code: this build's codegen, core and engine sources
         // (engines/cpu/build.rs) as well as the compiler.
-        let dir = root.join(format!(
+        let name = format!(
             "cpu-{}-{:016x}-{}",
             env!("CARGO_PKG_VERSION"),
             compiler.identity,
             &env!("HASSIUM_CPU_KERNEL_SOURCES")[..16]
-        ));
-        match std::fs::create_dir_all(&dir) {
-            Ok(()) => {
-                Self::tidy_in_background(root, &dir, max_bytes);
-                DiskCache {
-                    dir,
-                    persistent: true,
-                    libs: Mutex::new(HashMap::new()),
-                    running: Mutex::new(RunningSet::default()),
-                }
-            }
-            Err(e) => {
+        );
+        let dir = root.path.join(&name);
+        let made = create_private_dir(&dir);
+        let (dir, persistent) = match (made, private_temp_dir()) {
+            (Ok(()), _) => (dir, root.persistent),
+            (Err(e), Some(tmp)) => {
                 tracing::warn!(
                     "kernel cache {} is not usable ({e}); compiled kernels will not persist",
                     dir.display()
                 );
-                let dir = std::env::temp_dir().join(format!("hassium-{}", std::process::id()));
-                let _ = std::fs::create_dir_all(&dir);
-                DiskCache {
-                    dir,
-                    persistent: false,
-                    libs: Mutex::new(HashMap::new()),
-                    running: Mutex::new(RunningSet::default()),
-                }
+                (tmp.join(&name), false)
             }
+            (Err(_), None) => (dir, false),
+        };
+        if persistent {
+            Self::tidy_in_background(&root.path, &dir, max_bytes);
+        }
+        DiskCache {
+            dir,
+            persistent,
+            libs: Mutex::new(HashMap::new()),
+            running: Mutex::new(RunningSet::default()),
         }
     }
 
@@ -161,17 +163,29 @@ impl DiskCache {
     }
 
     /// Loads `key` from disk; a damaged entry is deleted (with its library when that is
-    /// what is damaged) and reported as a miss.
+    /// what is damaged), reported with one warning, and reported as a miss, so the kernel
+    /// is compiled and stored again. Every file is read without blocking and only when it
+    /// is a regular file (a FIFO or a link loop in its place is damage too), and checked
+    /// before use: the entry's own checksum, its symbol against its key (two swapped
+    /// entries would call the wrong kernel), the library's checksum and its ELF headers
+    /// (a library cut short would crash the loader).
     pub fn load(&self, key: u128) -> Option<Compiled> {
         if !self.persistent {
             return None;
         }
         let path = self.entry_path(key);
-        let text = std::fs::read_to_string(&path).ok()?;
-        match self.load_entry(key, &text) {
+        let text = match read_regular(&path, MAX_ENTRY_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| "not text".to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => Err(e.to_string()),
+        };
+        match text
+            .map_err(|e| (e, None))
+            .and_then(|t| self.load_entry(key, &t))
+        {
             Ok(c) => Some(c),
             Err((why, lib)) => {
-                if lib.is_none() && why.starts_with("library:") {
+                if lib.is_none() && why.starts_with("library: No such file") {
                     // Trimmed away (see the module doc), not damaged.
                     tracing::debug!(
                         "kernel cache entry {}: {why}; rebuilding it",
@@ -183,9 +197,9 @@ impl DiskCache {
                         path.display()
                     );
                 }
-                let _ = std::fs::remove_file(&path);
+                remove_damaged(&path);
                 if let Some(lib) = lib {
-                    let _ = std::fs::remove_file(lib);
+                    remove_damaged(&lib);
                 }
                 None
             }
@@ -198,9 +212,16 @@ impl DiskCache {
         key: u128,
         text: &str,
     ) -> std::result::Result<Compiled, (String, Option<PathBuf>)> {
+        let (body, check) = text
+            .strip_suffix('\n')
+            .and_then(|t| t.rsplit_once('\n'))
+            .ok_or(("truncated entry".to_string(), None))?;
+        if check.strip_prefix("check=") != Some(&format!("{:016x}", xxh3_64(body.as_bytes()))) {
+            return Err(("entry checksum mismatch".into(), None));
+        }
         let mut fields = HashMap::new();
-        let mut lines = text.lines();
-        if lines.next() != Some("hassium-kernel-entry 1") {
+        let mut lines = body.lines();
+        if lines.next() != Some(ENTRY_HEADER) {
             return Err(("bad header".into(), None));
         }
         for l in lines {
@@ -216,13 +237,34 @@ impl DiskCache {
         ) else {
             return Err(("truncated entry".into(), None));
         };
-        if lib.contains('/') {
+        if *sym != symbol_of(key) {
+            return Err((
+                format!(
+                    "it names kernel `{sym}`, not this key's `{}`",
+                    symbol_of(key)
+                ),
+                None,
+            ));
+        }
+        if !is_library(lib) || lib.contains('/') {
             return Err(("bad library name".into(), None));
         }
         let lib_path = self.dir.join(lib);
-        let bytes = std::fs::read(&lib_path).map_err(|e| (format!("library: {e}"), None))?;
+        let bytes = match read_regular(&lib_path, MAX_LIBRARY_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err((format!("library: {e}"), None))
+            }
+            Err(e) => return Err((format!("library {lib}: {e}"), Some(lib_path))),
+        };
         if format!("{:016x}", xxh3_64(&bytes)) != *sum {
             return Err(("library checksum mismatch".into(), Some(lib_path)));
+        }
+        if let Some(why) = elf_problem(bytes.len() as u64, |at, n| {
+            let at = usize::try_from(at).ok()?;
+            bytes.get(at..at.checked_add(n)?).map(<[u8]>::to_vec)
+        }) {
+            return Err((format!("library {lib}: {why}"), Some(lib_path)));
         }
         touch(&lib_path);
         let e = Entry {
@@ -323,7 +365,21 @@ impl DiskCache {
             let _ = std::fs::remove_file(&tmp_lib);
             return Err(e);
         }
-        let bytes = std::fs::read(&tmp_lib).map_err(|e| cache_err(&tmp_lib, e))?;
+        let bytes =
+            read_regular(&tmp_lib, MAX_LIBRARY_BYTES).map_err(|e| cache_err(&tmp_lib, e))?;
+        // A broken compiler (or a full disk) can leave something that is no library, or
+        // one cut short, which would crash the loader.
+        let elf = elf_problem(bytes.len() as u64, |at, n| {
+            let at = usize::try_from(at).ok()?;
+            bytes.get(at..at.checked_add(n)?).map(<[u8]>::to_vec)
+        });
+        if let Some(why) = elf {
+            let _ = std::fs::remove_file(&tmp_lib);
+            return Err(Error::Compile {
+                command: compiler.program.clone(),
+                stderr: format!("the compiler's output is not a loadable library: {why}"),
+            });
+        }
         let sum = format!("{:016x}", xxh3_64(&bytes));
         // Named by its bytes as well as its source: two processes compiling one source at
         // once get libraries that differ (the compiler records the temporary source file's
@@ -344,11 +400,18 @@ impl DiskCache {
         if !self.persistent {
             return Ok(());
         }
-        let text = format!(
-            "hassium-kernel-entry 1\nlib={}\nsym={}\nfin={}\nsum={}\n",
+        let path = self.entry_path(e.key);
+        if e.symbol != symbol_of(e.key) {
+            return Err(cache_err(
+                &path,
+                format!("kernel `{}` is misnamed", e.symbol),
+            ));
+        }
+        let body = format!(
+            "{ENTRY_HEADER}\nlib={}\nsym={}\nfin={}\nsum={}",
             lib.name, e.symbol, e.has_fin as u8, lib.sum
         );
-        let path = self.entry_path(e.key);
+        let text = format!("{body}\ncheck={:016x}\n", xxh3_64(body.as_bytes()));
         write_atomic(&path, text.as_bytes()).map_err(|err| cache_err(&path, err))
     }
 
@@ -378,6 +441,26 @@ impl DiskCache {
     }
 }
 
+/// The first line of an entry file: its format.
+const ENTRY_HEADER: &str = "hassium-kernel-entry 2";
+/// Entries are about 150 bytes; anything much longer is not one.
+const MAX_ENTRY_BYTES: u64 = 4096;
+/// A library holds the kernels of one compile: far less than this.
+const MAX_LIBRARY_BYTES: u64 = 1 << 30;
+
+/// The symbol of kernel `key` in its library: entries are checked against it, so an
+/// entry copied or swapped under another key's name is never trusted.
+pub fn symbol_of(key: u128) -> String {
+    format!("hs_{key:032x}")
+}
+
+/// Removes a damaged cache file; a directory in a file's place goes too, when empty.
+fn remove_damaged(path: &Path) {
+    if std::fs::remove_file(path).is_err() {
+        let _ = std::fs::remove_dir(path);
+    }
+}
+
 /// Whether a file of a kernel directory is a library (what trimming removes).
 fn is_library(name: &str) -> bool {
     name.starts_with("k-") && name.ends_with(".so")
@@ -394,9 +477,10 @@ fn remove_orphan_entries(dir: &Path) {
         if path.extension().is_none_or(|e| e != "entry") {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = read_regular(&path, MAX_ENTRY_BYTES) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&text);
         let lib = text.lines().find_map(|l| l.strip_prefix("lib="));
         if lib.is_some_and(|lib| !lib.contains('/') && !dir.join(lib).exists()) {
             let _ = std::fs::remove_file(&path);
@@ -458,6 +542,14 @@ impl Drop for Untrack<'_> {
 mod tests {
     use super::*;
 
+    /// A persistent cache root at `dir` (a private temporary directory of the test).
+    fn root_at(dir: &Path) -> CacheRoot {
+        CacheRoot {
+            path: dir.to_path_buf(),
+            persistent: true,
+        }
+    }
+
     /// Two processes compile one source at once. Their libraries differ (the compiler
     /// records the temporary source file's name); if the first process's entry lands
     /// last, it must still describe a library that is there, byte for byte.
@@ -466,11 +558,12 @@ mod tests {
         let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
         let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
         let dir = tempfile::tempdir().unwrap();
-        let cache = DiskCache::new(dir.path(), &cc, 0);
-        let source = "int hs_k(void) { return 7; }\n";
+        let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
+        let source = format!("int {}(void) {{ return 7; }}\n", symbol_of(42));
+        let source = source.as_str();
         let entry = Entry {
             key: 42,
-            symbol: "hs_k".into(),
+            symbol: symbol_of(42),
             has_fin: false,
         };
         cache
@@ -500,7 +593,7 @@ mod tests {
             .unwrap()
             .set_modified(std::time::SystemTime::now() - month)
             .unwrap();
-        let cache = DiskCache::new(root.path(), &cc, 0);
+        let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while old.exists() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -509,11 +602,11 @@ mod tests {
         std::fs::remove_dir_all(cache.dir()).unwrap();
         let entry = Entry {
             key: 7,
-            symbol: "hs_k".into(),
+            symbol: symbol_of(7),
             has_fin: false,
         };
-        let source = "int hs_k(void) { return 7; }\n";
-        cache.compile(&cc, source, &[entry]).unwrap();
+        let source = format!("int {}(void) {{ return 7; }}\n", symbol_of(7));
+        cache.compile(&cc, &source, &[entry]).unwrap();
         assert!(cache.load(7).is_some());
     }
 
@@ -524,20 +617,21 @@ mod tests {
         let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
         let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
         let root = tempfile::tempdir().unwrap();
-        let cache = DiskCache::new(root.path(), &cc, 0);
-        let entry = |key: u128, symbol: &str| Entry {
+        let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
+        let entry = |key: u128| Entry {
             key,
-            symbol: symbol.into(),
+            symbol: symbol_of(key),
             has_fin: false,
         };
-        let (a, b) = (
-            "int hs_a(void) { return 1; }\n",
-            "int hs_b(void) { return 2; }\n",
+        let a = format!("int {}(void) {{ return 1; }}\n", symbol_of(1));
+        let b = format!(
+            "int {}(void) {{ return 2; }}\nint {}(void) {{ return 2; }}\n",
+            symbol_of(2),
+            symbol_of(3)
         );
-        cache.compile(&cc, a, &[entry(1, "hs_a")]).unwrap();
-        cache
-            .compile(&cc, b, &[entry(2, "hs_b"), entry(3, "hs_b")])
-            .unwrap();
+        let (a, b) = (a.as_str(), b.as_str());
+        cache.compile(&cc, a, &[entry(1)]).unwrap();
+        cache.compile(&cc, b, &[entry(2), entry(3)]).unwrap();
         let lib_of = |key: u128| {
             let text = std::fs::read_to_string(cache.entry_path(key)).unwrap();
             cache
@@ -553,7 +647,7 @@ mod tests {
         }
         // A fresh cache object, as in a later process: its hit on `a` makes `b` the
         // least recently used.
-        let later = DiskCache::new(root.path(), &cc, 0);
+        let later = DiskCache::new(&root_at(root.path()), &cc, 0);
         assert!(later.load(1).is_some());
         let total: u64 = std::fs::read_dir(cache.dir())
             .unwrap()
@@ -569,7 +663,7 @@ mod tests {
         assert!(lib_a.exists() && !lib_b.exists());
         assert!(!cache.entry_path(2).exists() && !cache.entry_path(3).exists());
         assert!(later.load(2).is_none());
-        later.compile(&cc, b, &[entry(2, "hs_b")]).unwrap();
+        later.compile(&cc, b, &[entry(2)]).unwrap();
         assert!(later.load(2).is_some());
         // Under the limit nothing goes.
         assert_eq!(trim(1 << 30), 0);
@@ -583,7 +677,7 @@ mod tests {
         let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
         let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
         let root = tempfile::tempdir().unwrap();
-        let name = DiskCache::new(root.path(), &cc, 0)
+        let name = DiskCache::new(&root_at(root.path()), &cc, 0)
             .dir()
             .file_name()
             .unwrap()
@@ -595,8 +689,164 @@ mod tests {
         assert!(name.ends_with(&digest[..16]), "{name}");
         let other = Compiler::probe("cc", &["-O2".to_string()]).unwrap();
         assert_ne!(
-            DiskCache::new(root.path(), &other, 0).dir(),
+            DiskCache::new(&root_at(root.path()), &other, 0).dir(),
             root.path().join(&name)
         );
+    }
+
+    /// Every way an entry or its library can be damaged on disk: each is a miss (no
+    /// hang on a FIFO, no wrong kernel for swapped entries, no crash on a library cut
+    /// short), the damaged file is removed, and the next compile heals the cache.
+    #[test]
+    fn every_damaged_file_is_removed_and_rebuilt() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let root = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
+        let compile = |key: u128| {
+            let source = format!("int {}(void) {{ return {key}; }}\n", symbol_of(key));
+            let entry = Entry {
+                key,
+                symbol: symbol_of(key),
+                has_fin: false,
+            };
+            cache.compile(&cc, &source, &[entry]).unwrap();
+            assert!(cache.load(key).is_some());
+        };
+        let lib_of = |key: u128| {
+            let text = std::fs::read_to_string(cache.entry_path(key)).unwrap();
+            cache
+                .dir()
+                .join(text.lines().find_map(|l| l.strip_prefix("lib=")).unwrap())
+        };
+        let fifo = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        };
+        let link_loop = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+            std::os::unix::fs::symlink(p, p).unwrap();
+        };
+        // Damaged files replace the originals (a new inode): this process still has the
+        // libraries it loaded mapped, and changing a mapped file in place crashes it.
+        let replace = |p: &Path, bytes: &[u8]| {
+            let tmp = p.with_extension("new");
+            std::fs::write(&tmp, bytes).unwrap();
+            std::fs::rename(&tmp, p).unwrap();
+        };
+        type Fault<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>);
+        let faults: Vec<Fault> = vec![
+            (
+                "truncated",
+                Box::new(|p| {
+                    let b = std::fs::read(p).unwrap();
+                    replace(p, &b[..b.len() / 2]);
+                }),
+            ),
+            ("garbage", Box::new(|p| replace(p, b"\x7fELF garbage"))),
+            ("empty", Box::new(|p| replace(p, b""))),
+            ("fifo", Box::new(fifo)),
+            ("symlink loop", Box::new(link_loop)),
+        ];
+        compile(1);
+        compile(2);
+        for (what, fault) in &faults {
+            for target in ["entry", "library"] {
+                // A fresh cache object: the loaded library of the last round is mapped.
+                let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
+                let path = if target == "entry" {
+                    cache.entry_path(1)
+                } else {
+                    lib_of(1)
+                };
+                fault(&path);
+                assert!(cache.load(1).is_none(), "{what} {target} loaded");
+                assert!(
+                    std::fs::symlink_metadata(&path).is_err(),
+                    "{what} {target} was not removed"
+                );
+                compile(1);
+            }
+        }
+        // Two entries swapped: each names the other's kernel.
+        let (one, two) = (cache.entry_path(1), cache.entry_path(2));
+        let tmp = cache.dir().join("swap");
+        std::fs::rename(&one, &tmp).unwrap();
+        std::fs::rename(&two, &one).unwrap();
+        std::fs::rename(&tmp, &two).unwrap();
+        let fresh = DiskCache::new(&root_at(root.path()), &cc, 0);
+        assert!(fresh.load(1).is_none() && fresh.load(2).is_none());
+        compile(1);
+        compile(2);
+        // Entries in the previous format are refused too (their directory differs anyway).
+        let text = std::fs::read_to_string(cache.entry_path(1)).unwrap();
+        let old = text.replace(ENTRY_HEADER, "hassium-kernel-entry 1");
+        std::fs::write(cache.entry_path(1), old).unwrap();
+        assert!(fresh.load(1).is_none());
+    }
+
+    /// A compiler that "succeeds" but writes garbage, or a library cut short: a clear
+    /// error, never a crash in the loader.
+    #[test]
+    fn a_compiler_writing_garbage_is_an_error_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("bad-cc");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && o=$2; shift; done\n\
+             [ -n \"$o\" ] && printf '\\177ELF\\2\\1\\1 cut short' > \"$o\"; exit 0\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let cc = Compiler::probe(script.to_str().unwrap(), &[]).unwrap();
+        let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
+        let entry = Entry {
+            key: 5,
+            symbol: symbol_of(5),
+            has_fin: false,
+        };
+        let e = cache
+            .compile(&cc, "int x;", &[entry])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a loadable library"), "{e}");
+    }
+
+    /// Two threads, each with its own cache object on one directory, compile the same
+    /// kernels at the same moment (a barrier lines them up) and then load each other's:
+    /// both succeed, and a third cache object loads every entry.
+    #[test]
+    fn two_threads_racing_on_one_directory_both_succeed() {
+        let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+        let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+        let root = tempfile::tempdir().unwrap();
+        let source = format!(
+            "int {}(void) {{ return 1; }}\nint {}(void) {{ return 2; }}\n",
+            symbol_of(1),
+            symbol_of(2)
+        );
+        let entries: Vec<Entry> = [1u128, 2]
+            .map(|key| Entry {
+                key,
+                symbol: symbol_of(key),
+                has_fin: false,
+            })
+            .to_vec();
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
+                    barrier.wait();
+                    cache.compile(&cc, &source, &entries).unwrap();
+                    barrier.wait();
+                    assert!(cache.load(1).is_some() && cache.load(2).is_some());
+                });
+            }
+        });
+        let later = DiskCache::new(&root_at(root.path()), &cc, 0);
+        assert!(later.load(1).is_some() && later.load(2).is_some());
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -90,14 +90,7 @@ const ARCH_EXTRA: &[&str] = &[];
 /// its path, size, modification time and inode.
 fn file_key(program: &str) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
-    let found = if program.contains('/') {
-        Some(PathBuf::from(program))
-    } else {
-        std::env::split_paths(&std::env::var_os("PATH")?)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-    }?;
-    let path = std::fs::canonicalize(found).ok()?;
+    let path = hassium_engine_abi::find_program(program)?;
     let m = std::fs::metadata(&path).ok()?;
     let id = format!(
         "{}|{}|{}.{}|{}|{}",
@@ -153,6 +146,28 @@ fn identity(version: &str, flags: &[String], libmvec: bool, cpu: impl FnOnce() -
     xxh3_64(id.as_bytes())
 }
 
+/// Reports a failed compile: the first one with a warning (the user learns that kernels
+/// run interpreted, and why), later ones only at debug level, since a broken compiler
+/// fails every compile.
+pub fn report_failure(compiler: &Compiler, e: &Error) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::debug!("compile failed: {e}");
+        return;
+    }
+    let why = match e {
+        Error::Compile { stderr, .. } => stderr.lines().find(|l| !l.trim().is_empty()),
+        _ => None,
+    }
+    .map_or_else(|| e.to_string(), str::to_string);
+    tracing::warn!(
+        "C compiler `{}` failed ({}); kernels run interpreted (slow)",
+        compiler.program,
+        why.lines().next().unwrap_or("").trim()
+    );
+    tracing::debug!("compile failed: {e}");
+}
+
 impl Compiler {
     /// Probes `program --version`; `None` when it cannot be run at all.
     #[cfg(test)]
@@ -169,7 +184,9 @@ impl Compiler {
         memo_dir: Option<&Path>,
     ) -> Option<Compiler> {
         let memo = memo_dir.and_then(|d| Some(d.join(format!("{:016x}", file_key(program)?))));
-        let known = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok());
+        let known = (memo.as_ref())
+            .and_then(|m| hassium_engine_abi::read_regular(m, 4096).ok())
+            .and_then(|b| String::from_utf8(b).ok());
         let first = match known.filter(|k| k.ends_with('\n')) {
             Some(line) => line.trim_end().to_string(),
             None => {

@@ -2,8 +2,7 @@
 //! it and the valid ones, so a typo does not silently run with defaults.
 
 use crate::error::{Error, Result};
-use hassium_engine_abi::expand_home;
-use std::path::PathBuf;
+use hassium_engine_abi::{cache_location, CacheLocation};
 
 /// Which specialisations of a kernel are compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +30,8 @@ pub struct CpuConfig {
     /// process left behind that finishes them into the disk cache (see `tiered.rs`);
     /// false drops them (a test suite's thousands of one-off kernels are not worth it).
     pub finish_at_exit: bool,
-    pub cache_dir: PathBuf,
+    /// Where kernels are kept (`""` in TOML: nowhere beyond the process).
+    pub cache_dir: CacheLocation,
     /// Most bytes this build's kernel directory may hold; beyond it the least recently
     /// used libraries go (checked at most hourly, in the background). 0 = no limit.
     pub cache_max_bytes: u64,
@@ -74,13 +74,21 @@ impl Default for CpuConfig {
             specialize: SpecializePolicy::Both,
             tiered: false,
             finish_at_exit: true,
-            cache_dir: expand_home("~/.cache/hassium"),
+            cache_dir: cache_location("~/.cache/hassium").unwrap_or_else(CacheLocation::NoHome),
             cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
             strict_cache: false,
             interpret_limit: 4_000_000,
         }
     }
+}
+
+/// The most worker threads `threads` may ask for: 1024, or 4 per core on a larger
+/// machine. Each thread costs a stack and a kernel task; `threads = 100000` made the
+/// process start thousands and then hang.
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    1024.max(4 * cores)
 }
 
 impl CpuConfig {
@@ -102,8 +110,13 @@ impl CpuConfig {
                         .collect::<Result<_>>()?;
                 }
                 "threads" => {
-                    c.threads = usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
-                        .map_err(|_| bad("≥ 0"))?
+                    let max = max_threads();
+                    let range = format!("an integer from 0 (all cores) to {max}");
+                    c.threads = v
+                        .as_integer()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|n| *n <= max)
+                        .ok_or_else(|| bad(&range))?
                 }
                 "specialize" => {
                     c.specialize = match v.as_str() {
@@ -118,7 +131,8 @@ impl CpuConfig {
                     c.finish_at_exit = v.as_bool().ok_or_else(|| bad("true or false"))?
                 }
                 "cache_dir" => {
-                    c.cache_dir = expand_home(v.as_str().ok_or_else(|| bad("a string"))?)
+                    let s = v.as_str().ok_or_else(|| bad("a string"))?;
+                    c.cache_dir = cache_location(s).map_err(Error::Config)?
                 }
                 "cache_max_bytes" => {
                     c.cache_max_bytes =
@@ -163,6 +177,30 @@ mod tests {
             e.contains("`thread`") && e.contains("threads") && e.contains("strict_cache"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn thread_counts_beyond_the_bound_name_the_key_and_the_range() {
+        for bad in ["threads = 100000", "threads = -1", "threads = \"8\""] {
+            let t: toml::Table = bad.parse().unwrap();
+            let e = CpuConfig::from_table(&t).unwrap_err().to_string();
+            assert!(
+                e.contains("`threads`") && e.contains(&format!("to {}", max_threads())),
+                "{bad}: {e}"
+            );
+        }
+        let t: toml::Table = "threads = 1024".parse().unwrap();
+        assert_eq!(CpuConfig::from_table(&t).unwrap().threads, 1024);
+    }
+
+    #[test]
+    fn a_relative_cache_dir_is_an_error_and_an_empty_one_is_off() {
+        let t: toml::Table = "cache_dir = \"cache\"".parse().unwrap();
+        let e = CpuConfig::from_table(&t).unwrap_err().to_string();
+        assert!(e.contains("cache_dir") && e.contains("absolute"), "{e}");
+        let t: toml::Table = "cache_dir = \"\"".parse().unwrap();
+        let c = CpuConfig::from_table(&t).unwrap();
+        assert_eq!(c.cache_dir, CacheLocation::Off);
     }
 
     #[test]

@@ -25,6 +25,8 @@ use xxhash_rust::xxh3::xxh3_128;
 /// The CPU engine. See the crate documentation.
 pub struct CpuEngine {
     cfg: CpuConfig,
+    /// The directory the disk cache lives in (checked when the engine started).
+    root: Option<hassium_engine_abi::CacheRoot>,
     threads: usize,
     pool: rayon::ThreadPool,
     /// The process that started `pool` and the compile thread (see `renew_after_fork`).
@@ -110,6 +112,7 @@ fn engine_err(msg: impl Into<String>) -> hassium_engine_abi::Error {
 impl CpuEngine {
     /// The engine library's constructor (`export_engine!`).
     pub fn create(ctx: EngineContext) -> Result<Box<dyn Engine>> {
+        hassium_engine_abi::init_engine_logging("cpu");
         Ok(Box::new(CpuEngine::new(CpuConfig::from_table(
             &ctx.config,
         )?)?))
@@ -122,29 +125,35 @@ impl CpuEngine {
             cfg.threads
         };
         let pool = worker_pool(threads)?;
-        let memo = cfg.cache_dir.join("compilers");
-        let compiler = Compiler::probe_remembered(&cfg.compiler, &cfg.flags, Some(&memo));
+        let root = hassium_engine_abi::open_cache_root(&cfg.cache_dir);
+        let memo = root.as_ref().map(|r| r.path.join("compilers"));
+        let compiler = Compiler::probe_remembered(&cfg.compiler, &cfg.flags, memo.as_deref());
         if compiler.is_none() {
             tracing::warn!(
-                "C compiler `{}` cannot be run; the cpu engine interprets every kernel (install a C compiler or set [engines.cpu] compiler)",
+                "C compiler `{}` not found; kernels run interpreted (slow). Install a C compiler or set [engines.cpu] compiler",
                 cfg.compiler
             );
+        } else if root.is_none() {
+            tracing::warn!("no directory for compiled kernels; kernels run interpreted (slow)");
         }
-        let disk = compiler
-            .as_ref()
-            .map(|c| Arc::new(DiskCache::new(&cfg.cache_dir, c, cfg.cache_max_bytes)));
+        let disk = match (&compiler, &root) {
+            (Some(c), Some(r)) => Some(Arc::new(DiskCache::new(r, c, cfg.cache_max_bytes))),
+            _ => None,
+        };
         let shared = Arc::new(Shared::default());
         let tiered = match (&compiler, &disk, cfg.tiered) {
+            // Finishing compiles at exit only helps a cache that outlives the process.
             (Some(c), Some(d), true) => Some(Tiered::start(
                 c.clone(),
                 d.clone(),
                 shared.clone(),
-                cfg.finish_at_exit,
+                cfg.finish_at_exit && d.persistent(),
             )),
             _ => None,
         };
         Ok(CpuEngine {
             cfg,
+            root,
             threads,
             pool,
             pid: std::process::id(),
@@ -185,20 +194,17 @@ impl CpuEngine {
             shared.failed.lock().extend(failed.iter().copied());
         }
         let old = std::mem::replace(&mut self.shared, Arc::new(shared));
-        let disk = (self.compiler.as_ref()).map(|c| {
-            Arc::new(DiskCache::new(
-                &self.cfg.cache_dir,
-                c,
-                self.cfg.cache_max_bytes,
-            ))
-        });
+        let disk = match (&self.compiler, &self.root) {
+            (Some(c), Some(r)) => Some(Arc::new(DiskCache::new(r, c, self.cfg.cache_max_bytes))),
+            _ => None,
+        };
         std::mem::forget(std::mem::replace(&mut self.disk, disk));
         let tiered = match (&self.compiler, &self.disk, &self.tiered) {
             (Some(c), Some(d), Some(_)) => Tiered::start_after_fork(
                 c.clone(),
                 d.clone(),
                 self.shared.clone(),
-                self.cfg.finish_at_exit,
+                self.cfg.finish_at_exit && self.disk.as_ref().is_some_and(|d| d.persistent()),
                 &old,
             ),
             _ => None,
@@ -474,9 +480,15 @@ impl CpuEngine {
         }
         let start = Instant::now();
         let _span = tracing::info_span!("compile", kernels = entries.len()).entered();
-        let done = disk
-            .compile(&compiler, &source, &entries)
-            .map_err(hassium_engine_abi::Error::from)?;
+        let done = match disk.compile(&compiler, &source, &entries) {
+            Ok(done) => done,
+            // A broken compiler: these kernels run interpreted, as without one.
+            Err(e) => {
+                crate::compiler::report_failure(&compiler, &e);
+                (self.shared.failed.lock()).extend(entries.iter().map(|e| e.key));
+                return Ok(());
+            }
+        };
         self.stats.compile_seconds += start.elapsed().as_secs_f64();
         self.stats.kernels_compiled += done.len() as u64;
         self.shared.memory.lock().extend(done);

@@ -132,9 +132,7 @@ impl Tiered {
                         }
                         Err(_) if EXITING.load(Ordering::Relaxed) => {}
                         Err(e) => {
-                            tracing::warn!(
-                                "background compile failed; those kernels stay interpreted: {e}"
-                            );
+                            crate::compiler::report_failure(&compiler, &e);
                             shared.failed.lock().extend(keys.iter().copied());
                         }
                     }

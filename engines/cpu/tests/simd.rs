@@ -26,7 +26,7 @@ fn exp_and_log_loops_call_libmvec_vector_variants() {
     }
     let dir = tempfile::tempdir().unwrap();
     let cpu = CpuEngine::new(CpuConfig {
-        cache_dir: dir.path().into(),
+        cache_dir: hassium_engine_abi::CacheLocation::At(dir.path().into()),
         ..CpuConfig::default()
     })
     .unwrap();
@@ -71,7 +71,7 @@ fn vectorised_math_keeps_nan_inf_and_signed_zero_semantics() {
     let dir = tempfile::tempdir().unwrap();
     // The engine's default optimisation flags, so the vector paths are the ones tested.
     let mut cpu = CpuEngine::new(CpuConfig {
-        cache_dir: dir.path().into(),
+        cache_dir: hassium_engine_abi::CacheLocation::At(dir.path().into()),
         threads: 2,
         min_parallel_elems: 1,
         specialize: SpecializePolicy::Fixed,

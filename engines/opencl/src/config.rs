@@ -2,7 +2,10 @@
 //! names it and the valid ones, so a typo does not silently run with defaults.
 
 use crate::error::{Error, Result};
-use hassium_engine_abi::expand_home;
+use hassium_engine_abi::{cache_location, CacheLocation};
+
+/// The largest `work_group_size` accepted: beyond every device's limit.
+const MAX_WORK_GROUP: u64 = 1 << 16;
 use std::path::PathBuf;
 
 /// Which specialisations of a kernel are built (as in the CPU engine).
@@ -100,7 +103,10 @@ impl Default for OpenClConfig {
             device_type: DeviceType::All,
             work_group_size: 0,
             specialize: SpecializePolicy::Both,
-            cache_dir: Some(expand_home("~/.cache/hassium")),
+            cache_dir: match cache_location("~/.cache/hassium") {
+                Ok(CacheLocation::At(p)) => Some(p),
+                _ => None,
+            },
             cache_max_bytes: 1 << 30,
             fp64: Fp64::Auto,
             memory_limit: 0,
@@ -169,8 +175,8 @@ impl OpenClConfig {
                 }
                 "work_group_size" => {
                     let n = count(v).ok_or_else(|| bad("an integer ≥ 0"))?;
-                    if n != 0 && !n.is_power_of_two() {
-                        return Err(bad("0 or a power of two"));
+                    if n != 0 && !n.is_power_of_two() || n > MAX_WORK_GROUP {
+                        return Err(bad(&format!("0 or a power of two up to {MAX_WORK_GROUP}")));
                     }
                     c.work_group_size = n as usize;
                 }
@@ -184,7 +190,10 @@ impl OpenClConfig {
                 }
                 "cache_dir" => {
                     let s = v.as_str().ok_or_else(|| bad("a string"))?;
-                    c.cache_dir = (!s.is_empty()).then(|| expand_home(s));
+                    c.cache_dir = match cache_location(s).map_err(Error::Config)? {
+                        CacheLocation::At(p) => Some(p),
+                        CacheLocation::Off | CacheLocation::NoHome(_) => None,
+                    };
                 }
                 "cache_max_bytes" => {
                     c.cache_max_bytes =
@@ -255,5 +264,11 @@ mod tests {
     fn work_group_size_must_be_a_power_of_two() {
         let t: toml::Table = "work_group_size = 100".parse().unwrap();
         assert!(OpenClConfig::from_table(&t).is_err());
+        let t: toml::Table = "work_group_size = 1048576".parse().unwrap();
+        let e = OpenClConfig::from_table(&t).unwrap_err().to_string();
+        assert!(
+            e.contains("work_group_size") && e.contains("up to 65536"),
+            "{e}"
+        );
     }
 }

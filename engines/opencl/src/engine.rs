@@ -93,6 +93,7 @@ fn build_options(platform: &str, correctly_rounded_fp32: bool, user: &str) -> St
 impl OpenClEngine {
     /// The engine library's constructor (`export_engine!`).
     pub fn create(ctx: EngineContext) -> hassium_engine_abi::Result<Box<dyn Engine>> {
+        hassium_engine_abi::init_engine_logging("opencl");
         let cfg = OpenClConfig::from_table(&ctx.config)?;
         Ok(Box::new(OpenClEngine::new(cfg, ctx.child)?))
     }

@@ -6,15 +6,21 @@
 //! build options and the keys of exactly its kernels (the split is deterministic), so a
 //! program that repeats its batches finds its entries on its next run.
 //!
-//! A disk entry is `MAGIC`, the xxh3-128 of the source it was built from, then the binary.
-//! The source hash guards against a stale entry (a codegen change that renders the same
-//! key differently) and a corrupt one: either is rebuilt from source and rewritten.
+//! A disk entry is `MAGIC`, the xxh3-128 of the source it was built from, the binary's
+//! length and its xxh3-128, then the binary. The source hash guards against a stale entry
+//! (a codegen change that renders the same key differently); the length and checksum
+//! against a damaged one (a binary cut short made PoCL abort on every later run, since a
+//! check of the source alone passed). Entries are read without blocking and only when
+//! regular files; a damaged one is removed with one warning and rebuilt from source.
 //! Entries are written to a temporary file and renamed, so concurrent processes never
 //! read half an entry.
 
 use crate::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use hassium_engine_abi::{due, dump_source, touch, trim_to_size};
+use hassium_engine_abi::{
+    create_private_dir, due, dump_source, open_cache_root, read_regular, touch, trim_to_size,
+    CacheLocation,
+};
 use opencl3::context::Context;
 use opencl3::device::Device;
 use opencl3::kernel::Kernel;
@@ -25,7 +31,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_128;
 
-const MAGIC: &[u8; 8] = b"HSCLBIN1";
+const MAGIC: &[u8; 8] = b"HSCLBIN2";
+/// Magic, source hash, binary length, binary checksum.
+const HEADER: usize = 8 + 16 + 8 + 16;
+/// Far beyond any program binary of a batch's kernels.
+const MAX_ENTRY_BYTES: u64 = 1 << 30;
 
 /// The entry point of kernel `key` in a program (its combiner adds `_fin`).
 pub fn entry_name(key: u128) -> String {
@@ -101,7 +111,13 @@ impl Programs {
         max_bytes: u64,
         wanted_local: usize,
     ) -> Programs {
-        let dir = dir.map(|d| d.join("opencl"));
+        // Binaries are only worth keeping in a directory that outlives the process, and
+        // only in one nobody else can write to (a binary is run as the user's code).
+        let dir = dir.and_then(|d| {
+            let root = open_cache_root(&CacheLocation::At(d))?;
+            let dir = root.path.join("opencl");
+            (root.persistent && create_private_dir(&dir).is_ok()).then_some(dir)
+        });
         if let Some(dir) = dir.clone().filter(|_| max_bytes > 0) {
             trim_in_background(dir, max_bytes);
         }
@@ -356,13 +372,67 @@ fn trim_in_background(dir: PathBuf, max_bytes: u64) {
         });
 }
 
-fn read_entry(path: &Path, hash: u128) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(path).ok()?;
-    if bytes.len() <= 24 || &bytes[..8] != MAGIC || bytes[8..24] != hash.to_le_bytes() {
-        return None;
+/// What reading a disk entry found.
+#[derive(Debug, PartialEq, Eq)]
+enum Read {
+    Missing,
+    /// Built from another source (a stale entry): rebuilt without a warning.
+    Stale,
+    /// Damaged (why): removed with a warning and rebuilt.
+    Damaged(String),
+    Binary(Vec<u8>),
+}
+
+/// The program binary in the entry at `path` built from the source with hash `hash`.
+fn check_entry(path: &Path, hash: u128) -> Read {
+    let bytes = match read_regular(path, MAX_ENTRY_BYTES) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Read::Missing,
+        Err(e) => return Read::Damaged(e.to_string()),
+    };
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return Read::Damaged("no entry header".into());
     }
-    touch(path);
-    Some(bytes[24..].to_vec())
+    if bytes[8..24] != hash.to_le_bytes() {
+        return Read::Stale;
+    }
+    let len = u64::from_le_bytes(bytes[24..32].try_into().unwrap_or_default());
+    let bin = &bytes[HEADER..];
+    if len != bin.len() as u64 || len == 0 {
+        return Read::Damaged(format!(
+            "its binary has {} bytes, its header says {len}",
+            bin.len()
+        ));
+    }
+    if bytes[32..48] != xxh3_128(bin).to_le_bytes() {
+        return Read::Damaged("binary checksum mismatch".into());
+    }
+    Read::Binary(bin.to_vec())
+}
+
+/// [`check_entry`], removing a damaged entry (with a warning) or a stale one.
+fn read_entry(path: &Path, hash: u128) -> Option<Vec<u8>> {
+    match check_entry(path, hash) {
+        Read::Binary(bin) => {
+            touch(path);
+            Some(bin)
+        }
+        Read::Missing => None,
+        Read::Stale => {
+            let _ = std::fs::remove_file(path);
+            None
+        }
+        Read::Damaged(why) => {
+            tracing::warn!(
+                "OpenCL program cache entry {} is damaged ({why}); rebuilding it",
+                path.display()
+            );
+            if std::fs::remove_file(path).is_err() {
+                let _ = std::fs::remove_dir(path);
+            }
+            None
+        }
+    }
 }
 
 fn write_entry(path: &Path, hash: u128, bin: &[u8]) -> Result<()> {
@@ -371,18 +441,14 @@ fn write_entry(path: &Path, hash: u128, bin: &[u8]) -> Result<()> {
         reason: e.to_string(),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.{:x}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
+    create_private_dir(dir).map_err(err)?;
+    let tmp = hassium_engine_abi::temp_path(dir, "clbin");
     let mut f = std::fs::File::create(&tmp).map_err(err)?;
     f.write_all(MAGIC).map_err(err)?;
     f.write_all(&hash.to_le_bytes()).map_err(err)?;
+    f.write_all(&(bin.len() as u64).to_le_bytes())
+        .map_err(err)?;
+    f.write_all(&xxh3_128(bin).to_le_bytes()).map_err(err)?;
     f.write_all(bin).map_err(err)?;
     f.sync_all().map_err(err)?;
     drop(f);
@@ -390,4 +456,48 @@ fn write_entry(path: &Path, hash: u128, bin: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         err(e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of damage to a binary entry is found before the driver sees the
+    /// binary (PoCL aborts on a binary cut short), and the entry is removed.
+    #[test]
+    fn a_damaged_binary_entry_is_refused_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.clbin");
+        let bin = vec![7u8; 1000];
+        write_entry(&path, 42, &bin).unwrap();
+        assert_eq!(check_entry(&path, 42), Read::Binary(bin.clone()));
+        assert_eq!(check_entry(&path, 43), Read::Stale);
+        let whole = std::fs::read(&path).unwrap();
+        let mut flipped = whole.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let mut longer = whole.clone();
+        longer.push(0);
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("cut after the header", whole[..HEADER].to_vec()),
+            ("cut in the binary", whole[..HEADER + 500].to_vec()),
+            ("a byte flipped", flipped),
+            ("a byte added", longer),
+            ("garbage", b"garbage".to_vec()),
+        ];
+        for (what, bytes) in cases {
+            std::fs::write(&path, bytes).unwrap();
+            assert!(matches!(check_entry(&path, 42), Read::Damaged(_)), "{what}");
+            assert_eq!(read_entry(&path, 42), None, "{what}");
+            assert!(!path.exists(), "{what}: not removed");
+        }
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_entry(&path, 42), None, "a FIFO");
+        assert!(std::fs::symlink_metadata(&path).is_err());
+        std::os::unix::fs::symlink(&path, &path).unwrap();
+        assert_eq!(read_entry(&path, 42), None, "a symlink loop");
+        assert!(std::fs::symlink_metadata(&path).is_err());
+        write_entry(&path, 42, &bin).unwrap();
+        assert_eq!(read_entry(&path, 42), Some(bin));
+    }
 }

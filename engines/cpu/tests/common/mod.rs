@@ -12,7 +12,7 @@ pub fn config(threads: usize, spec: SpecializePolicy, cache: &std::path::Path) -
     CpuConfig {
         threads,
         specialize: spec,
-        cache_dir: cache.to_path_buf(),
+        cache_dir: hassium_engine_abi::CacheLocation::At(cache.to_path_buf()),
         min_parallel_elems: 1,
         flags: ["-O1", "-march=native", "-fPIC", "-shared"]
             .map(String::from)
