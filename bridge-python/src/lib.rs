@@ -295,10 +295,19 @@ fn asarray(
     wrap(py, arr)
 }
 
-/// Whether `obj` is a NumPy array of dtype `t` whose `WRITEABLE` flag is off.
+/// Whether `obj` is a NumPy array of dtype `t` in native byte order whose `WRITEABLE`
+/// flag is off. (A non-native array is converted, so the Hassium array is a copy, as
+/// `np.asarray(x, dtype=x.dtype.newbyteorder("="))` would be: writeable.)
 fn is_read_only_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, t: DType) -> PyResult<bool> {
     let ndarray = py::numpy(py)?.getattr(pyo3::intern!(py, "ndarray"))?;
     if !obj.is_instance(&ndarray)? {
+        return Ok(false);
+    }
+    let dt = obj.getattr(pyo3::intern!(py, "dtype"))?;
+    if !dt
+        .getattr(pyo3::intern!(py, "isnative"))?
+        .extract::<bool>()?
+    {
         return Ok(false);
     }
     let writeable: bool = obj
