@@ -1464,12 +1464,14 @@ impl PyNdArray {
         }
         let ptr = ops::sync_ptr_for_buffer(&a)?;
         let item = v.dtype.size() as isize;
-        // Shape and strides live in one allocation owned by the buffer until release.
+        // Shape and strides live in one allocation owned by the buffer until release,
+        // followed by the base's id, which the release reports (see `host_view_opened`).
         let meta: Box<[isize]> = v
             .shape
             .iter()
             .map(|&d| d as isize)
             .chain(v.strides.iter().map(|&s| s * item))
+            .chain(std::iter::once(v.base.0 as isize))
             .collect();
         let meta = Box::into_raw(meta);
         let nd = v.ndim();
@@ -1503,15 +1505,21 @@ impl PyNdArray {
             (*view).suboffsets = std::ptr::null_mut();
             (*view).internal = meta as *mut std::ffi::c_void;
         }
+        // From here until the release, the base is shown in host memory: instructions on
+        // it run as they are recorded (see `rt::with_rt`).
+        crate::rt::host_view_opened(v.base);
         Ok(())
     }
     unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
-        // SAFETY: `internal` is the Box<[isize]> leaked by __getbuffer__ (2*ndim long).
+        // SAFETY: `internal` is the Box<[isize]> leaked by __getbuffer__ (2*ndim + 1
+        // long, the base's id last).
         unsafe {
             let nd = (*view).ndim as usize;
             let p = (*view).internal as *mut isize;
             if !p.is_null() {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 2 * nd)));
+                let meta = Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 2 * nd + 1));
+                crate::rt::host_view_closed(BaseId(meta[2 * nd] as u64));
+                drop(meta);
                 (*view).internal = std::ptr::null_mut();
             }
         }
