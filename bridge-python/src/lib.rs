@@ -24,12 +24,13 @@ use rt::{with_existing_rt, with_rt};
 
 /// A shape argument: an int or a sequence of ints.
 fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    let raw: Vec<isize> = match obj.extract::<isize>() {
-        Ok(n) => vec![n],
-        Err(_) => obj.extract().map_err(|_| {
+    let raw = py::dims_arg(obj).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(obj.py()) {
             PyTypeError::new_err("expected a sequence of integers or a single integer")
-        })?,
-    };
+        } else {
+            e
+        }
+    })?;
     if raw.iter().any(|&d| d < 0) {
         return Err(PyValueError::new_err("negative dimensions are not allowed"));
     }

@@ -613,6 +613,7 @@ pub fn reshape(a: &Arr, shape: &[usize]) -> PyResult<Arr> {
 /// Resolves the unknown dimension in a requested shape, as NumPy's reshape does: any
 /// negative entry is one (`-1` by convention; NumPy takes `-2` the same way).
 pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec<usize>> {
+    rt::check_ndim(req.len())?;
     let unknown: Vec<usize> = (0..req.len()).filter(|&i| req[i] < 0).collect();
     if unknown.len() > 1 {
         return Err(PyValueError::new_err(

@@ -156,6 +156,7 @@ impl Drop for BaseOwner {
 /// refuse NumPy's allocation of them (see [`allocation_limit`]). A lazy array allocates
 /// only at its first use; without this, the error would come there.
 pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
+    check_ndim(shape.len())?;
     let n = shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
@@ -171,6 +172,19 @@ pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
         }));
     }
     Ok(n)
+}
+
+/// NumPy's error for more dimensions than an array may have, with Hassium's limit (16,
+/// where NumPy's is 64): every way of making an array (`zeros`, `empty`, `reshape`, ...)
+/// says the same.
+pub fn check_ndim(ndim: usize) -> PyResult<()> {
+    if ndim > hassium_core::MAX_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "maximum supported dimension for an ndarray is currently {}, found {ndim}",
+            hassium_core::MAX_DIMS
+        )));
+    }
+    Ok(())
 }
 
 /// The largest allocation Linux grants outright under its overcommit policy
