@@ -180,3 +180,15 @@ def test_read_only_big_endian_array_converts_to_a_writeable_copy(hs):
     got[0] = 7
     assert be[0] == 0
     assert_same(got, np.array([7, 1, 2]))
+
+
+def test_big_endian_numpy_out_receives_numpys_values(hs):
+    # A NumPy ``out=`` runs through NumPy, which writes its own array in its own order.
+    warnings.simplefilter("ignore", getattr(hs, "HassiumFallbackWarning", Warning))
+    h = hs.asarray(np.arange(4.0))
+    out = np.zeros(4, dtype=">f8")
+    hs.add(h, 1, out=out)
+    np.testing.assert_array_equal(out, np.arange(4.0) + 1)
+    out2 = np.zeros(2, dtype=">f8")
+    hs.sum(h.reshape(2, 2), axis=0, out=out2)
+    np.testing.assert_array_equal(out2, [2.0, 4.0])
