@@ -358,8 +358,11 @@ hs_array *hs_zeros(hs_dtype dtype, size_t ndim, const size_t *shape);
 // As [`hs_empty`].
 hs_array *hs_ones(hs_dtype dtype, size_t ndim, const size_t *shape);
 
-// A new array holding a copy of `data`: C-contiguous elements of `dtype` (native byte
-// order), as many as `shape` holds. The buffer may be reused as soon as this returns.
+// A new array holding a copy of `data`: C-contiguous elements of `dtype` in the
+// machine's native byte order (the C API has no byte-order flag: swap big-endian file or
+// network data first), as many as `shape` holds. Neither `data` nor `shape` need be
+// aligned for their types; both are copied. The buffer may be reused as soon as this
+// returns.
 //
 // # Safety
 // `shape` as in [`hs_empty`]; `data` points to the product of `shape` elements of
@@ -368,6 +371,7 @@ hs_array *hs_from_buffer(hs_dtype dtype, size_t ndim, const size_t *shape, const
 
 // A new 1-D array of `n` elements `start + i*step` (like `np.arange`), computed in int64
 // for integer dtypes (start and step truncated toward zero) and in float64 otherwise.
+// An `n` no array can hold (`SIZE_MAX`) is `HS_ERR_NOMEM`.
 hs_array *hs_range(hs_dtype dtype, double start, double step, size_t n);
 
 // A new float64 array uniform in [0, 1), from the counter-based Philox generator: the
@@ -388,13 +392,14 @@ void *hs_data(const hs_array *a);
 
 // Copies `a`'s elements in C order (whatever its strides) into `buf`, which must hold
 // exactly `hs_size(a)` elements of `hs_dtype_of(a)`: `nbytes` is checked against that.
+// The elements are in native byte order; `buf` need not be aligned (bytes are copied).
 //
 // # Safety
 // `buf` points to `nbytes` writable bytes.
 hs_status hs_copy_to(const hs_array *a, void *buf, size_t nbytes);
 
 // The value of a one-element array (any shape, any dtype) as a double (complex: its
-// real part). Syncs the array.
+// real part). Syncs the array. `value` need not be aligned.
 //
 // # Safety
 // `value` points to a writable double.

@@ -6,20 +6,65 @@ use crate::error::{Fail, Result};
 use crate::record::{Arg, Weak};
 use crate::state::State;
 use hassium_core::{DType, Opcode, MAX_DIMS};
+use std::borrow::Cow;
 
-/// A C array of `n` elements as a slice; NULL is allowed only when `n` is 0.
+/// A C array of `n` elements; NULL is allowed only when `n` is 0.
+///
+/// C gives no alignment guarantee Rust can rely on: a pointer into a packed struct or a
+/// byte buffer (`(int64_t *)(bytes + 1)`) is legal C to pass, but a Rust slice over it
+/// would be undefined behaviour. Such an array is copied element by element with
+/// unaligned reads; an aligned one is borrowed.
 ///
 /// # Safety
 /// When non-NULL, `ptr` must point to `n` readable elements (the C caller's contract).
-pub unsafe fn slice_arg<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+pub unsafe fn slice_arg<'a, T: Copy>(ptr: *const T, n: usize, what: &str) -> Result<Cow<'a, [T]>> {
     if n == 0 {
-        return Ok(&[]);
+        return Ok(Cow::Borrowed(&[]));
     }
     if ptr.is_null() {
         return Err(Fail::new(hs_status::HS_ERR_NULL, format!("{what} is NULL")));
     }
-    // SAFETY: non-NULL and, by the caller's contract, `n` elements long.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, n) })
+    if ptr.is_aligned() {
+        // SAFETY: non-NULL, aligned and, by the caller's contract, `n` elements long.
+        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(ptr, n) }));
+    }
+    // SAFETY: by the caller's contract, elements 0..n are readable; `read_unaligned`
+    // needs no alignment.
+    Ok(Cow::Owned(
+        (0..n)
+            .map(|i| unsafe { ptr.add(i).read_unaligned() })
+            .collect(),
+    ))
+}
+
+/// Refuses more dimensions than a view may have, in the words every C function uses.
+pub fn check_ndim(ndim: usize) -> Result<()> {
+    if ndim > MAX_DIMS {
+        return Err(Fail::shape(format!(
+            "{ndim} dimensions requested; at most {MAX_DIMS} are allowed"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a shape whose element count (times the widest element, 16 bytes) does not fit
+/// in an `isize`: views address elements with signed offsets, so a bigger array could
+/// not be indexed (and could not be allocated anyway).
+pub fn check_size(shape: &[usize]) -> Result<()> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize / 16)
+        .map(drop)
+        .ok_or_else(|| {
+            Fail::new(
+                hs_status::HS_ERR_NOMEM,
+                format!(
+                    "an array of shape {shape:?} is too large (at most {} elements)",
+                    isize::MAX as usize / 16
+                ),
+            )
+        })
 }
 
 /// A shape of `ndim` extents, checked against the dimension limit and for overflow.
@@ -27,22 +72,10 @@ pub unsafe fn slice_arg<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'
 /// # Safety
 /// As [`slice_arg`].
 pub unsafe fn shape_arg(ndim: usize, shape: *const usize) -> Result<Vec<usize>> {
-    if ndim > MAX_DIMS {
-        return Err(Fail::shape(format!(
-            "{ndim} dimensions requested; at most {MAX_DIMS} are allowed"
-        )));
-    }
+    check_ndim(ndim)?;
     // SAFETY: forwarded contract.
-    let s = unsafe { slice_arg(shape, ndim, "shape") }?.to_vec();
-    s.iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= isize::MAX as usize / 16)
-        .ok_or_else(|| {
-            Fail::new(
-                hs_status::HS_ERR_NOMEM,
-                format!("an array of shape {s:?} is too large"),
-            )
-        })?;
+    let s = unsafe { slice_arg(shape, ndim, "shape") }?.into_owned();
+    check_size(&s)?;
     Ok(s)
 }
 

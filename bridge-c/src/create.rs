@@ -95,8 +95,11 @@ pub unsafe extern "C" fn hs_ones(
     })
 }
 
-/// A new array holding a copy of `data`: C-contiguous elements of `dtype` (native byte
-/// order), as many as `shape` holds. The buffer may be reused as soon as this returns.
+/// A new array holding a copy of `data`: C-contiguous elements of `dtype` in the
+/// machine's native byte order (the C API has no byte-order flag: swap big-endian file or
+/// network data first), as many as `shape` holds. Neither `data` nor `shape` need be
+/// aligned for their types; both are copied. The buffer may be reused as soon as this
+/// returns.
 ///
 /// # Safety
 /// `shape` as in [`hs_empty`]; `data` points to the product of `shape` elements of
@@ -131,6 +134,7 @@ pub unsafe extern "C" fn hs_from_buffer(
 
 /// A new 1-D array of `n` elements `start + i*step` (like `np.arange`), computed in int64
 /// for integer dtypes (start and step truncated toward zero) and in float64 otherwise.
+/// An `n` no array can hold (`SIZE_MAX`) is `HS_ERR_NOMEM`.
 #[no_mangle]
 pub extern "C" fn hs_range(dtype: hs_dtype, start: f64, step: f64, n: usize) -> *mut hs_array {
     new_handle("hs_range", |st| {

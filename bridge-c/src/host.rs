@@ -60,6 +60,7 @@ pub extern "C" fn hs_data(a: *const hs_array) -> *mut c_void {
 
 /// Copies `a`'s elements in C order (whatever its strides) into `buf`, which must hold
 /// exactly `hs_size(a)` elements of `hs_dtype_of(a)`: `nbytes` is checked against that.
+/// The elements are in native byte order; `buf` need not be aligned (bytes are copied).
 ///
 /// # Safety
 /// `buf` points to `nbytes` writable bytes.
@@ -114,7 +115,7 @@ pub unsafe extern "C" fn hs_copy_to(
 }
 
 /// The value of a one-element array (any shape, any dtype) as a double (complex: its
-/// real part). Syncs the array.
+/// real part). Syncs the array. `value` need not be aligned.
 ///
 /// # Safety
 /// `value` points to a writable double.
@@ -141,8 +142,9 @@ pub unsafe extern "C" fn hs_item(a: *const hs_array, value: *mut f64) -> hs_stat
                 .ok_or_else(|| Fail::invalid("short element"))?;
             Ok(s.as_f64())
         })?;
-        // SAFETY: checked non-NULL; writable by the caller's contract.
-        unsafe { *value = x };
+        // SAFETY: checked non-NULL; writable by the caller's contract. C may pass a
+        // pointer that is not 8-byte aligned (into a packed struct): write it unaligned.
+        unsafe { value.write_unaligned(x) };
         Ok(())
     })
 }

@@ -81,7 +81,7 @@ pub unsafe extern "C" fn hs_op(
         let ins = unsafe { slice_arg(ins, nin, "ins") }?;
         with_state(|st| {
             let out = st.view(out, "out")?;
-            let args = operands_arg(st, ins)?;
+            let args = operands_arg(st, &ins)?;
             record::other(st, op, &args, Some(&out), axis).map(drop)
         })
     })
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn hs_op_new(
         let op = opcode_arg(op)?;
         // SAFETY: the caller's contract above.
         let ins = unsafe { slice_arg(ins, nin, "ins") }?;
-        let args = operands_arg(st, ins)?;
+        let args = operands_arg(st, &ins)?;
         record::other(st, op, &args, None, axis)
     })
 }

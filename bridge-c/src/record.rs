@@ -596,6 +596,7 @@ pub fn full(st: &mut State, dtype: DType, shape: &[usize], value: Scalar) -> Res
 /// `np.arange`-like: `start + i*step` for i in 0..n, computed in int64 for integer dtypes
 /// (start and step truncated) and in float64 otherwise, then cast to `dtype`.
 pub fn range(st: &mut State, dtype: DType, start: f64, step: f64, n: usize) -> Result<View> {
+    crate::args::check_size(&[n])?;
     let work = if dtype.is_integer() || dtype.is_bool() {
         DType::Int64
     } else {
@@ -688,14 +689,9 @@ pub fn reshape(st: &mut State, v: &View, req: &[i64]) -> Result<View> {
             fmt_requested_shape(req)
         ))
     };
+    crate::args::check_ndim(req.len())?;
     if unknown.len() > 1 {
         return Err(Fail::shape("can only specify one unknown dimension"));
-    }
-    if req.len() > hassium_core::MAX_DIMS {
-        return Err(Fail::shape(format!(
-            "at most {} dimensions are allowed",
-            hassium_core::MAX_DIMS
-        )));
     }
     let known = req
         .iter()

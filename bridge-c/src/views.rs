@@ -118,7 +118,7 @@ pub unsafe extern "C" fn hs_reshape(
         let v = st.view(a, "the array")?;
         // SAFETY: the caller's contract above.
         let req = unsafe { slice_arg(shape, ndim, "shape") }?;
-        record::reshape(st, &v, req)
+        record::reshape(st, &v, &req)
     })
 }
 

@@ -244,9 +244,14 @@ pub fn parse_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Opti
     let raw: Vec<isize> = if let Ok(t) = axis.downcast::<PyTuple>() {
         t.iter().map(|x| x.extract()).collect::<PyResult<_>>()?
     } else {
-        vec![axis
-            .extract()
-            .map_err(|_| PyTypeError::new_err("an integer is required for the axis"))?]
+        // An int too big for `isize` keeps its OverflowError, as in NumPy.
+        vec![axis.extract().map_err(|e: PyErr| {
+            if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(axis.py()) {
+                e
+            } else {
+                PyTypeError::new_err("an integer is required for the axis")
+            }
+        })?]
     };
     let mut out = Vec::with_capacity(raw.len());
     for a in raw {
@@ -554,19 +559,40 @@ fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<(Vec<Item>, Vec<Adv>)> {
     Ok((items, advs))
 }
 
+/// A slice bound (`None`, or anything with `__index__`), clamped into `isize` as Python's
+/// `PySlice_Unpack` clamps it: `a[10**20:]` is an empty slice, not an error.
 fn opt_isize(o: &Bound<'_, PyAny>) -> PyResult<Option<isize>> {
     if o.is_none() {
-        Ok(None)
+        return Ok(None);
+    }
+    let i = o.call_method0("__index__").map_err(|_| {
+        PyTypeError::new_err("slice indices must be integers or None or have an __index__ method")
+    })?;
+    Ok(Some(match i.extract::<isize>() {
+        Ok(v) => v,
+        Err(_) if i.lt(0)? => isize::MIN,
+        Err(_) => isize::MAX,
+    }))
+}
+
+const ONLY_VALID_INDICES: &str = "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices";
+
+/// A Python int used as an index, refused as NumPy refuses one beyond `intp`: one that
+/// fits in uint64 is NumPy's `OverflowError` (it tries it as a uint64 index array and
+/// cannot cast that), anything larger or below `-2**63` NumPy's `IndexError`.
+fn int_index(i: &Bound<'_, PyAny>) -> PyResult<isize> {
+    match i.extract::<isize>() {
+        Ok(v) => Ok(v),
+        Err(_) => Err(index_too_wide(i.extract::<u64>().is_ok())),
+    }
+}
+
+/// NumPy's error for an integer index beyond `isize` (see [`int_index`]).
+fn index_too_wide(fits_u64: bool) -> PyErr {
+    if fits_u64 {
+        pyo3::exceptions::PyOverflowError::new_err("Python int too large to convert to C long")
     } else {
-        Ok(Some(
-            o.call_method0("__index__")
-                .and_then(|i| i.extract())
-                .map_err(|_| {
-                    PyTypeError::new_err(
-                        "slice indices must be integers or None or have an __index__ method",
-                    )
-                })?,
-        ))
+        PyIndexError::new_err(ONLY_VALID_INDICES)
     }
 }
 
@@ -590,13 +616,16 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
         return Ok(Item::Array(advs.len() - 1));
     }
     if k.is_instance_of::<pyo3::types::PyInt>() {
-        return Ok(Item::Int(k.extract()?));
+        return Ok(Item::Int(int_index(k)?));
     }
     if let Ok(a) = k.downcast::<PyNdArray>() {
         let arr = a.borrow().arr.clone();
         if arr.view.ndim() == 0 && arr.dtype().is_integer() {
-            let s = ops::read_scalar(&arr)?;
-            return Ok(Item::Int(s.as_i128().unwrap_or(0) as isize));
+            // Every integer dtype's value is an i128; a uint64 beyond `isize` is NumPy's
+            // OverflowError.
+            let v = ops::read_scalar(&arr)?.as_i128().unwrap_or(0);
+            let i = isize::try_from(v).map_err(|_| index_too_wide(u64::try_from(v).is_ok()))?;
+            return Ok(Item::Int(i));
         }
         if !(arr.dtype().is_integer() || arr.dtype().is_bool()) {
             return Err(PyIndexError::new_err(
@@ -615,11 +644,9 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
     let is_ndarray = k.is_instance(&np.getattr("ndarray")?)?;
     if !is_ndarray && !k.is_instance_of::<PyList>() && !k.is_instance_of::<PyTuple>() {
         if let Ok(i) = k.call_method0("__index__") {
-            return Ok(Item::Int(i.extract()?));
+            return Ok(Item::Int(int_index(&i)?));
         }
-        return Err(PyIndexError::new_err(
-            "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices",
-        ));
+        return Err(PyIndexError::new_err(ONLY_VALID_INDICES));
     }
     let a = np.call_method1("asarray", (k,))?;
     let kind: String = a.getattr("dtype")?.getattr("kind")?.extract()?;
@@ -918,10 +945,7 @@ impl PyNdArray {
     }
     #[setter(shape)]
     fn set_shape(&mut self, shape: &Bound<'_, PyAny>) -> PyResult<()> {
-        let req: Vec<isize> = match shape.downcast::<PyTuple>() {
-            Ok(t) => t.extract()?,
-            Err(_) => vec![shape.extract()?],
-        };
+        let req = py::dims_arg(shape)?;
         let s = ops::resolve_shape(self.arr.view.nelem(), self.arr.shape(), &req)?;
         let v = self.arr.view.reshape(&s).ok_or_else(|| {
             PyAttributeError::new_err(
@@ -1464,12 +1488,14 @@ impl PyNdArray {
         }
         let ptr = ops::sync_ptr_for_buffer(&a)?;
         let item = v.dtype.size() as isize;
-        // Shape and strides live in one allocation owned by the buffer until release.
+        // Shape and strides live in one allocation owned by the buffer until release,
+        // followed by the base's id, which the release reports (see `host_view_opened`).
         let meta: Box<[isize]> = v
             .shape
             .iter()
             .map(|&d| d as isize)
             .chain(v.strides.iter().map(|&s| s * item))
+            .chain(std::iter::once(v.base.0 as isize))
             .collect();
         let meta = Box::into_raw(meta);
         let nd = v.ndim();
@@ -1503,15 +1529,21 @@ impl PyNdArray {
             (*view).suboffsets = std::ptr::null_mut();
             (*view).internal = meta as *mut std::ffi::c_void;
         }
+        // From here until the release, the base is shown in host memory: instructions on
+        // it run as they are recorded (see `rt::with_rt`).
+        crate::rt::host_view_opened(v.base);
         Ok(())
     }
     unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
-        // SAFETY: `internal` is the Box<[isize]> leaked by __getbuffer__ (2*ndim long).
+        // SAFETY: `internal` is the Box<[isize]> leaked by __getbuffer__ (2*ndim + 1
+        // long, the base's id last).
         unsafe {
             let nd = (*view).ndim as usize;
             let p = (*view).internal as *mut isize;
             if !p.is_null() {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 2 * nd)));
+                let meta = Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, 2 * nd + 1));
+                crate::rt::host_view_closed(BaseId(meta[2 * nd] as u64));
+                drop(meta);
                 (*view).internal = std::ptr::null_mut();
             }
         }
@@ -1523,7 +1555,7 @@ impl PyNdArray {
         let a = arr_of(slf);
         // Fast paths: one int or one slice.
         if key.is_exact_instance_of::<pyo3::types::PyInt>() {
-            let i: isize = key.extract()?;
+            let i = int_index(key)?;
             if a.view.ndim() == 0 {
                 return Err(PyIndexError::new_err(
                     "too many indices for array: array is 0-dimensional, but 1 were indexed",
@@ -1596,17 +1628,10 @@ impl PyNdArray {
         order: &str,
     ) -> PyResult<PyObject> {
         let a = arr_of(slf);
-        let req: Vec<isize> = if shape.len() == 1 {
-            let s = shape.get_item(0)?;
-            match s.downcast::<PyTuple>() {
-                Ok(t) => t.extract()?,
-                Err(_) => match s.extract::<Vec<isize>>() {
-                    Ok(v) => v,
-                    Err(_) => vec![s.extract()?],
-                },
-            }
+        let req = if shape.len() == 1 {
+            py::dims_arg(&shape.get_item(0)?)?
         } else {
-            shape.extract()?
+            py::dims_arg(shape)?
         };
         let s = ops::resolve_shape(a.view.nelem(), a.shape(), &req)?;
         // Fortran order reads and writes the last axis slowest: a C-order reshape of the
@@ -1655,9 +1680,11 @@ impl PyNdArray {
             1 if axes.get_item(0)?.downcast::<PyTuple>().is_ok()
                 || axes.get_item(0)?.downcast::<PyList>().is_ok() =>
             {
-                Some(axes.get_item(0)?.extract()?)
+                Some(py::dims_arg(&axes.get_item(0)?)?)
             }
-            _ => Some(axes.extract()?),
+            // NumPy reads the axes as it reads a shape (an int beyond `intp` is its
+            // "Maximum allowed dimension exceeded").
+            _ => Some(py::dims_arg(axes)?),
         };
         let v = match perm {
             None => a.view.reversed_axes(),

@@ -91,8 +91,18 @@ pub fn from_host(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr> 
     }
     // `asarray(order="C")`, not `ascontiguousarray`: the latter turns 0-d into 1-d.
     kwargs.set_item("order", "C")?;
-    let a = np.call_method("asarray", (obj,), Some(&kwargs))?;
-    let dt_obj = a.getattr(pyo3::intern!(py, "dtype"))?;
+    let mut a = np.call_method("asarray", (obj,), Some(&kwargs))?;
+    let mut dt_obj = a.getattr(pyo3::intern!(py, "dtype"))?;
+    // Hassium arrays are in native byte order: a big-endian array (`np.load` of a `>f8`
+    // file, network data) becomes the native dtype with the same values. `dtype=` above
+    // names a native dtype already, so this only runs without one.
+    if !dt_obj
+        .getattr(pyo3::intern!(py, "isnative"))?
+        .extract::<bool>()?
+    {
+        dt_obj = dt_obj.call_method1(pyo3::intern!(py, "newbyteorder"), ("=",))?;
+        a = a.call_method1(pyo3::intern!(py, "astype"), (&dt_obj,))?;
+    }
     let d = match py::to_dtype(&dt_obj) {
         Ok(d) => d,
         Err(_) => {
@@ -103,14 +113,25 @@ pub fn from_host(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr> 
         }
     };
     let shape: Vec<usize> = a.getattr(pyo3::intern!(py, "shape"))?.extract()?;
+    with_host_bytes(&a, |bytes| ops::from_bytes(bytes, d, &shape))
+}
+
+/// Calls `f` with the bytes of a C-contiguous NumPy array. They are read as bytes, never
+/// through a typed pointer: a host array need not be aligned for its dtype
+/// (`np.frombuffer(b, offset=1)`, a field of a structured array), and reading such memory
+/// as `f64`/`i64` would be undefined behaviour.
+fn with_host_bytes<R>(a: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
     let flat = a
         .call_method1("reshape", (-1,))?
         .call_method1("view", ("u1",))?;
     let buf: PyBuffer<u8> = PyBuffer::get(&flat)?;
-    // SAFETY: the buffer is C-contiguous uint8 of len_bytes bytes and stays alive (we hold
-    // `buf`) while we copy out of it.
+    if buf.len_bytes() == 0 {
+        return f(&[]);
+    }
+    // SAFETY: the buffer is C-contiguous uint8 (alignment 1) of len_bytes bytes, non-empty
+    // so its pointer is not dangling, and stays alive (we hold `buf`) while `f` reads it.
     let bytes = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
-    ops::from_bytes(bytes, d, &shape)
+    f(bytes)
 }
 
 /// Reads an int64 index array from host data (bounds are checked by the caller).
@@ -119,7 +140,13 @@ pub fn host_int64(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<usize>)> {
     let np = py::numpy(py)?;
     let a = np.call_method1("asarray", (obj, "int64", "C"))?;
     let shape: Vec<usize> = a.getattr("shape")?.extract()?;
-    let flat = a.call_method1("reshape", (-1,))?;
-    let buf: PyBuffer<i64> = PyBuffer::get(&flat)?;
-    Ok((buf.to_vec(py)?, shape))
+    // Copied out as bytes: the array may be unaligned (NumPy's `asarray` returns an
+    // unaligned int64 array as it is), which a typed buffer refuses.
+    let data = with_host_bytes(&a, |bytes| {
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes")))
+            .collect())
+    })?;
+    Ok((data, shape))
 }

@@ -40,7 +40,8 @@ pub fn slice_indices(
     n: usize,
 ) -> Result<(isize, isize, isize), IndexError> {
     let n = n as isize;
-    let step = step.unwrap_or(1);
+    // Python clamps a step to `-isize::MAX` so that its negation fits.
+    let step = step.unwrap_or(1).max(-isize::MAX);
     if step == 0 {
         return Err(IndexError::Value("slice step cannot be zero".into()));
     }
@@ -126,14 +127,12 @@ pub fn apply_basic(view: &View, key: &[Item]) -> Result<Basic, IndexError> {
             Item::Slice(start, stop, step) => {
                 let n = view.shape[dim];
                 let (start, stop, step) = slice_indices(start, stop, step, n)?;
-                let len = if step > 0 {
-                    if stop > start {
-                        ((stop - start + step - 1) / step) as usize
-                    } else {
-                        0
-                    }
-                } else if start > stop {
-                    ((start - stop - step - 1) / -step) as usize
+                // `(span - 1) / |step| + 1`, never `span + |step| - 1`: a step may be as
+                // large as `isize::MAX` (`a[::10**20]`).
+                let len = if step > 0 && stop > start {
+                    ((stop - start - 1) / step + 1) as usize
+                } else if step < 0 && start > stop {
+                    ((start - stop - 1) / -step + 1) as usize
                 } else {
                     0
                 };
@@ -141,7 +140,13 @@ pub fn apply_basic(view: &View, key: &[Item]) -> Result<Basic, IndexError> {
                     offset += start * view.strides[dim];
                 }
                 shape.push(len);
-                strides.push(view.strides[dim] * step);
+                // The product only overflows for a step beyond the dimension, which leaves
+                // at most one element: any stride then addresses it.
+                strides.push(
+                    view.strides[dim]
+                        .checked_mul(step)
+                        .unwrap_or(view.strides[dim]),
+                );
                 dim += 1;
                 pos += 1;
             }
@@ -358,6 +363,15 @@ mod tests {
             (4, -1, -2)
         );
         assert!(slice_indices(None, None, Some(0), 5).is_err());
+        // Bounds and steps at the ends of isize (Python clamps bigger ints to these).
+        assert_eq!(
+            slice_indices(Some(isize::MAX), None, None, 5).unwrap(),
+            (5, 5, 1)
+        );
+        assert_eq!(
+            slice_indices(Some(isize::MIN), Some(isize::MIN), Some(isize::MIN), 5).unwrap(),
+            (-1, -1, -isize::MAX)
+        );
     }
 
     #[test]

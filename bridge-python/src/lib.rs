@@ -24,12 +24,13 @@ use rt::{with_existing_rt, with_rt};
 
 /// A shape argument: an int or a sequence of ints.
 fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    let raw: Vec<isize> = match obj.extract::<isize>() {
-        Ok(n) => vec![n],
-        Err(_) => obj.extract().map_err(|_| {
+    let raw = py::dims_arg(obj).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(obj.py()) {
             PyTypeError::new_err("expected a sequence of integers or a single integer")
-        })?,
-    };
+        } else {
+            e
+        }
+    })?;
     if raw.iter().any(|&d| d < 0) {
         return Err(PyValueError::new_err("negative dimensions are not allowed"));
     }
@@ -295,10 +296,19 @@ fn asarray(
     wrap(py, arr)
 }
 
-/// Whether `obj` is a NumPy array of dtype `t` whose `WRITEABLE` flag is off.
+/// Whether `obj` is a NumPy array of dtype `t` in native byte order whose `WRITEABLE`
+/// flag is off. (A non-native array is converted, so the Hassium array is a copy, as
+/// `np.asarray(x, dtype=x.dtype.newbyteorder("="))` would be: writeable.)
 fn is_read_only_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, t: DType) -> PyResult<bool> {
     let ndarray = py::numpy(py)?.getattr(pyo3::intern!(py, "ndarray"))?;
     if !obj.is_instance(&ndarray)? {
+        return Ok(false);
+    }
+    let dt = obj.getattr(pyo3::intern!(py, "dtype"))?;
+    if !dt
+        .getattr(pyo3::intern!(py, "isnative"))?
+        .extract::<bool>()?
+    {
         return Ok(false);
     }
     let writeable: bool = obj

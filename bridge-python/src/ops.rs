@@ -3,7 +3,7 @@
 //! instructions; temporaries they create are freed before returning.
 
 use crate::py::{self, UnsupportedError};
-use crate::rt::{with_rt, Arr, OrPy, Write};
+use crate::rt::{self, with_rt, Arr, OrPy, Write};
 use crate::types::{self, can_cast, int_fits, resolve_loop, NoLoop};
 use hassium_core::{
     broadcast_shapes, fmt_shape, overlap, promote, promote_weak, same_shape, BaseId, DType, Instr,
@@ -240,8 +240,7 @@ impl Temps {
 
 /// Records `out = src` with NumPy's `astype` conversion (shapes must match).
 pub fn record_copy(rt: &mut Runtime, out: &View, src: Operand) -> PyResult<()> {
-    rt.record(Instr::new(Opcode::Identity, out.clone(), [src]))
-        .py()
+    rt::record(rt, Instr::new(Opcode::Identity, out.clone(), [src])).py()
 }
 
 /// `src` as a view of dtype `t`, casting into a temporary when the dtype differs.
@@ -471,19 +470,19 @@ fn finish(rt: &mut Runtime, temps: &mut Temps, mut instr: Instr, dest: &Dest<'_>
         None => {
             let res = Arr::new(rt, o, &shape)?;
             instr.out = res.view.clone();
-            rt.record(instr).py()?;
+            rt::record(rt, instr).py()?;
             Ok(res)
         }
         Some(out) if out.dtype() == o && out.shape() == shape.as_slice() => {
             instr.out = out.view.clone();
-            rt.record(instr).py()?;
+            rt::record(rt, instr).py()?;
             Ok(out.clone())
         }
         Some(out) => {
             // Different dtype or a broadcasting output: compute, then cast into `out`.
             let tmp = temps.new_view(rt, o, &shape)?;
             instr.out = tmp.clone();
-            rt.record(instr).py()?;
+            rt::record(rt, instr).py()?;
             let src = if shape.as_slice() == out.shape() {
                 tmp
             } else {
@@ -614,6 +613,7 @@ pub fn reshape(a: &Arr, shape: &[usize]) -> PyResult<Arr> {
 /// Resolves the unknown dimension in a requested shape, as NumPy's reshape does: any
 /// negative entry is one (`-1` by convention; NumPy takes `-2` the same way).
 pub fn resolve_shape(size: usize, from: &[usize], req: &[isize]) -> PyResult<Vec<usize>> {
+    rt::check_ndim(req.len())?;
     let unknown: Vec<usize> = (0..req.len()).filter(|&i| req[i] < 0).collect();
     if unknown.len() > 1 {
         return Err(PyValueError::new_err(
@@ -668,7 +668,7 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
         } else {
             temps.new_view(rt, range_t, &[n])?
         };
-        rt.record(Instr::new(Opcode::Range, idx.clone(), [])).py()?;
+        rt::record(rt, Instr::new(Opcode::Range, idx.clone(), [])).py()?;
         let idx = as_dtype(rt, &mut temps, &idx, work)?;
         let step_s = step.to_scalar(work);
         let start_s = start.to_scalar(work);
@@ -676,11 +676,10 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
             idx
         } else {
             let t = temps.new_view(rt, work, &[n])?;
-            rt.record(Instr::new(
-                Opcode::Multiply,
-                t.clone(),
-                [idx.into(), step_s.into()],
-            ))
+            rt::record(
+                rt,
+                Instr::new(Opcode::Multiply, t.clone(), [idx.into(), step_s.into()]),
+            )
             .py()?;
             t
         };
@@ -692,11 +691,10 @@ pub fn arange(start: Weak, step: Weak, n: usize, dtype: DType) -> PyResult<Arr> 
             } else {
                 temps.new_view(rt, work, &[n])?
             };
-            rt.record(Instr::new(
-                Opcode::Add,
-                t.clone(),
-                [scaled.into(), start_s.into()],
-            ))
+            rt::record(
+                rt,
+                Instr::new(Opcode::Add, t.clone(), [scaled.into(), start_s.into()]),
+            )
             .py()?;
             t
         };
@@ -729,11 +727,14 @@ pub fn random_bits(shape: &[usize], seed: u64, stream: u64) -> PyResult<Arr> {
     with_rt(|rt| {
         let res = Arr::new(rt, DType::UInt64, shape)?;
         if !res.view.is_empty() {
-            rt.record(Instr::new(
-                Opcode::Random,
-                res.view.clone(),
-                [Scalar::UInt64(seed).into(), Scalar::UInt64(stream).into()],
-            ))
+            rt::record(
+                rt,
+                Instr::new(
+                    Opcode::Random,
+                    res.view.clone(),
+                    [Scalar::UInt64(seed).into(), Scalar::UInt64(stream).into()],
+                ),
+            )
             .py()?;
         }
         Ok(res)
@@ -941,8 +942,11 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
                 } else {
                     temps.new_view(rt, work_out, &shape)?
                 };
-                rt.record(Instr::new(op, step_out.clone(), [cur.into()]).with_axis(ax))
-                    .py()?;
+                rt::record(
+                    rt,
+                    Instr::new(op, step_out.clone(), [cur.into()]).with_axis(ax),
+                )
+                .py()?;
                 if k == 0 && work_out != out_t {
                     let r = Arr::new(rt, out_t, &shape)?;
                     if !r.view.is_empty() {
@@ -959,11 +963,14 @@ pub fn reduce(py: Python<'_>, a: &Arr, spec: &ReduceSpec<'_>, out: Option<&Arr>)
             let filled_with_initial =
                 empty_axis && op.info().identity == hassium_core::Identity::None;
             if !filled_with_initial && !result.view.is_empty() {
-                rt.record(Instr::new(
-                    c,
-                    result.view.clone(),
-                    [result.view.clone().into(), init.to_scalar(out_t).into()],
-                ))
+                rt::record(
+                    rt,
+                    Instr::new(
+                        c,
+                        result.view.clone(),
+                        [result.view.clone().into(), init.to_scalar(out_t).into()],
+                    ),
+                )
                 .py()?;
             }
         }
@@ -1026,8 +1033,11 @@ pub fn accumulate(
         let res = Arr::new(rt, t, a.shape())?;
         if !res.view.is_empty() {
             record_copy(rt, &res.view, a.view.clone().into())?;
-            rt.record(Instr::new(op, res.view.clone(), [res.view.clone().into()]).with_axis(axis))
-                .py()?;
+            rt::record(
+                rt,
+                Instr::new(op, res.view.clone(), [res.view.clone().into()]).with_axis(axis),
+            )
+            .py()?;
         }
         temps.free(rt)?;
         Ok(res)
@@ -1048,11 +1058,14 @@ pub fn gather(src: &View, idx: &View) -> PyResult<Arr> {
     with_rt(|rt| {
         let res = Arr::new(rt, src.dtype, &idx.shape)?;
         if !res.view.is_empty() {
-            rt.record(Instr::new(
-                Opcode::Gather,
-                res.view.clone(),
-                [src.clone().into(), idx.clone().into()],
-            ))
+            rt::record(
+                rt,
+                Instr::new(
+                    Opcode::Gather,
+                    res.view.clone(),
+                    [src.clone().into(), idx.clone().into()],
+                ),
+            )
             .py()?;
         }
         Ok(res)
@@ -1104,11 +1117,10 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
             Arg::Typed(s) => Operand::Scalar(s.cast(t)),
             Arg::Weak(w) => Operand::Scalar(w.to_scalar(t)),
         };
-        rt.record(Instr::new(
-            op,
-            target.view.clone(),
-            [idx.clone().into(), val],
-        ))
+        rt::record(
+            rt,
+            Instr::new(op, target.view.clone(), [idx.clone().into(), val]),
+        )
         .py()?;
         temps.free(rt)
     })
@@ -1146,14 +1158,16 @@ fn record_matrix_vector(
     };
     let sum_axis = x.ndim() - 1;
     let prod = temps.new_view(rt, a.dtype, &x.shape)?;
-    rt.record(Instr::new(
-        Opcode::Multiply,
-        prod.clone(),
-        [x.into(), y.into()],
-    ))
+    rt::record(
+        rt,
+        Instr::new(Opcode::Multiply, prod.clone(), [x.into(), y.into()]),
+    )
     .py()?;
-    rt.record(Instr::new(Opcode::AddReduce, res, [prod.into()]).with_axis(sum_axis))
-        .py()
+    rt::record(
+        rt,
+        Instr::new(Opcode::AddReduce, res, [prod.into()]).with_axis(sum_axis),
+    )
+    .py()
 }
 
 /// `a @ b` for 1-D and 2-D operands, and stacks of matrices by looping over the leading
@@ -1243,11 +1257,14 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
                     }
                     w
                 };
-                rt.record(Instr::extension(
-                    "matmul",
-                    pick(&res.view),
-                    [pick(&av).into(), pick(&bv).into()],
-                ))
+                rt::record(
+                    rt,
+                    Instr::extension(
+                        "matmul",
+                        pick(&res.view),
+                        [pick(&av).into(), pick(&bv).into()],
+                    ),
+                )
                 .py()?;
             }
         }
@@ -1306,11 +1323,10 @@ pub fn masked_fill(a: &Arr, mask: &Arr, value: &Arg) -> PyResult<()> {
             Some(&a.view),
         )?;
         let v = operand(rt, &mut temps, value, t, &shape, Some(&a.view))?;
-        rt.record(Instr::new(
-            Opcode::Where,
-            a.view.clone(),
-            [m, v, a.view.clone().into()],
-        ))
+        rt::record(
+            rt,
+            Instr::new(Opcode::Where, a.view.clone(), [m, v, a.view.clone().into()]),
+        )
         .py()?;
         temps.free(rt)
     })

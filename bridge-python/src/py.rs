@@ -62,6 +62,34 @@ pub fn opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     }
 }
 
+/// One extent of a shape (`zeros`, `reshape`, `.shape = `): an int, or NumPy's
+/// `ValueError` for one beyond `isize` as NumPy words it.
+pub fn dim_arg(obj: &Bound<'_, PyAny>) -> PyResult<isize> {
+    obj.extract::<isize>().map_err(|e| {
+        if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) {
+            PyValueError::new_err("Maximum allowed dimension exceeded")
+        } else {
+            e
+        }
+    })
+}
+
+/// A shape argument: an int or a sequence of them, each read by [`dim_arg`]. Anything
+/// else is the error reading it as one int gave.
+pub fn dims_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
+    let one = match dim_arg(obj) {
+        Ok(n) => return Ok(vec![n]),
+        Err(e) => e,
+    };
+    if one.is_instance_of::<PyValueError>(obj.py()) {
+        return Err(one);
+    }
+    match obj.extract::<Vec<Bound<'_, PyAny>>>() {
+        Ok(items) => items.iter().map(dim_arg).collect(),
+        Err(_) => Err(one),
+    }
+}
+
 /// `numpy.exceptions.AxisError(msg)` (a ValueError and IndexError subclass).
 pub fn axis_error(msg: &str) -> PyErr {
     Python::with_gil(|py| {

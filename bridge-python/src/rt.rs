@@ -2,12 +2,13 @@
 //! runtime errors onto NumPy's exception types.
 
 use crate::py;
-use hassium_core::{BaseId, DType, View};
+use hassium_core::{BaseId, DType, Instr, View};
 use hassium_vem::{Error, Runtime};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The process-wide runtime, created on first use. Callers hold the lock only for Rust
@@ -24,6 +25,11 @@ static PENDING_FREES: Mutex<Vec<BaseId>> = Mutex::new(Vec::new());
 static HAS_PENDING: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f` on the runtime, creating it on first use.
+///
+/// While a host view of some base is alive (see [`HostViews`]), the bases it shows are
+/// kept coherent with it here: before `f`, the runtime is told their host copies may
+/// have been written through the view; after `f`, those that `f` recorded an
+/// instruction on are synced, which runs the instruction and brings its result home.
 pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
     let mut guard = RUNTIME.lock();
     if guard.is_none() {
@@ -38,7 +44,81 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
             let _ = rt.free(id);
         }
     }
-    f(rt)
+    if HOST_VIEWS_LIVE.load(Ordering::Acquire) == 0 {
+        return f(rt);
+    }
+    for id in HOST_VIEWS.lock().exported() {
+        rt.mark_host_written(id);
+    }
+    let result = f(rt);
+    let touched = std::mem::take(&mut HOST_VIEWS.lock().touched);
+    let mut synced = Ok(());
+    for id in touched {
+        if rt.base(id).is_some() {
+            synced = synced.and(rt.sync(id).py());
+        }
+    }
+    // The call's own error first: a failed sync of what it recorded follows from it.
+    let value = result?;
+    synced.map(|()| value)
+}
+
+/// Records one instruction. Every instruction the bridge records goes through here, so
+/// that one naming a base with a live host view is noted for [`with_rt`] to run at once.
+pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
+    if HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 {
+        let mut views = HOST_VIEWS.lock();
+        let bases: Vec<BaseId> = std::iter::once(instr.out.base)
+            .chain(instr.ins.iter().filter_map(|o| o.base()))
+            .filter(|id| views.live.contains_key(id))
+            .collect();
+        views.touched.extend(bases);
+    }
+    rt.record(instr)
+}
+
+/// The bases that host memory views (NumPy arrays made by `np.asarray(h)`, memoryviews,
+/// DLPack capsules: every one goes through the buffer protocol's export) currently show,
+/// with how many views each; and those an instruction was recorded on since the last
+/// [`with_rt`] call ended.
+#[derive(Default)]
+struct HostViews {
+    live: BTreeMap<BaseId, usize>,
+    touched: Vec<BaseId>,
+}
+
+impl HostViews {
+    fn exported(&self) -> Vec<BaseId> {
+        self.live.keys().copied().collect()
+    }
+}
+
+/// Never held while taking `RUNTIME` (a buffer is released, and so this lock taken,
+/// whenever Python drops a view, which may happen inside a runtime call).
+static HOST_VIEWS: Mutex<HostViews> = Mutex::new(HostViews {
+    live: BTreeMap::new(),
+    touched: Vec::new(),
+});
+
+/// The number of live host views of all bases: the fast path's one check.
+static HOST_VIEWS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// A host view of `id`'s memory was handed out (the base is synced already).
+pub fn host_view_opened(id: BaseId) {
+    *HOST_VIEWS.lock().live.entry(id).or_insert(0) += 1;
+    HOST_VIEWS_LIVE.fetch_add(1, Ordering::AcqRel);
+}
+
+/// A host view of `id`'s memory was released.
+pub fn host_view_closed(id: BaseId) {
+    let mut views = HOST_VIEWS.lock();
+    if let Some(n) = views.live.get_mut(&id) {
+        *n -= 1;
+        if *n == 0 {
+            views.live.remove(&id);
+        }
+        HOST_VIEWS_LIVE.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Runs `f` only when the runtime exists (used at exit, where creating one is pointless).
@@ -76,6 +156,7 @@ impl Drop for BaseOwner {
 /// refuse NumPy's allocation of them (see [`allocation_limit`]). A lazy array allocates
 /// only at its first use; without this, the error would come there.
 pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
+    check_ndim(shape.len())?;
     let n = shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
@@ -91,6 +172,19 @@ pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
         }));
     }
     Ok(n)
+}
+
+/// NumPy's error for more dimensions than an array may have, with Hassium's limit (16,
+/// where NumPy's is 64): every way of making an array (`zeros`, `empty`, `reshape`, ...)
+/// says the same.
+pub fn check_ndim(ndim: usize) -> PyResult<()> {
+    if ndim > hassium_core::MAX_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "maximum supported dimension for an ndarray is currently {}, found {ndim}",
+            hassium_core::MAX_DIMS
+        )));
+    }
+    Ok(())
 }
 
 /// The largest allocation Linux grants outright under its overcommit policy

@@ -59,6 +59,7 @@ MUTATES_FIRST_ARGUMENT = frozenset(
     }
 )
 
+
 def _host_copy(a):
     """A NumPy copy of a Hassium array for NumPy to write into, as writeable as the
     array: NumPy then refuses a read-only one with its own error, and nothing is
@@ -170,7 +171,10 @@ DTYPES = frozenset(
 
 
 def _wrappable(a):
-    return a.dtype in DTYPES
+    # A non-native byte order (``frombuffer(b, ">f8")``, ``load`` of a big-endian file)
+    # is wrapped too: ``asarray`` converts it to the native dtype.
+    dt = a.dtype
+    return (dt if dt.isnative else dt.newbyteorder("=")) in DTYPES
 
 
 def to_hassium(obj):
