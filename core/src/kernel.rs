@@ -32,7 +32,7 @@ impl Kernel {
     /// This kernel's run-time error `e`, attributed to the instruction of `batch` the
     /// reference engine would name (the first of the kernel's instructions that can fail
     /// that way, else its first), so that every engine reports the same
-    /// `instruction N (op): ...` message.
+    /// `instruction N (op): ...` message. The error is a [`Error::Failed`]: the kernel ran.
     pub fn error_in(&self, batch: &Batch, e: Error) -> Error {
         let negative_power = matches!(&e, Error::Invalid(m) if m == NEGATIVE_POWER);
         let index = self
@@ -51,7 +51,7 @@ impl Kernel {
             .or(self.instrs.first().copied())
             .unwrap_or(0);
         let op = batch.instrs.get(index).map_or("?", |i| i.op.name());
-        Error::InInstr {
+        Error::Failed {
             index,
             op,
             source: Box::new(e),

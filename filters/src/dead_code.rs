@@ -1,7 +1,10 @@
 //! Removes instructions whose results nobody can observe: the output base is freed in
 //! the batch, not synced, and no later instruction reads any part of it. One backward
 //! pass suffices: whether a write is dead depends only on the instructions after it, and
-//! removing a dead reader is seen before its producers are visited.
+//! removing a dead reader is seen before its producers are visited. An instruction that
+//! can fail on its values (a gather's index out of range, a negative integer power) is
+//! kept even when its result is dead: NumPy raises there, and so must Hassium (vem's
+//! `poison` raises a failure nothing reads at the next read).
 
 use crate::facts::temporaries;
 use crate::{Filter, Result};
@@ -22,7 +25,10 @@ impl Filter for DeadCode {
             if instr.op.is_system() {
                 continue;
             }
-            if temps.contains(&instr.out.base) && !read_later.contains(&instr.out.base) {
+            if temps.contains(&instr.out.base)
+                && !read_later.contains(&instr.out.base)
+                && !instr.can_fail_when_run()
+            {
                 removed.push(k);
                 continue;
             }

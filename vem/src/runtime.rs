@@ -14,6 +14,9 @@ use tracing::{debug_span, info_span};
 use xxhash_rust::xxh3::xxh3_128;
 
 mod generated;
+mod poison;
+
+use poison::Poison;
 
 struct BaseState {
     base: Base,
@@ -49,6 +52,8 @@ pub struct Runtime {
     /// The queue holds a generator (`Range`, `Random`), so the flush looks for new
     /// recipes.
     queue_has_generator: bool,
+    /// Bases made invalid by an instruction that failed while it ran (see `poison`).
+    poison: Poison,
 }
 
 fn init_logging() {
@@ -87,6 +92,7 @@ impl Runtime {
             dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
             recipes: 0,
             queue_has_generator: false,
+            poison: Poison::default(),
         })
     }
 
@@ -191,12 +197,25 @@ impl Runtime {
 
     /// Makes a base's current values readable through [`Runtime::host_ptr`]: queues it for
     /// sync and flushes.
+    ///
+    /// Fails with the error of an instruction that failed while it ran when `id` depends
+    /// on it (every time), or once when such an error's arrays all died unread (see
+    /// `poison`).
     pub fn sync(&mut self, id: BaseId) -> Result<()> {
         self.live(id)?;
         if !self.sync.contains(&id) {
             self.sync.push(id);
         }
-        self.flush()
+        self.flush()?;
+        self.readable(id)
+    }
+
+    /// The error a read of `id` raises, if any (see `poison`).
+    fn readable(&mut self, id: BaseId) -> Result<()> {
+        if self.poison.is_empty() {
+            return Ok(());
+        }
+        self.poison.read(id).map_err(Error::Bytecode)
     }
 
     /// The host address of a base's data, allocating it if it has none. Valid until the
@@ -205,6 +224,9 @@ impl Runtime {
     pub fn host_ptr(&mut self, id: BaseId) -> Result<*mut u8> {
         if self.live(id)?.recipe.is_some() {
             self.sync(id)?;
+        }
+        if self.poison.contains(id) {
+            self.readable(id)?;
         }
         self.host_block(id)
     }
@@ -231,8 +253,10 @@ impl Runtime {
         if !self.queue.is_empty() {
             self.flush()?;
         }
-        // Every byte is overwritten: a recipe need not be written out first.
+        // Every byte is overwritten: a recipe need not be written out first, and an array
+        // an earlier failure made invalid is valid again.
         self.drop_recipe(id);
+        self.poison.clear(id);
         let ptr = self.host_ptr(id)?;
         if nbytes > 0 {
             // SAFETY: the block holds at least nbytes bytes and does not overlap `bytes`
@@ -270,6 +294,12 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
         };
+        if !self.poison.is_empty() {
+            // What reads an array an earlier failure made invalid is not run, and is
+            // invalid in turn.
+            let bases = &self.bases;
+            (self.poison).filter(&mut batch.instrs, |id| bases.get(&id).map(|s| s.base.nelem));
+        }
         let materialised = if self.recipes > 0 || self.queue_has_generator {
             self.rewrite_generated(&mut batch.instrs, &batch.sync)
         } else {
@@ -356,6 +386,9 @@ impl Runtime {
     /// Makes the batch's synced bases current in host memory.
     fn sync_all(&mut self, batch: &Batch) -> Result<()> {
         for &id in &batch.sync {
+            if self.poison.contains(id) {
+                continue; // its read raises instead (`Runtime::sync`)
+            }
             let host = self.host_buffer(id)?;
             self.stack.engine.sync(id, &host)?;
         }
@@ -441,6 +474,9 @@ impl Runtime {
     /// Ends a freed base's life: the engine drops its copies, its memory goes back to the
     /// pool, and a recipe it was kept as is gone.
     fn forget(&mut self, id: BaseId) {
+        if !self.poison.is_empty() {
+            self.poison.clear(id);
+        }
         if let Some(mut s) = self.bases.remove(&id) {
             if s.recipe.is_some() {
                 self.recipes -= 1;
@@ -502,7 +538,7 @@ impl Runtime {
         let mut start = 0;
         for (end, dying) in plan.cuts {
             let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
-            self.execute_part(batch, &kernels[start..end], on_fallback, part)?;
+            self.run_part(batch, &kernels[start..end], on_fallback, part)?;
             for id in dying {
                 self.forget(id);
             }
@@ -580,6 +616,75 @@ impl Runtime {
         }
     }
 
+    /// [`Runtime::execute_part`], completing the part when one of its instructions fails
+    /// while it runs: the engine ran the kernels before the failing one, that kernel's
+    /// outputs are poisoned, and the kernels after it run unless they read a poisoned base
+    /// (then their outputs are poisoned). See `poison`.
+    fn run_part(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        on_fallback: bool,
+        template: Option<u128>,
+    ) -> Result<()> {
+        let mut todo: Vec<Kernel> = Vec::new();
+        if self.poison.is_empty() {
+            match self.execute_part(batch, kernels, on_fallback, template) {
+                Ok(()) => return Ok(()),
+                Err(e) => self.after_failure(kernels, e, &mut todo)?,
+            }
+        } else {
+            // Kernels of this part may read what an earlier part's failure poisoned.
+            todo.extend_from_slice(kernels);
+        }
+        // After a failure: one engine call per run of kernels that can go, each failure
+        // poisoning and skipping as above.
+        loop {
+            let mut runnable = Vec::with_capacity(todo.len());
+            for k in todo.drain(..) {
+                match self.poison.first_of(k.reads.iter().copied()) {
+                    Some(f) => k.writes.iter().for_each(|&id| self.poison.poison(id, f)),
+                    None => runnable.push(k),
+                }
+            }
+            if runnable.is_empty() {
+                return Ok(());
+            }
+            match self.execute_part(batch, &runnable, on_fallback, None) {
+                Ok(()) => return Ok(()),
+                Err(e) => self.after_failure(&runnable, e, &mut todo)?,
+            }
+        }
+    }
+
+    /// Poisons the outputs of the kernel of `kernels` that failed with `e` and leaves the
+    /// kernels after it in `rest`; `e` itself when it is not such a failure.
+    fn after_failure(
+        &mut self,
+        kernels: &[Kernel],
+        e: Error,
+        rest: &mut Vec<Kernel>,
+    ) -> Result<()> {
+        let Some(index) = failed_instr(&e) else {
+            return Err(e);
+        };
+        let Some(at) = kernels.iter().position(|k| k.instrs.contains(&index)) else {
+            return Err(e);
+        };
+        let Error::Engine(hassium_engine_abi::Error::Bytecode(error)) = e else {
+            return Err(e);
+        };
+        tracing::debug!("deferred failure, its dependents poisoned: {error}");
+        self.stats.failures += 1;
+        let f = self.poison.fail(error);
+        for &id in &kernels[at].writes {
+            self.poison.poison(id, f);
+        }
+        self.poison.unless_carried(f);
+        rest.extend_from_slice(&kernels[at + 1..]);
+        Ok(())
+    }
+
     fn execute_part(
         &mut self,
         batch: &Batch,
@@ -621,13 +726,26 @@ impl Runtime {
         };
         self.stats.execute_seconds += t.elapsed().as_secs_f64();
         self.stats.kernels += kernels.len() as u64;
-        result?;
+        let result = result.map_err(Error::from);
+        // A failure while running leaves the kernels before it run: their outputs are
+        // where they would be after a success.
+        if result.as_ref().is_err_and(|e| failed_instr(e).is_none()) {
+            return result;
+        }
         for &id in &touched {
             if let Some(s) = self.bases.get_mut(&id) {
                 s.host_dirty = on_fallback;
             }
         }
-        Ok(())
+        result
+    }
+}
+
+/// The index of the instruction that failed while it ran, when `e` is such a failure.
+fn failed_instr(e: &Error) -> Option<usize> {
+    match e {
+        Error::Engine(hassium_engine_abi::Error::Bytecode(c)) => c.failed_instr(),
+        _ => None,
     }
 }
 
@@ -666,6 +784,12 @@ const RECYCLE_BYTES: usize = 1 << 20;
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        for e in self.poison.unreported() {
+            eprintln!(
+                "hassium: warning: an operation failed and nothing read its result, so the \
+                 error was never raised: {e}"
+            );
+        }
         if std::env::var_os("HASSIUM_STATS").is_some_and(|v| v != "0") {
             eprintln!("{}", self.stats());
         }

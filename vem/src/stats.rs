@@ -20,6 +20,9 @@ pub struct RuntimeStats {
     /// Fuse-cache hits read from partitions an earlier process kept on disk.
     pub fuse_cache_store_hits: u64,
     pub fallback_instrs: u64,
+    /// Instructions that failed while they ran (their dependents poisoned, see vem's
+    /// `poison`).
+    pub failures: u64,
     pub filter_seconds: f64,
     pub fuse_seconds: f64,
     pub execute_seconds: f64,
@@ -79,6 +82,9 @@ impl std::fmt::Display for RuntimeStats {
             "  fallback instructions  {}",
             self.fallback_instrs + e.fallbacks
         )?;
+        if self.failures > 0 {
+            writeln!(f, "  failed instructions    {}", self.failures)?;
+        }
         writeln!(
             f,
             "  time                   filters {:.4}s, fusion {:.4}s, compile {:.4}s, execute {:.4}s",

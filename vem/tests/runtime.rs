@@ -576,10 +576,96 @@ fn a_failed_batch_that_was_to_write_out_a_recipe_leaves_it_readable() {
     .unwrap();
     let e = rt.sync(out.id).unwrap_err().to_string();
     assert!(e.contains("out of bounds"), "{e}");
+    // The multiply does not depend on the failed gather: it ran, once.
     let values = read_f64(&mut rt, a.base, n);
-    let iota: Vec<f64> = (1..=n).map(|i| i as f64).collect();
-    let doubled: Vec<f64> = iota.iter().map(|x| 2.0 * x).collect();
-    assert!(values == iota || values == doubled, "{values:?}");
+    let doubled: Vec<f64> = (1..=n).map(|i| 2.0 * i as f64).collect();
+    assert_eq!(values, doubled);
+}
+
+/// A gather of `src` at the computed index `at` (`src[at]`) into a new base of one
+/// element.
+fn gather_at(rt: &mut Runtime, src: &View, at: i64) -> View {
+    let idx = from_f64(rt, &[at as f64]);
+    let idx_int = rt.new_base(DType::Int64, 1);
+    let idx_int = View::contiguous(idx_int.id, DType::Int64, &[1]);
+    rt.record(Instr::new(Opcode::Identity, idx_int.clone(), [idx.into()]))
+        .unwrap();
+    let out = rt.new_base(DType::Float64, 1);
+    let out = View::contiguous(out.id, DType::Float64, &[1]);
+    rt.record(Instr::new(
+        Opcode::Gather,
+        out.clone(),
+        [src.clone().into(), idx_int.into()],
+    ))
+    .unwrap();
+    out
+}
+
+fn deferred_failure_keeps_every_other_array_exact(mut rt: Runtime) {
+    let acc = from_f64(&mut rt, &[0.0, 0.0]);
+    let add_one = |rt: &mut Runtime| {
+        rt.record(Instr::new(
+            Opcode::Add,
+            acc.clone(),
+            [acc.clone().into(), Scalar::Float64(1.0).into()],
+        ))
+        .unwrap()
+    };
+    let src = from_f64(&mut rt, &[10.0, 11.0, 12.0, 13.0, 14.0]);
+    add_one(&mut rt); // queued before the failure
+    let bad = gather_at(&mut rt, &src, 9);
+    let twice_bad = unary(&mut rt, Opcode::Multiply, &bad, 2.0);
+    let good = gather_at(&mut rt, &src, 3);
+    let d = unary(&mut rt, Opcode::Multiply, &good, 7.0);
+    add_one(&mut rt); // and after it
+                      // Reading an array that does not depend on the failure does not raise it.
+    assert_eq!(read_f64(&mut rt, d.base, 1), vec![91.0]);
+    assert_eq!(read_f64(&mut rt, acc.base, 2), vec![2.0, 2.0]);
+    // The failed result and what was computed from it raise NumPy's error at every
+    // read, never garbage.
+    for _ in 0..2 {
+        for id in [bad.base, twice_bad.base] {
+            let e = rt.sync(id).unwrap_err();
+            assert!(
+                matches!(&e, Error::Bytecode(c) if matches!(c.root(), CoreError::OutOfBounds(_))),
+                "{e}"
+            );
+            assert!(e.to_string().contains("index 9 is out of bounds"), "{e}");
+            assert!(rt.host_ptr(id).is_err());
+        }
+    }
+    // A later batch that reads the failed result is invalid in turn; others go on.
+    let later = unary(&mut rt, Opcode::Add, &bad, 1.0);
+    let fine = unary(&mut rt, Opcode::Add, &d, 1.0);
+    assert!(rt.sync(later.base).is_err());
+    assert_eq!(read_f64(&mut rt, fine.base, 1), vec![92.0]);
+    // Writing the whole array makes it valid again.
+    rt.write_host(bad.base, &5.0f64.to_le_bytes()).unwrap();
+    assert_eq!(read_f64(&mut rt, bad.base, 1), vec![5.0]);
+    assert_eq!(rt.stats().failures, 1);
+}
+
+#[test]
+fn a_deferred_failure_poisons_its_dependents_and_keeps_every_other_array_exact() {
+    deferred_failure_keeps_every_other_array_exact(reference_runtime(&[]));
+}
+
+#[test]
+fn a_deferred_failure_inside_fused_kernels_keeps_every_other_array_exact() {
+    deferred_failure_keeps_every_other_array_exact(fusing_runtime());
+}
+
+#[test]
+fn a_failure_nothing_read_is_raised_once_by_the_next_read() {
+    let mut rt = fusing_runtime();
+    let src = from_f64(&mut rt, &[1.0, 2.0]);
+    let bad = gather_at(&mut rt, &src, -3);
+    let d = unary(&mut rt, Opcode::Add, &src, 1.0);
+    rt.free(bad.base).unwrap();
+    // Nothing holds the failed result any more: the next read raises the error, once.
+    let e = rt.sync(d.base).unwrap_err().to_string();
+    assert!(e.contains("index -3 is out of bounds"), "{e}");
+    assert_eq!(read_f64(&mut rt, d.base, 2), vec![2.0, 3.0]);
 }
 
 /// `rng.random(n)` as the Python bridge records it: `Random` into a uint64 temporary,

@@ -16,6 +16,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub struct ExportedEngine {
     engine: Box<dyn Engine>,
     last_error: CString,
+    /// The last failure's instruction, kind and innermost message, when it was an
+    /// instruction failing while it ran (see `last_failure`).
+    last_failure: Option<(u64, u32, CString)>,
     scratch: CString,
     templates: Templates,
 }
@@ -25,6 +28,7 @@ impl ExportedEngine {
         ExportedEngine {
             engine,
             last_error: CString::default(),
+            last_failure: None,
             scratch: CString::default(),
             templates: Templates::default(),
         }
@@ -93,6 +97,12 @@ unsafe fn guarded_status(
         Ok(Ok(status)) => status,
         Ok(Err(e)) => {
             ex.last_error = cstring(e.to_string());
+            ex.last_failure = match &e {
+                Error::Bytecode(c) => {
+                    (c.failed_instr()).map(|i| (i as u64, c.kind(), cstring(c.root().to_string())))
+                }
+                _ => None,
+            };
             STATUS_ERROR
         }
         Err(p) => {
@@ -102,6 +112,7 @@ unsafe fn guarded_status(
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
             ex.last_error = cstring(format!("engine panicked: {msg}"));
+            ex.last_failure = None;
             STATUS_ERROR
         }
     }
@@ -309,6 +320,31 @@ pub unsafe extern "C" fn last_error(handle: *mut c_void) -> *const c_char {
 }
 
 /// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]);
+/// `index` and `kind` must be writable.
+pub unsafe extern "C" fn last_failure(
+    handle: *mut c_void,
+    index: *mut u64,
+    kind: *mut u32,
+) -> *const c_char {
+    if handle.is_null() || index.is_null() || kind.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: forwarded contract.
+    match unsafe { &(*(handle as *mut ExportedEngine)).last_failure } {
+        Some((i, k, msg)) => {
+            // SAFETY: the caller lends writable locations.
+            unsafe {
+                *index = *i;
+                *kind = *k;
+            }
+            msg.as_ptr()
+        }
+        None => std::ptr::null(),
+    }
+}
+
+/// # Safety
 /// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn destroy(handle: *mut c_void) {
     if !handle.is_null() {
@@ -336,6 +372,7 @@ static WRAP_API: EngineApi = EngineApi {
     free,
     stats,
     last_error,
+    last_failure,
     destroy,
 };
 
@@ -375,6 +412,7 @@ macro_rules! export_engine {
             free: $crate::export_glue::free,
             stats: $crate::export_glue::stats,
             last_error: $crate::export_glue::last_error,
+            last_failure: $crate::export_glue::last_failure,
             destroy: $crate::export_glue::destroy,
         };
         /// The engine library's entry point (see hassium-engine-abi).

@@ -174,6 +174,29 @@ impl LoadedEngine {
         })
     }
 
+    /// [`LoadedEngine::check`] for a call that ran `batch`: an instruction that failed
+    /// while it ran comes back as `hassium_core::Error::Failed`, so the runtime can
+    /// complete the rest of the batch.
+    fn check_run(&self, status: i32, batch: &Batch) -> Result<()> {
+        if status == STATUS_OK {
+            return Ok(());
+        }
+        let (mut index, mut kind) = (0u64, 0u32);
+        // SAFETY: live handle; both locations are writable.
+        let root = unsafe { (self.api.last_failure)(self.handle, &mut index, &mut kind) };
+        let instr = usize::try_from(index)
+            .ok()
+            .and_then(|i| batch.instrs.get(i));
+        match instr {
+            Some(instr) if !root.is_null() => Err(Error::Bytecode(hassium_core::Error::Failed {
+                index: index as usize,
+                op: instr.op.name(),
+                source: Box::new(hassium_core::Error::from_kind(kind, c_message(root))),
+            })),
+            _ => self.check(status),
+        }
+    }
+
     fn check(&self, status: i32) -> Result<()> {
         if status == STATUS_OK {
             return Ok(());
@@ -220,7 +243,7 @@ impl Engine for LoadedEngine {
                 list.len(),
             )
         };
-        self.check(status)
+        self.check_run(status, batch)
     }
 
     /// The key's bindings when the engine holds the template, else the whole call.
@@ -245,7 +268,7 @@ impl Engine for LoadedEngine {
                 )
             };
             if status != STATUS_UNKNOWN {
-                return self.check(status);
+                return self.check_run(status, batch);
             }
             self.templates.remove(&key);
         }
@@ -262,7 +285,7 @@ impl Engine for LoadedEngine {
                 list.len(),
             )
         };
-        self.check(status)?;
+        self.check_run(status, batch)?;
         if self.templates.len() >= MAX_TEMPLATES {
             self.templates.clear();
         }

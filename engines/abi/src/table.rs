@@ -3,7 +3,7 @@ use std::ffi::{c_char, c_void};
 
 /// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
 /// change. The loader refuses a library of another version.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
 pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
@@ -65,6 +65,12 @@ pub struct EngineApi {
     pub stats: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
     /// The message of the last failure on this handle.
     pub last_error: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
+    /// When the last failure on this handle was an instruction failing while it ran
+    /// (`hassium_core::Error::Failed`): writes the instruction's index and the error's kind
+    /// (`Error::kind`) and returns the innermost message; otherwise returns null. The
+    /// runtime completes the rest of such a batch (see vem's `poison`).
+    pub last_failure:
+        unsafe extern "C" fn(handle: *mut c_void, index: *mut u64, kind: *mut u32) -> *const c_char,
     pub destroy: unsafe extern "C" fn(handle: *mut c_void),
 }
 

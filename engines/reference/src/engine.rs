@@ -104,7 +104,8 @@ impl Engine for ReferenceEngine {
 /// Callers should have verified the batch (`hassium_core::verify`); every access is
 /// bounds-checked regardless, so a malformed instruction yields an error, never a wild
 /// write. Errors name the instruction: `instruction 3 (gather): index 7 is out of bounds
-/// for axis 0 with size 5`.
+/// for axis 0 with size 5`; they are run-time failures (`Error::Failed`): the instructions
+/// before it ran, those after it did not.
 pub fn execute_instr(batch: &Batch, index: usize, mem: &mut Memory) -> Result<()> {
     let instr = batch.instrs.get(index).ok_or_else(|| {
         Error::Other(format!(
@@ -113,7 +114,7 @@ pub fn execute_instr(batch: &Batch, index: usize, mem: &mut Memory) -> Result<()
         ))
     })?;
     run(instr, mem).map_err(|e| {
-        Error::Bytecode(CoreError::InInstr {
+        Error::Bytecode(CoreError::Failed {
             index,
             op: instr.op.name(),
             source: Box::new(e),
