@@ -34,16 +34,27 @@ pub unsafe fn shape_arg(ndim: usize, shape: *const usize) -> Result<Vec<usize>> 
     }
     // SAFETY: forwarded contract.
     let s = unsafe { slice_arg(shape, ndim, "shape") }?.to_vec();
-    s.iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+    check_size(&s)?;
+    Ok(s)
+}
+
+/// Refuses a shape whose byte count (at up to 16 bytes an element) would not fit an
+/// `isize`, as NumPy refuses with "array is too big": every size computed from it later,
+/// in elements or bytes, then fits without overflow. Zero extents count as one, as in
+/// NumPy, because the strides of a contiguous array multiply the other extents even when
+/// one is zero: `(0, 2**40, 2**40)` has no elements but strides that overflow.
+pub fn check_size(shape: &[usize]) -> Result<()> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d.max(1)))
         .filter(|&n| n <= isize::MAX as usize / 16)
+        .map(drop)
         .ok_or_else(|| {
             Fail::new(
                 hs_status::HS_ERR_NOMEM,
-                format!("an array of shape {s:?} is too large"),
+                format!("an array of shape {shape:?} is too large"),
             )
-        })?;
-    Ok(s)
+        })
 }
 
 pub fn dtype_arg(d: hs_dtype) -> Result<DType> {
