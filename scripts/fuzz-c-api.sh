@@ -21,9 +21,12 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
 fi
 
 mkdir -p corpus/c_api_calls
+# A failed allocation returns NULL, as malloc does outside ASan, instead of ASan's abort:
+# the runtime must turn it into HS_ERR_NOMEM (or an engine error), and that is checked.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1"
 # -a: debug assertions and overflow checks, so an arithmetic overflow is a finding.
 # -timeout: one input runs in milliseconds; seconds mean a hang.
 # -rss_limit_mb: ASan's shadow plus the runtime's buffer pool stay well below it.
 cargo +nightly fuzz run -a c_api_calls corpus/c_api_calls seeds/c_api_calls -- \
-  -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
+  -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=4096 -len_control=0 \
   -print_final_stats=1 "$@"

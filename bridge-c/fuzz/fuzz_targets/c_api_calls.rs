@@ -246,6 +246,15 @@ fn count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }
 
+/// The work an operation over a shape may do: its element count with zero extents
+/// counted as ones, because a reduction over an empty axis makes a result of all the
+/// other extents.
+fn work(shape: &[usize]) -> usize {
+    shape
+        .iter()
+        .fold(1usize, |a, &d| a.saturating_mul(d.max(1)))
+}
+
 /// True for a shape every creation function must refuse: its extents (zeros counted as
 /// ones, since the strides multiply them) make more than [`TOO_LARGE`] elements.
 fn too_large(shape: &[usize]) -> bool {
@@ -397,13 +406,9 @@ impl Harness {
         }
     }
 
-    /// Elements of a live array (0 for anything else).
+    /// The [`work`] of a live array's shape (0 for anything else).
     fn elems(&self, a: *const hs_array) -> usize {
-        if self.live.contains(&(a as *mut _)) {
-            hs_size(a)
-        } else {
-            0
-        }
+        self.shape_of(a).map_or(0, |s| work(&s))
     }
 
     fn shape_of(&self, a: *const hs_array) -> Option<Vec<usize>> {
@@ -433,7 +438,7 @@ impl Harness {
                 .unwrap_or(1);
             total = total.saturating_mul(ext.max(1));
         }
-        total > MAX_WORK || shapes.iter().any(|s| count(s).is_none_or(|n| n > MAX_WORK))
+        total > MAX_WORK || shapes.iter().any(|s| work(s) > MAX_WORK)
     }
 
     /// Checks a new handle (or the failure NULL stands for) and keeps it.
