@@ -49,11 +49,13 @@ pub fn check_ndim(ndim: usize) -> Result<()> {
 
 /// Refuses a shape whose element count (times the widest element, 16 bytes) does not fit
 /// in an `isize`: views address elements with signed offsets, so a bigger array could
-/// not be indexed (and could not be allocated anyway).
+/// not be indexed (and could not be allocated anyway). Zero extents count as one, as in
+/// NumPy, because the strides of a contiguous array multiply the other extents even when
+/// one is zero: `(0, 2**40, 2**40)` has no elements but strides that overflow.
 pub fn check_size(shape: &[usize]) -> Result<()> {
     shape
         .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d.max(1)))
         .filter(|&n| n <= isize::MAX as usize / 16)
         .map(drop)
         .ok_or_else(|| {

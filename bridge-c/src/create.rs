@@ -144,6 +144,7 @@ pub extern "C" fn hs_range(dtype: hs_dtype, start: f64, step: f64, n: usize) -> 
                 "hs_range makes real arrays, not complex128/complex64",
             ));
         }
+        crate::args::check_size(&[n])?;
         record::range(st, d, start, step, n)
     })
 }

@@ -705,6 +705,7 @@ pub fn reshape(st: &mut State, v: &View, req: &[i64]) -> Result<View> {
         None if known != size => return Err(bad()),
         None => {}
     }
+    crate::args::check_size(&shape)?;
     if let Some(r) = v.reshape(&shape) {
         return Ok(r);
     }

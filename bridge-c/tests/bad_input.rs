@@ -384,3 +384,108 @@ fn writing_into_a_broadcast_view_is_refused_and_writes_nothing() {
     assert_eq!(values(b)[..6], [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
     free(&[a, b]);
 }
+
+// Regression tests for what fuzzing the C API found (bridge-c/fuzz, docs/reliability.md).
+
+#[test]
+fn a_range_too_large_to_exist_is_refused_at_the_call() {
+    setup();
+    // Found by fuzzing: hs_range(SIZE_MAX) overflowed the byte count of its base (a panic
+    // with overflow checks, a wrapped size without), where hs_zeros refuses such shapes.
+    for n in [usize::MAX, isize::MAX as usize, 1 << 62] {
+        assert!(hs_range(HS_FLOAT64, 0.0, 1.0, n).is_null());
+        expect_error(hs_status::HS_ERR_NOMEM, "hs_range: an array of shape");
+        expect_error(hs_status::HS_ERR_NOMEM, "is too large");
+    }
+    let a = hs_range(HS_INT8, 0.0, 1.0, 3);
+    assert_eq!(values(a), vec![0.0, 1.0, 2.0]);
+    free(&[a]);
+}
+
+#[test]
+fn an_empty_shape_whose_strides_overflow_is_refused() {
+    setup();
+    // Found by fuzzing: (0, 2^40, 2^40) holds no elements, so the element count passed
+    // the size check, but the strides of a contiguous array (2^80) overflowed. NumPy
+    // refuses such shapes too ("array is too big").
+    let huge = [0usize, 1 << 40, 1 << 40];
+    // SAFETY: `huge` holds 3 extents.
+    assert!(unsafe { hs_ones(HS_INT64, 3, huge.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_NOMEM, "hs_ones: an array of shape");
+    // SAFETY: as above.
+    assert!(unsafe { hs_empty(HS_BOOL, 3, huge.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_NOMEM, "is too large");
+    let e = [0usize];
+    // SAFETY: `e` holds 1 extent.
+    let empty = unsafe { hs_zeros(HS_FLOAT64, 1, e.as_ptr()) };
+    assert!(!empty.is_null(), "{}", last_error());
+    // SAFETY: as above.
+    assert!(unsafe { hs_broadcast_to(empty, 3, huge.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_NOMEM, "hs_broadcast_to:");
+    let req = [0i64, 1 << 40, 1 << 40];
+    // SAFETY: `req` holds 3 extents.
+    assert!(unsafe { hs_reshape(empty, 3, req.as_ptr()) }.is_null());
+    expect_error(hs_status::HS_ERR_NOMEM, "hs_reshape: an array of shape");
+    // An empty array with modest extents is still fine.
+    let ok = [0i64, 1 << 20, 3];
+    // SAFETY: `ok` holds 3 extents.
+    let r = unsafe { hs_reshape(empty, 3, ok.as_ptr()) };
+    assert!(!r.is_null(), "{}", last_error());
+    assert_eq!(shape(r), vec![0, 1 << 20, 3]);
+    free(&[empty, r]);
+}
+
+#[test]
+fn a_result_too_large_to_allocate_is_an_error_not_an_abort() {
+    setup();
+    // Found by fuzzing: summing a (0, 2^40) array over its empty axis makes 2^40 zeros.
+    // Freed unread, the result is contracted and the reference engine allocated its
+    // scratch with `vec![0; n]`, whose failure aborts the process.
+    let shape = [0usize, 1 << 40];
+    // SAFETY: `shape` holds 2 extents.
+    let a = unsafe { hs_zeros(HS_INT64, 2, shape.as_ptr()) };
+    assert!(!a.is_null(), "{}", last_error());
+    let s = hs_sum(a, 0);
+    assert!(!s.is_null(), "{}", last_error());
+    assert_eq!(hs_free(s), hs_status::HS_OK);
+    assert_ne!(hs_flush(), hs_status::HS_OK);
+    expect_error(hs_last_status(), "hs_flush: ");
+    expect_error(hs_last_status(), "cannot allocate");
+    // Kept and read, the result needs host memory: refused the same way.
+    let s = hs_sum(a, 0);
+    assert!(!s.is_null(), "{}", last_error());
+    assert!(hs_data(s).is_null());
+    expect_error(hs_last_status(), "hs_data: ");
+    // The runtime still works.
+    let b = vec3();
+    assert_eq!(values(b), vec![1.0, 2.0, 3.0]);
+    free(&[a, s, b]);
+}
+
+#[test]
+fn slices_with_steps_near_the_integer_limits_take_one_element() {
+    setup();
+    // Found by fuzzing: a step of i64::MIN (HS_NONE as a step) overflowed the length
+    // computation, and a huge step overflowed the new stride (stride × step). Python
+    // takes any int as a step: a[::-2**63] is the last element, a[::2**63-1] the first.
+    let a = f64s(&[5], &[1.0, 2.0, 3.0, 4.0, 5.0]);
+    let last = hs_slice(a, 0, HS_NONE, HS_NONE, i64::MIN);
+    assert!(!last.is_null(), "{}", last_error());
+    assert_eq!(values(last), vec![5.0]);
+    let first = hs_slice(a, 0, HS_NONE, HS_NONE, i64::MAX);
+    assert!(!first.is_null(), "{}", last_error());
+    assert_eq!(values(first), vec![1.0]);
+    let one = hs_slice(a, 0, 0, HS_NONE, i64::MIN);
+    assert!(!one.is_null(), "{}", last_error());
+    assert_eq!(values(one), vec![1.0]);
+    let none = hs_slice(a, 0, 0, 0, i64::MIN);
+    assert!(!none.is_null(), "{}", last_error());
+    assert_eq!(hs_size(none), 0);
+    // Rows of 4: stride 4 times a step of 2^62 does not fit an isize.
+    let m = f64s(&[3, 4], &(0..12).map(f64::from).collect::<Vec<_>>());
+    let row = hs_slice(m, 0, 1, HS_NONE, 1 << 62);
+    assert!(!row.is_null(), "{}", last_error());
+    assert_eq!(shape(row), vec![1, 4]);
+    assert_eq!(values(row), vec![4.0, 5.0, 6.0, 7.0]);
+    free(&[a, last, first, one, none, m, row]);
+}

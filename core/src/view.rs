@@ -210,14 +210,17 @@ impl View {
         if step == 0 {
             return Err(Error::Invalid("slice step cannot be zero".into()));
         }
-        let len = if step > 0 {
-            if stop > start {
-                ((stop - start + step - 1) / step) as usize
+        // In i128: a step near isize::MIN or MAX (any Python int is a valid step) must
+        // not overflow the count.
+        let (b, e, st) = (start as i128, stop as i128, step as i128);
+        let len = if st > 0 {
+            if e > b {
+                ((e - b + st - 1) / st) as usize
             } else {
                 0
             }
-        } else if start > stop {
-            ((start - stop - step - 1) / -step) as usize
+        } else if b > e {
+            ((b - e - st - 1) / -st) as usize
         } else {
             0
         };
@@ -226,7 +229,9 @@ impl View {
             v.offset += start * self.strides[axis];
         }
         v.shape[axis] = len;
-        v.strides[axis] = self.strides[axis] * step;
+        // With two or more elements the new stride spans memory inside the base, so it
+        // fits; with one or none it is never used to address, and a huge step may not fit.
+        v.strides[axis] = (self.strides[axis].checked_mul(step)).unwrap_or(self.strides[axis]);
         Ok(v)
     }
 

@@ -431,7 +431,7 @@ impl CpuEngine {
                 let base = batch.base(*id).ok_or_else(|| {
                     engine_err(format!("contracted base {} is not in the batch", id.0))
                 })?;
-                m.insert_scratch(base);
+                m.insert_scratch(base)?;
             }
         }
         execute_kernel(batch, kernel, m)?;

@@ -61,7 +61,7 @@ impl Engine for ReferenceEngine {
                 let base = batch.base(*id).ok_or_else(|| {
                     Error::Other(format!("contracted base {} is not in the batch", id.0))
                 })?;
-                mem.insert_scratch(base);
+                mem.insert_scratch(base)?;
             }
         }
         // Against the memory's table, which holds every base a kernel names (host or

@@ -88,15 +88,39 @@ impl Memory {
         Ok(())
     }
 
-    /// Gives `base` a zeroed buffer owned by this memory (for contracted bases).
-    pub fn insert_scratch(&mut self, base: &Base) {
-        let words = base.nbytes().div_ceil(8);
-        let mut block = vec![0u64; words.max(1)];
+    /// Gives `base` a zeroed buffer owned by this memory (for contracted bases). An
+    /// allocation that fails is an error, not an abort: a contracted base can be far
+    /// larger than its inputs (a sum over an empty axis of a `(0, 2**40)` array), and a
+    /// C or Python program is owed an error it can handle.
+    pub fn insert_scratch(&mut self, base: &Base) -> Result<()> {
+        let oom = || {
+            Error::Invalid(format!(
+                "cannot allocate {} elements of {} for contracted base {}",
+                base.nelem,
+                base.dtype.name(),
+                base.id.0
+            ))
+        };
+        let words = (base.nelem.checked_mul(base.dtype.size()))
+            .ok_or_else(oom)?
+            .div_ceil(8)
+            .max(1);
+        let layout = std::alloc::Layout::array::<u64>(words).map_err(|_| oom())?;
+        // SAFETY: the layout's size is nonzero (at least one word). `alloc_zeroed` rather
+        // than `vec![0; n]`, whose failure aborts the process.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u64;
+        if ptr.is_null() {
+            return Err(oom());
+        }
+        // SAFETY: allocated by the global allocator with this layout (capacity `words`),
+        // and every word is initialised (zeroed).
+        let mut block = unsafe { Vec::from_raw_parts(ptr, words, words) };
         let ptr = block.as_mut_ptr() as *mut u8;
         self.scratch.push(block);
         // SAFETY: the block is owned by `self.scratch`, lives as long as `self`, holds at
         // least `nbytes` bytes and is reached only through this memory.
         unsafe { self.insert_raw(base.id, base.dtype, ptr, base.nelem) };
+        Ok(())
     }
 
     pub fn contains(&self, base: BaseId) -> bool {
