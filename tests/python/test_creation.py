@@ -161,7 +161,10 @@ def test_fortran_order_and_like_functions_keep_numpys_layout(hs):
         for order in ["K", "A", "C", "F"]:
             got = getattr(hs, name)(t, order=order)
             want = getattr(np, name)(nt, order=order)
-            assert got.shape == want.shape and got.strides == want.strides, (name, order)
+            assert got.shape == want.shape and got.strides == want.strides, (
+                name,
+                order,
+            )
     assert hs.full_like(t, 7).strides == np.full_like(nt, 7).strides
     # With a new shape: 'A' keeps Fortran order, 'K' when the dimensions are as many.
     for shape in [(4, 6), (24,), (2, 3, 4), (2, 2, 3, 2)]:
@@ -209,7 +212,9 @@ def test_concatenate_into_out_casts_under_the_rule(hs):
         hs.concatenate([a, b], out=hs.empty(4, dtype=np.int8))
     out = hs.empty(4, dtype=np.int8)
     hs.concatenate([a, b], out=out, casting="unsafe")
-    assert_same(out, np.concatenate([na, nb], out=np.empty(4, dtype=np.int8), casting="unsafe"))
+    assert_same(
+        out, np.concatenate([na, nb], out=np.empty(4, dtype=np.int8), casting="unsafe")
+    )
     with pytest.raises(TypeError):
         hs.concatenate([a, b], out=hs.empty(4), dtype=np.float64)
 
@@ -256,18 +261,25 @@ HUGE = [
     ("tile", lambda m: m.tile(m.ones(4), 2**62), False),
     (
         "sum of broadcasts",
-        lambda m: m.broadcast_to(m.ones(1), (2**21, 1)) + m.broadcast_to(m.ones(1), (1, 2**21)),
+        lambda m: (
+            m.broadcast_to(m.ones(1), (2**21, 1))
+            + m.broadcast_to(m.ones(1), (1, 2**21))
+        ),
         True,
     ),
 ]
 
 
 @pytest.mark.parametrize("what,make,memory", HUGE, ids=[h[0] for h in HUGE])
-def test_an_array_too_big_to_make_raises_numpys_error_at_the_call(hs, what, make, memory):
+def test_an_array_too_big_to_make_raises_numpys_error_at_the_call(
+    hs, what, make, memory
+):
     # Lazy arrays allocate at first use; the size checks NumPy makes at creation (an
     # `isize` overflow, more bytes than Linux grants) are made at the call all the same.
     if memory and _overcommits_always():
-        pytest.skip("vm.overcommit_memory=1: NumPy's allocation succeeds and fills memory")
+        pytest.skip(
+            "vm.overcommit_memory=1: NumPy's allocation succeeds and fills memory"
+        )
     with pytest.raises(Exception) as expected:
         make(np)
     with pytest.raises(expected.type) as got:
@@ -357,7 +369,9 @@ def test_fromfunction_calls_the_function_on_lazy_index_grids(hs, monkeypatch):
     for kwargs in ({}, {"dtype": int}, {"dtype": np.float32, "scale": 3}):
         got = hs.fromfunction(f, (3, 4), **kwargs)
         assert seen.pop() is hs.ndarray  # computed by Hassium, not NumPy
-        _same_arrays(got, np.fromfunction(f, (3, 4), **kwargs), f"fromfunction {kwargs}")
+        _same_arrays(
+            got, np.fromfunction(f, (3, 4), **kwargs), f"fromfunction {kwargs}"
+        )
 
 
 @pytest.mark.parametrize(
@@ -366,10 +380,14 @@ def test_fromfunction_calls_the_function_on_lazy_index_grids(hs, monkeypatch):
 def test_triangle_and_diagonal_indices_match_numpy_natively(hs, args, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
     for name in ("tril_indices", "triu_indices"):
-        _same_arrays(getattr(hs, name)(*args), getattr(np, name)(*args), f"{name}{args}")
+        _same_arrays(
+            getattr(hs, name)(*args), getattr(np, name)(*args), f"{name}{args}"
+        )
     n = max(args[0], 0)
     for ndim in (1, 2, 3):
         _same_arrays(hs.diag_indices(n, ndim), np.diag_indices(n, ndim), "diag_indices")
     # The common use: picking a triangle out of a matrix.
     a = np.arange(float(n * n)).reshape(n, n)
-    _same_arrays(hs.asarray(a)[hs.triu_indices(n, 1)], a[np.triu_indices(n, 1)], "a[iu]")
+    _same_arrays(
+        hs.asarray(a)[hs.triu_indices(n, 1)], a[np.triu_indices(n, 1)], "a[iu]"
+    )

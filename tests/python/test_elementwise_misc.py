@@ -40,7 +40,14 @@ def test_clip_and_abs_match_numpy(hs, dtype):
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "uint64", "float32"])
 def test_clip_drops_python_int_bounds_beyond_the_dtype(hs, dtype):
     h, n = both(hs, sample(dtype))
-    bounds = [(-5, 300), (-(2**70), 3), (1, 2**64), (None, 300), (-300, None), (300, 400)]
+    bounds = [
+        (-5, 300),
+        (-(2**70), 3),
+        (1, 2**64),
+        (None, 300),
+        (-300, None),
+        (300, 400),
+    ]
     bounds += [(-5, -1), (2.5, 300), (np.int64(-5), 5)]
     for lo, hi in bounds:
         check(hs.clip, np.clip, (h, lo, hi), (n, lo, hi), f"clip({lo}, {hi})")
@@ -84,7 +91,14 @@ def test_a_0d_boolean_index_adds_a_dimension_of_length_1_or_0(hs):
     h, n = both(hs, sample("int32", shape=(2, 3, 4)))
     for flag in (True, False):
         for wrap in (lambda b: b, np.bool_, np.array, hs.asarray):
-            for key in [(), (0,), (slice(None), 1), (Ellipsis,), (1, slice(None)), (0, slice(None), 1)]:
+            for key in [
+                (),
+                (0,),
+                (slice(None), 1),
+                (Ellipsis,),
+                (1, slice(None)),
+                (0, slice(None), 1),
+            ]:
                 k = key + (wrap(flag),)
                 assert_same(h[k], n[k], what=f"a[{k!r}]")
             k = (1, Ellipsis, wrap(flag), None)
@@ -93,7 +107,12 @@ def test_a_0d_boolean_index_adds_a_dimension_of_length_1_or_0(hs):
     c = h[True]
     c[0, 0, 0, 0] = -5
     assert_same(h, n)
-    for key, value in [(True, 7), ((0, True), 8), ((Ellipsis, False), 9), ((1, slice(None), True, 2), -1)]:
+    for key, value in [
+        (True, 7),
+        ((0, True), 8),
+        ((Ellipsis, False), 9),
+        ((1, slice(None), True, 2), -1),
+    ]:
         h[key] = value
         n[key] = value
         assert_same(h, n, what=f"a[{key!r}] = {value}")
@@ -154,16 +173,34 @@ def test_random_keys_read_and_store_like_numpy(hs, seed):
         base = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
         key = tuple(_random_item(rng) for _ in range(rng.integers(1, 3)))
         as_hs = rng.random(len(key)) < 0.5  # index arrays as Hassium arrays, or NumPy's
-        hkey = tuple(hs.asarray(k) if isinstance(k, np.ndarray) and h else k for k, h in zip(key, as_hs))
+        hkey = tuple(
+            hs.asarray(k) if isinstance(k, np.ndarray) and h else k
+            for k, h in zip(key, as_hs)
+        )
         _read_and_store_like_numpy(hs, base, key, hkey, f"{shape} {key!r}")
 
 
 ZERO_D_BOOL_KEYS = [
-    "True, [0, 1]", "False, [0, 1]", "[0, 1], True", "True, True", "True, False",
-    "False, False", "True, :, [0, 1]", "[0, 2], True, [1, 3]", "True, [[0], [1]], [0, 1]",
-    "..., True, [0, 1]", "T, M", "M, True", "True, 1", "1, True, [0, 1]",
-    "False, [[0], [1]]", "None, True, [2], None", "True, ..., False", "T, T, [1]",
-    "True, [5]", "True, 0, 0, 0",
+    "True, [0, 1]",
+    "False, [0, 1]",
+    "[0, 1], True",
+    "True, True",
+    "True, False",
+    "False, False",
+    "True, :, [0, 1]",
+    "[0, 2], True, [1, 3]",
+    "True, [[0], [1]], [0, 1]",
+    "..., True, [0, 1]",
+    "T, M",
+    "M, True",
+    "True, 1",
+    "1, True, [0, 1]",
+    "False, [[0], [1]]",
+    "None, True, [2], None",
+    "True, ..., False",
+    "T, T, [1]",
+    "True, [5]",
+    "True, 0, 0, 0",
 ]
 
 
@@ -180,6 +217,7 @@ def test_zero_d_booleans_beside_other_advanced_indices(hs, key):
         nkey = eval(f"np.s_[{key},]", {"np": np}, env)
         hkey = eval(f"np.s_[{key},]", {"np": np}, {k: wrap(v) for k, v in env.items()})
         _read_and_store_like_numpy(hs, base, nkey, hkey, f"[{key}] lazy={lazy}")
+
 
 def test_index_values_nothing_visits_are_not_bounds_checked(hs):
     h, n = both(hs, sample("float64", shape=(3, 4)))
@@ -241,7 +279,9 @@ STORES = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint8", "uint64", "float32", "complex128"])
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "int64", "uint8", "uint64", "float32", "complex128"]
+)
 def test_storing_an_item_converts_it_as_numpy_does(hs, dtype):
     import warnings
 

@@ -99,7 +99,6 @@ def test_an_error_during_a_flush_names_the_operation_and_the_runtime_stays_usabl
     np.testing.assert_array_equal(np.asarray(src + 1.0), np.arange(5.0) + 1.0)
 
 
-
 @pytest.mark.parametrize("observe", ["str", "asarray", "float"])
 def test_a_failed_read_raises_once_and_the_array_reads_again_afterwards(hs, observe):
     """The batch that failed is gone; the array it was to write keeps its old values and
@@ -120,6 +119,8 @@ def test_a_failed_read_raises_once_and_the_array_reads_again_afterwards(hs, obse
         assert float(a.sum()) == float(np.asarray(a).sum())
     b = hs.arange(4.0)
     np.testing.assert_array_equal(np.asarray(b * 2), np.arange(4.0) * 2)
+
+
 def test_info_and_stats_are_dicts_naming_the_stack(hs, stack):
     info = hs.info()
     assert isinstance(info, dict) and info
@@ -362,7 +363,9 @@ def _in_forked_child(fn, timeout=120.0):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(r)
-            pytest.fail(f"a child forked after the runtime ran hung for {timeout:.0f} s")
+            pytest.fail(
+                f"a child forked after the runtime ran hung for {timeout:.0f} s"
+            )
         time.sleep(0.02)
     with os.fdopen(r, "rb") as f:
         return pickle.load(f)

@@ -56,17 +56,39 @@ def test_reshape_ravel_and_flatten_in_every_order_match_numpy(hs, dtype):
         hv, nv = view(h), view(n)
         for order in ["C", "F", "A", "K", "X"]:
             for name in ["ravel", "flatten"]:
-                check(method(name), method(name), (hv,), (nv,), f"{name} {order} {layout}", order=order)
-            check(hs.ravel, np.ravel, (hv,), (nv,), f"np.ravel {order} {layout}", order=order)
+                check(
+                    method(name),
+                    method(name),
+                    (hv,),
+                    (nv,),
+                    f"{name} {order} {layout}",
+                    order=order,
+                )
             check(
-                method("reshape"), method("reshape"), (hv, (-1,)), (nv, (-1,)),
-                f"reshape(-1) {order} {layout}", order=order,
+                hs.ravel,
+                np.ravel,
+                (hv,),
+                (nv,),
+                f"np.ravel {order} {layout}",
+                order=order,
+            )
+            check(
+                method("reshape"),
+                method("reshape"),
+                (hv, (-1,)),
+                (nv, (-1,)),
+                f"reshape(-1) {order} {layout}",
+                order=order,
             )
             if nv.size == 24:
                 for shape in [(4, 6), (2, -1, 3), (24,)]:
                     check(
-                        hs.reshape, np.reshape, (hv, shape), (nv, shape),
-                        f"reshape{shape} {order} {layout}", order=order,
+                        hs.reshape,
+                        np.reshape,
+                        (hv, shape),
+                        (nv, shape),
+                        f"reshape{shape} {order} {layout}",
+                        order=order,
                     )
     # A Fortran-order reshape of a Fortran-contiguous array is a view, as in NumPy.
     t = h.transpose(2, 1, 0)
@@ -97,7 +119,12 @@ def test_array_methods_numpy_has_run_like_their_functions(hs):
     with pytest.raises(AttributeError):
         _ = h.no_such_method
     # In-place methods write into the array, through views too.
-    for name, args in [("sort", ()), ("sort", (0,)), ("partition", (1,)), ("put", ([0, 2], [7.0, 8.0]))]:
+    for name, args in [
+        ("sort", ()),
+        ("sort", (0,)),
+        ("partition", (1,)),
+        ("put", ([0, 2], [7.0, 8.0])),
+    ]:
         hv, nv = h[:, ::-1], n[:, ::-1]
         assert getattr(hv, name)(*args) is None
         getattr(nv, name)(*args)

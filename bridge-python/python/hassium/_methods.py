@@ -35,7 +35,9 @@ def _in_place(a, what):
 
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _in_place(a, "sort array")
-    a[...] = _package().sort(a, axis=axis, **_given(kind=kind, order=order, stable=stable))
+    a[...] = _package().sort(
+        a, axis=axis, **_given(kind=kind, order=order, stable=stable)
+    )
 
 
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):

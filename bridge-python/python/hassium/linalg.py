@@ -58,7 +58,9 @@ def matrix_power(a, n):
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
     if n < 0:
-        return _fallback.call(_np.linalg.matrix_power, "linalg.matrix_power", (a, n), {})
+        return _fallback.call(
+            _np.linalg.matrix_power, "linalg.matrix_power", (a, n), {}
+        )
     if n == 0:
         eye = _ext.ufunc(
             "equal",
