@@ -21,9 +21,18 @@ import numpy as np
 import pytest
 from conftest import AGAINST_NUMPY, USE_DOUBLE
 
-pytestmark = pytest.mark.skipif(
-    AGAINST_NUMPY or USE_DOUBLE, reason="the caches are the compiled runtime's"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        AGAINST_NUMPY or USE_DOUBLE, reason="the caches are the compiled runtime's"
+    ),
+    # Each test starts its own processes on the cpu stack with their own settings: once
+    # per suite run is enough, not once per stack and cpu variant.
+    pytest.mark.skipif(
+        os.environ.get("HASSIUM_STACK", "cpu") != "cpu"
+        or "HASSIUM_ENGINES_CPU_SPECIALIZE" in os.environ,
+        reason="runs its own cpu-stack processes; done in the plain cpu run",
+    ),
+]
 
 TIMEOUT = 60
 
