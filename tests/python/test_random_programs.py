@@ -998,24 +998,21 @@ def mismatch(hs, seed):
     return None
 
 
-#: Programs that fail today through issue 45 item 1 alone (on cpu, reference or both; each
-#: passes with HASSIUM_TEST_RANDOM_RAISING=0): a step that may raise leaves its deferred
-#: error to surface at a later read of other arrays, or a failed scatter leaves its
-#: target raising at every read where NumPy left it unchanged. Remove with the fix.
-ITEM_1 = frozenset(
-    {17, 20, 41, 45, 49, 59, 61, 67, 72, 79, 81, 94, 95, 99, 109, 120, 131, 132, 146}
-    | {164, 167, 200, 216, 232, 233, 240, 248, 251, 255, 258, 275}
-)
+#: Programs whose failing step is fused, on the cpu stack, into a kernel that also updates
+#: an array it reads: that kernel cannot run again, so all its outputs are marked invalid,
+#: including one NumPy computed (docs/reliability.md, "Deferred errors", rule 2).
+FUSED_WITH_AN_UPDATE = frozenset({109})
 
 
 def seeds():
     reason = (
-        "issue 45 item 1: a deferred error (computed index out of range, negative "
-        "power) surfaces at a later read of other arrays, or a failed scatter's "
-        "target keeps raising"
+        "a failing step fused with an in-place update marks that kernel's other "
+        "outputs invalid (docs/reliability.md, Deferred errors, rule 2)"
     )
     mark = pytest.mark.xfail(reason=reason, strict=False)
-    return [pytest.param(s, marks=mark) if s in ITEM_1 else s for s in SEEDS]
+    return [
+        pytest.param(s, marks=mark) if s in FUSED_WITH_AN_UPDATE else s for s in SEEDS
+    ]
 
 
 @pytest.mark.parametrize("seed", seeds())

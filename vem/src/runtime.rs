@@ -658,8 +658,10 @@ impl Runtime {
 
     /// Poisons the outputs of the kernel of `kernels` that failed with `e` and leaves the
     /// kernels after it in `rest`; `e` itself when it is not such a failure. When that
-    /// kernel wrote nothing, its other instructions go first in `rest`, one kernel each,
-    /// and a failed scatter's target, which holds its values, is owed the error.
+    /// kernel's other instructions can run again, only the failing instruction's output
+    /// is poisoned and they go first in `rest`, one kernel each (those reading the poisoned
+    /// output are then skipped and poisoned); a scatter refused before the kernel wrote
+    /// anything leaves its target's values, and the target is owed the error.
     fn after_failure(
         &mut self,
         batch: &Batch,
@@ -681,9 +683,16 @@ impl Runtime {
         let wrote_nothing = error.wrote_nothing();
         let f = self.poison.fail(error);
         let failed = &kernels[at];
+        // The kernel's other instructions can run again, one by one, when what it wrote
+        // before it stopped changed nothing they read: it wrote nothing, or it reads no
+        // base it writes and holds no other read-modify-write (a scatter, `add.at`).
+        let rerun = wrote_nothing
+            || (!failed.writes.iter().any(|w| failed.reads.contains(w))
+                && (failed.instrs.iter())
+                    .all(|&i| i == index || !batch.instrs[i].reads_output()));
         match batch.instrs.get(index) {
-            Some(instr) if wrote_nothing => {
-                if instr.reads_output() {
+            Some(instr) if rerun => {
+                if wrote_nothing && instr.reads_output() {
                     self.poison.owe(instr.out.base, f);
                 } else {
                     self.poison.poison(instr.out.base, f);
