@@ -688,8 +688,7 @@ impl Runtime {
         // base it writes and holds no other read-modify-write (a scatter, `add.at`).
         let rerun = wrote_nothing
             || (!failed.writes.iter().any(|w| failed.reads.contains(w))
-                && (failed.instrs.iter())
-                    .all(|&i| i == index || !batch.instrs[i].reads_output()));
+                && (failed.instrs.iter()).all(|&i| i == index || !batch.instrs[i].reads_output()));
         match batch.instrs.get(index) {
             Some(instr) if rerun => {
                 if wrote_nothing && instr.reads_output() {
