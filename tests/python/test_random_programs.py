@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from conftest import DTYPES  # the 14 dtypes of the runtime, which casts go through
 
 #: How many programs (seeds 0, 1, ...); more with HASSIUM_TEST_RANDOM_PROGRAMS=5000, and
 #: programs not drawn before with HASSIUM_TEST_RANDOM_FIRST=20000 (the first seed).
@@ -62,26 +63,6 @@ RTOL = {
     "complex64": 1e-4,
     "float16": 1e-2,
 }
-#: The 14 dtypes of the runtime, which casts go through.
-DTYPES = [
-    np.dtype(t)
-    for t in (
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    )
-]
 #: Matrix products larger than this (multiply-adds) become matrix-vector products: the
 #: reference stack is an interpreter.
 MATMUL_WORK = 2_000_000
