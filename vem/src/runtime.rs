@@ -627,7 +627,10 @@ impl Runtime {
         template: Option<u128>,
     ) -> Result<()> {
         let mut todo: Vec<Kernel> = Vec::new();
-        if self.poison.is_empty() {
+        // An invalid array a program keeps must not cost every later flush its template.
+        let reads_invalid = !self.poison.is_empty()
+            && (kernels.iter()).any(|k| self.poison.first_of(k.reads.iter().copied()).is_some());
+        if !reads_invalid {
             match self.execute_part(batch, kernels, on_fallback, template) {
                 Ok(()) => return Ok(()),
                 Err(e) => self.after_failure(batch, kernels, e, &mut todo)?,
@@ -648,6 +651,12 @@ impl Runtime {
             }
             if runnable.is_empty() {
                 return Ok(());
+            }
+            // What reads a target owed an error owes it too (raised once in all).
+            for k in &runnable {
+                if let Some(f) = self.poison.owed_of(k.reads.iter().copied()) {
+                    k.writes.iter().for_each(|&id| self.poison.owe(id, f));
+                }
             }
             match self.execute_part(batch, &runnable, on_fallback, None) {
                 Ok(()) => return Ok(()),

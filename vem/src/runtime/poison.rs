@@ -18,7 +18,8 @@
 //!    value). When the engine found the failure before the kernel wrote anything (a
 //!    scatter's index array checked first, as NumPy does), the kernel's other
 //!    instructions run one by one instead, and the scatter's target keeps its values, as
-//!    in NumPy: it is *owed* the error, which its next read raises, once.
+//!    in NumPy: it is *owed* the error, which its next read raises, once (or the first
+//!    read of anything computed from it: the error is raised once in all).
 //! 3. **An unrelated read never fails.** A failure whose arrays all die (or are
 //!    overwritten whole) before anything reads them was never needed, so it is not raised;
 //!    it is printed as a warning on stderr then, as is one still unread when the runtime
@@ -99,14 +100,24 @@ impl Poison {
         });
     }
 
+    /// The failure owed by the first owed base of `ids`.
+    pub fn owed_of(&self, ids: impl IntoIterator<Item = BaseId>) -> Option<usize> {
+        (ids.into_iter()).find_map(|id| {
+            self.bases
+                .get(&id)
+                .filter(|m| !m.invalid)
+                .map(|m| m.failure)
+        })
+    }
+
     /// The failure that made the first invalid base of `ids` invalid.
     pub fn first_of(&self, ids: impl IntoIterator<Item = BaseId>) -> Option<usize> {
         (ids.into_iter())
             .find_map(|id| self.bases.get(&id).filter(|m| m.invalid).map(|m| m.failure))
     }
 
-    /// The error a read of `id` raises: its failure's, every time when it is invalid and
-    /// once when it is owed.
+    /// The error a read of `id` raises: its failure's, every time when it is invalid;
+    /// once in all when it is owed (by it or by anything computed from it).
     pub fn read(&mut self, id: BaseId) -> Result<(), CoreError> {
         let Some(m) = self.bases.get(&id).copied() else {
             return Ok(());
@@ -115,7 +126,8 @@ impl Poison {
         failure.reported = true;
         let e = failure.error.clone();
         if !m.invalid {
-            self.bases.remove(&id);
+            self.bases
+                .retain(|_, o| o.invalid || o.failure != m.failure);
             self.tidy();
         }
         Err(e)
@@ -161,6 +173,9 @@ impl Poison {
             if let Some(f) = self.first_of(i.ins.iter().filter_map(|o| o.base())) {
                 self.poison(i.out.base, f);
                 return false;
+            }
+            if let Some(f) = self.owed_of(i.ins.iter().filter_map(|o| o.base())) {
+                self.owe(i.out.base, f);
             }
             if !self.contains(i.out.base) {
                 return true;
