@@ -112,6 +112,18 @@ impl Instr {
         self.op.class() == crate::OpClass::Index || self.raises_on_negative_power()
     }
 
+    /// The input whose values make the instruction fail when run
+    /// ([`Instr::can_fail_when_run`]): a gather's or scatter's index, a power's exponent.
+    pub fn failing_operand(&self) -> Option<&View> {
+        let k = match self.op {
+            Opcode::Gather => 1,
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => 0,
+            _ if self.raises_on_negative_power() => 1,
+            _ => return None,
+        };
+        self.ins.get(k).and_then(Operand::as_view)
+    }
+
     /// True when the instruction reads its output's old values (scatters, `np.add.at`).
     pub fn reads_output(&self) -> bool {
         matches!(

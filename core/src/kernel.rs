@@ -29,20 +29,29 @@ impl Kernel {
         self.contracted.contains(&base)
     }
 
+    /// True when one of the kernel's instructions writes a base that it or an earlier
+    /// instruction of the kernel reads (`x += y`, a scatter, a held-back stencil write):
+    /// after a run stopped part-way, running its instructions again would read changed
+    /// values.
+    pub fn overwrites_its_reads(&self, batch: &Batch) -> bool {
+        let mut read: SmallVec<[BaseId; 8]> = SmallVec::new();
+        self.instrs
+            .iter()
+            .filter_map(|&i| batch.instrs.get(i))
+            .any(|instr| {
+                read.extend(instr.input_views().map(|v| v.base));
+                if instr.reads_output() {
+                    read.push(instr.out.base);
+                }
+                read.contains(&instr.out.base)
+            })
+    }
+
     /// This kernel's run-time error `e`, attributed to the instruction of `batch` the
     /// reference engine would name (the first of the kernel's instructions that can fail
     /// that way, else its first), so that every engine reports the same
     /// `instruction N (op): ...` message. The error is a [`Error::Failed`]: the kernel ran.
     pub fn error_in(&self, batch: &Batch, e: Error) -> Error {
-        self.failure(batch, e, false)
-    }
-
-    /// [`Kernel::error_in`] for an error found before the kernel ran: it wrote nothing.
-    pub fn error_before(&self, batch: &Batch, e: Error) -> Error {
-        self.failure(batch, e, true)
-    }
-
-    fn failure(&self, batch: &Batch, e: Error, wrote_nothing: bool) -> Error {
         let negative_power = matches!(&e, Error::Invalid(m) if m == NEGATIVE_POWER);
         let index = self
             .instrs
@@ -64,7 +73,7 @@ impl Kernel {
             index,
             op,
             source: Box::new(e),
-            wrote_nothing,
+            wrote_nothing: false,
         }
     }
 }

@@ -45,6 +45,12 @@
 //! Kernels also respect `max_kernel_instrs` and `max_kernel_operands` (distinct bases a
 //! kernel reads or writes in memory; contracted bases are not operands), and never span
 //! two iterations of a long loop body (`period.rs`).
+//!
+//! **Failures.** An instruction that can fail on values the batch computes (a gather or
+//! scatter index, a signed integer power's exponent) never shares a kernel with a node
+//! that overwrites a base read at or before it (`x += y`), and is alone when it is such a
+//! node: the runtime completes a batch whose kernel stopped part-way by running that
+//! kernel's other instructions again, which must read what they read the first time.
 
 use crate::bitset::BitSet;
 use hassium_core::{
@@ -260,6 +266,52 @@ struct Access {
     write: bool,
 }
 
+/// Fuse-preventing pairs that let the runtime complete a batch one of whose kernels
+/// failed part-way (`vem`'s `after_failure`): it runs the kernel's other instructions
+/// again, which is sound only when none of them overwrites what it or an earlier one
+/// reads. Engines check a failing operand held in memory before the kernel runs
+/// (`hassium_engine_abi::precheck`); one computed in the batch is checked only where the
+/// kernel reaches it, so such an instruction never shares a kernel with a node that
+/// overwrites a base read at or before it, and is alone when it is such a node itself.
+fn keep_failures_rerunnable(
+    batch: &Batch,
+    nodes: &[usize],
+    access: &[Vec<Access>],
+    base_ix: &IdMap<u32>,
+    prevent: &mut [BitSet],
+) {
+    let n = nodes.len();
+    let computed_failure: Vec<u32> = (0..n as u32)
+        .filter(|&p| {
+            let instr = &batch.instrs[nodes[p as usize]];
+            instr.can_fail_when_run()
+                && instr
+                    .failing_operand()
+                    .and_then(|v| base_ix.get(&v.base))
+                    .is_some_and(|&b| access[b as usize].iter().any(|a| a.write && a.node < p))
+        })
+        .collect();
+    if computed_failure.is_empty() {
+        return;
+    }
+    let mut overwrites = BitSet::new(n);
+    for acc in access {
+        let Some(first_read) = acc.iter().filter(|a| !a.write).map(|a| a.node).min() else {
+            continue;
+        };
+        for a in acc.iter().filter(|a| a.write && a.node >= first_read) {
+            overwrites.insert(a.node as usize);
+        }
+    }
+    for &p in &computed_failure {
+        let alone = overwrites.contains(p as usize);
+        for q in (0..n).filter(|&q| q != p as usize && (alone || overwrites.contains(q))) {
+            prevent[p as usize].insert(q);
+            prevent[q].insert(p as usize);
+        }
+    }
+}
+
 /// Bytes of distinct elements a view addresses (stride-0 dimensions count once).
 fn footprint(v: &View) -> u64 {
     if v.is_empty() {
@@ -429,6 +481,7 @@ impl<'a> Graph<'a> {
                 }
             }
         }
+        keep_failures_rerunnable(batch, &nodes, &access, &base_ix, &mut prevent);
         edges.sort_unstable();
         edges.dedup();
         let mut succ = vec![Vec::new(); n];

@@ -979,24 +979,7 @@ def mismatch(hs, seed):
     return None
 
 
-#: Programs whose failing step is fused, on the cpu stack, into a kernel that also updates
-#: an array it reads: that kernel cannot run again, so all its outputs are marked invalid,
-#: including one NumPy computed (docs/reliability.md, "Deferred errors", rule 2).
-FUSED_WITH_AN_UPDATE = frozenset({109})
-
-
-def seeds():
-    reason = (
-        "a failing step fused with an in-place update marks that kernel's other "
-        "outputs invalid (docs/reliability.md, Deferred errors, rule 2)"
-    )
-    mark = pytest.mark.xfail(reason=reason, strict=False)
-    return [
-        pytest.param(s, marks=mark) if s in FUSED_WITH_AN_UPDATE else s for s in SEEDS
-    ]
-
-
-@pytest.mark.parametrize("seed", seeds())
+@pytest.mark.parametrize("seed", SEEDS)
 def test_a_random_program_matches_numpy(hs, seed):
     check_program(hs, seed)
 

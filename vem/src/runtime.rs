@@ -645,6 +645,20 @@ impl Runtime {
             let mut runnable = Vec::with_capacity(todo.len());
             for k in todo.drain(..) {
                 match self.poison.first_of(k.reads.iter().copied()) {
+                    // Some of its instructions may not depend on the invalid base (an
+                    // update fused with a use of the failed result): one by one, only
+                    // those that do are skipped.
+                    Some(_) if k.instrs.len() > 1 => {
+                        for &i in &k.instrs {
+                            let one = hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true);
+                            match self.poison.first_of(one.reads.iter().copied()) {
+                                Some(f) => {
+                                    one.writes.iter().for_each(|&id| self.poison.poison(id, f))
+                                }
+                                None => runnable.push(one),
+                            }
+                        }
+                    }
                     Some(f) => k.writes.iter().for_each(|&id| self.poison.poison(id, f)),
                     None => runnable.push(k),
                 }
@@ -690,14 +704,30 @@ impl Runtime {
         tracing::debug!("deferred failure, its dependents poisoned: {error}");
         self.stats.failures += 1;
         let wrote_nothing = error.wrote_nothing();
-        let f = self.poison.fail(error);
         let failed = &kernels[at];
-        // The kernel's other instructions can run again, one by one, when what it wrote
-        // before it stopped changed nothing they read: it wrote nothing, or it reads no
-        // base it writes and holds no other read-modify-write (a scatter, `add.at`).
-        let rerun = wrote_nothing
-            || (!failed.writes.iter().any(|w| failed.reads.contains(w))
-                && (failed.instrs.iter()).all(|&i| i == index || !batch.instrs[i].reads_output()));
+        // The kernel's instructions can run again, one by one, when what it wrote before
+        // it stopped changed nothing they read: it wrote nothing, or none of them
+        // overwrites what it or an earlier one reads (the fuser keeps an instruction that
+        // can fail on values it computes out of such kernels; engines check the others'
+        // operands before running them, see `hassium_engine_abi::precheck`).
+        let rerun = wrote_nothing || !failed.overwrites_its_reads(batch);
+        // A compiled kernel's status names the kind of failure, not the instruction: with
+        // two that can fail so, all run again and the failing one fails again on its own.
+        let named = wrote_nothing
+            || (failed.instrs.iter())
+                .filter(|&&i| batch.instrs[i].can_fail_when_run())
+                .count()
+                <= 1;
+        if rerun && !named {
+            tracing::debug!("deferred failure in a kernel of several that can fail: {error}");
+            rest.extend(
+                (failed.instrs.iter())
+                    .map(|&i| hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true)),
+            );
+            rest.extend_from_slice(&kernels[at + 1..]);
+            return Ok(());
+        }
+        let f = self.poison.fail(error);
         match batch.instrs.get(index) {
             Some(instr) if rerun => {
                 if wrote_nothing && instr.reads_output() {

@@ -20,7 +20,7 @@ mod export;
 mod files;
 mod loader;
 mod log;
-pub mod scatter_check;
+pub mod precheck;
 mod table;
 mod template;
 mod wire;

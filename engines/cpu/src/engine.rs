@@ -572,6 +572,7 @@ impl CpuEngine {
         // 3. Run in order.
         let mut mem: Option<Memory> = None;
         for (k, task) in kernels.iter().zip(tasks) {
+            hassium_engine_abi::precheck::check(batch, k, buffers)?;
             match task {
                 Task::Matmul => {
                     let instr = &batch.instrs[k.instrs[0]];
@@ -603,8 +604,6 @@ impl CpuEngine {
                     let compiled = self.shared.memory.lock().get(&key).copied();
                     match compiled {
                         Some(c) => {
-                            hassium_engine_abi::scatter_check::check(batch, k, buffers)
-                                .map_err(|e| k.error_before(batch, e))?;
                             let args = Self::args(&lowered, &binding, buffers)?;
                             let ran = Instant::now();
                             run::execute(

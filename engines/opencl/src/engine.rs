@@ -12,7 +12,7 @@ use hassium_codegen::{
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, Opcode,
 };
-use hassium_engine_abi::{scatter_check, Buffers, Engine, EngineContext, EngineStats, HostBuffer};
+use hassium_engine_abi::{precheck, Buffers, Engine, EngineContext, EngineStats, HostBuffer};
 use hassium_engine_reference::ReferenceEngine;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -580,17 +580,16 @@ impl OpenClEngine {
                         .programs
                         .in_memory(*key)
                         .ok_or_else(|| Error::Config("a kernel was not built".into()))?;
-                    // Scatter indices are checked on the host before anything is written
-                    // (NumPy writes nothing when one is out of range): read back those the
-                    // device holds newer copies of (the in-order queue finishes their
-                    // writers first).
-                    let mut indices = scatter_check::index_bases(batch, k).peekable();
-                    if indices.peek().is_some() {
-                        for id in indices {
+                    // Indices and exponents that could stop the kernel part-way are
+                    // checked on the host before anything is written (see `precheck`):
+                    // read back those the device holds newer copies of (the in-order
+                    // queue finishes their writers first).
+                    let mut checked = precheck::checked_bases(batch, k).peekable();
+                    if checked.peek().is_some() {
+                        for id in checked {
                             self.mem.download(id, buffers.get(id))?;
                         }
-                        scatter_check::check(batch, k, buffers)
-                            .map_err(|e| Error::Bytecode(k.error_before(batch, e)))?;
+                        precheck::check(batch, k, buffers).map_err(Error::Bytecode)?;
                     }
                     self.run_on_device(batch, k, lowered, &b)?;
                 }

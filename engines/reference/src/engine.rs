@@ -73,6 +73,7 @@ impl Engine for ReferenceEngine {
             })?;
         }
         let result = kernels.iter().try_for_each(|k| {
+            hassium_engine_abi::precheck::check(batch, k, buffers)?;
             execute_kernel(batch, k, &mut mem)?;
             self.stats.kernels_run += 1;
             Ok(())
