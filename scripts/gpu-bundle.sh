@@ -13,7 +13,7 @@ CARGO_TARGET_DIR="$abi3_target" CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELE
   cargo build --release -p hassium-bridge-python \
   --features extension-module,pyo3/abi3-py311
 cargo build --release -p hassium-engine-cpu -p hassium-engine-opencl -p hassium-engine-reference-cdylib
-tests=$(cargo test --release -p hassium-engine-opencl --no-run --message-format=json 2>/dev/null |
+tests=$(cargo test --release -p hassium-engine-opencl --no-run --message-format=json |
   python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)

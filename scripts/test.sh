@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and integration tests, the C/C++ examples, the Python
-# differential suite once per installed stack, and the benchmark smoke test.
-# Sets up first (idempotent), so it works on a fresh clone.
+# Runs every test: the lint gates, Rust unit and integration tests, the C/C++ examples,
+# the Python extension's tests, the Python differential suite once per installed stack,
+# and the benchmark smoke test. Sets up first (idempotent), so it works on a fresh clone.
+# This full tier is what CI runs (.ci/run).
+#
+#   scripts/test.sh --quick   the developer's tier (minutes once built): lint, the Rust
+#                             tests, the extension's tests and the Python suite on the
+#                             cpu stack with 100 random programs; no OpenCL, no cpu
+#                             variants, no benchmark smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *)
+    echo "usage: scripts/test.sh [--quick]" >&2
+    exit 2
+    ;;
+esac
 scripts/setup.sh --no-main-job
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export PATH="$PWD/.venv/bin:$PATH"
@@ -25,10 +40,22 @@ cargo clippy --release --workspace --all-targets --quiet -- -D warnings || faile
 .venv/bin/ruff format --check . || failed+=("ruff format")
 
 echo "== cargo test (release profile, shares the build)"
-cargo test --release --workspace --exclude hassium-bridge-python || failed+=("cargo test")
+cargo test --release --workspace || failed+=("cargo test")
 
 echo "== Python extension tests (bridge-python/tests)"
 .venv/bin/python -m pytest -q -p no:cacheprovider bridge-python/tests || failed+=("pytest (bridge)")
+
+if $quick; then
+  echo "== Python differential suite on the cpu stack (quick: 100 random programs)"
+  HASSIUM_TEST_STACKS=cpu HASSIUM_TEST_RANDOM_PROGRAMS=100 \
+    tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+  fi
+  echo "quick tier passed (the full tier: scripts/test.sh)"
+  exit 0
+fi
 
 echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \

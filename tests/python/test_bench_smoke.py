@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -144,10 +145,10 @@ def harness_module():
 def test_core_scaling_probe_reports_a_ratio_of_two_timed_runs(tmp_path):
     harness = harness_module()
     ratio = harness.core_scaling(tmp_path, quick=True)
-    # One thread's work against two threads' twice the work: between "no gain" and "two
-    # cores", with room for timing noise either side; never zero, negative or absurd.
+    # One thread's work against two threads' twice the work. Its value is the machine's
+    # (no bound on it here): a positive, finite number.
     assert ratio is not None
-    assert 0.3 < ratio < 4.0
+    assert math.isfinite(ratio) and ratio > 0
 
 
 def test_stream_reference_is_the_median_of_the_measurements_with_their_range():

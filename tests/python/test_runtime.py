@@ -89,11 +89,10 @@ def test_an_error_during_a_flush_names_the_operation_and_the_runtime_stays_usabl
         pytest.skip("the extension has no take_flat")
     src = hs.arange(5.0)
     idx = hs.arange(3) + 5  # computed lazily: out of bounds only at run time
-    with pytest.raises(Exception, match=r"(?i)out of bounds|gather") as info:
+    with pytest.raises(
+        IndexError, match="index 5 is out of bounds for axis 0 with size 5"
+    ):
         np.asarray(take_flat(src, idx))
-        hs.flush()
-    assert isinstance(info.value, (IndexError, RuntimeError, ValueError))
-    assert "gather" in str(info.value).lower() or "index" in str(info.value).lower()
     # The runtime goes on.
     assert float(hs.sum(hs.ones(10) * 3.0)) == 30.0
     np.testing.assert_array_equal(np.asarray(src + 1.0), np.arange(5.0) + 1.0)
@@ -146,9 +145,10 @@ def loop_kernel(before, after):
 
 
 def test_stats_list_each_compiled_kernel_with_its_bandwidth(hs):
+    if hs.info()["running_engine"] != "cpu":
+        pytest.skip("only the cpu engine times its kernels one by one")
     x = hs.asarray(np.linspace(0.0, 1.0, 50_000))
     float(hs.sum(x))
-    on_cpu = hs.info()["running_engine"] == "cpu"
     before = hs.stats()["engine"]["kernels"]
     deadline = time.monotonic() + 120
     step = 0
@@ -158,12 +158,9 @@ def test_stats_list_each_compiled_kernel_with_its_bandwidth(hs):
         step += 1
         engine = hs.stats()["engine"]
         kernels = engine["kernels"]
-        if not on_cpu or loop_kernel(before, kernels) or time.monotonic() > deadline:
+        if loop_kernel(before, kernels) or time.monotonic() > deadline:
             break
         time.sleep(0.01)
-    assert isinstance(kernels, list)
-    if not on_cpu:
-        return  # other engines do not time kernels one by one
     # The loop's fused kernel reads x (400 kB) on every call; the process's earlier
     # tests left theirs in the list too.
     assert loop_kernel(before, kernels), kernels

@@ -169,22 +169,22 @@ fn strict_cache_turns_a_later_miss_into_an_error() {
     assert!(e.to_string().contains("strict_cache"), "{e}");
 }
 
-/// Not a test by itself: when `HASSIUM_TEST_FILL_CACHE` names a directory, fills that
-/// cache the way a separate Hassium process would (the tests below spawn this binary).
+/// Not a test by itself: fills the cache `HASSIUM_TEST_FILL_CACHE` names the way a
+/// separate Hassium process would (the tests below spawn this binary to run it).
 #[test]
+#[ignore = "a child process of other tests"]
 fn helper_fill_cache() {
-    if let Some(dir) = std::env::var_os("HASSIUM_TEST_FILL_CACHE") {
-        let mut cpu = engine(1, SpecializePolicy::Fixed, std::path::Path::new(&dir));
-        for k in 0..3 {
-            run_iteration(&mut cpu, 0.25 * (k + 1) as f64).unwrap();
-        }
+    let dir = std::env::var_os("HASSIUM_TEST_FILL_CACHE").expect("HASSIUM_TEST_FILL_CACHE");
+    let mut cpu = engine(1, SpecializePolicy::Fixed, std::path::Path::new(&dir));
+    for k in 0..3 {
+        run_iteration(&mut cpu, 0.25 * (k + 1) as f64).unwrap();
     }
 }
 
 /// The helper test `name` of this binary as a child process, given `dir` in `var`.
 fn helper(name: &str, var: &str, dir: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", name, "--test-threads=1", "--quiet"])
+    cmd.args(["--exact", name, "--ignored", "--test-threads=1", "--quiet"])
         .env(var, dir)
         .stdout(std::process::Stdio::null());
     cmd
@@ -333,18 +333,28 @@ fn tiered_execution_interprets_first_then_runs_native_code() {
     assert!((first - second).abs() <= 1e-12 * first.abs());
 }
 
-/// A compiler that takes `seconds` before it starts, so a compile is surely still running
-/// when a short program exits.
-fn slow_compiler(dir: &std::path::Path, seconds: u32) -> String {
+/// A compiler that waits, before it starts, until [`open_gate`] opens `dir`'s gate: a
+/// compile is surely still running when a short program exits, whatever the machine's
+/// load.
+fn gated_compiler(dir: &std::path::Path) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let path = dir.join("slow-cc");
+    let path = dir.join("gated-cc");
+    let gate = dir.join("gate-open");
     std::fs::write(
         &path,
-        format!("#!/bin/sh\n[ \"$1\" = --version ] || sleep {seconds}\nexec cc \"$@\"\n"),
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] || while [ ! -e '{}' ]; do sleep 0.01; done\nexec cc \"$@\"\n",
+            gate.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path.display().to_string()
+}
+
+/// Lets every compile of [`gated_compiler`] over `dir` go on.
+fn open_gate(dir: &std::path::Path) {
+    std::fs::write(dir.join("gate-open"), b"").unwrap();
 }
 
 /// Runs `helper_exit_while_compiling` in a child process over `dir`, with
@@ -372,24 +382,24 @@ fn temporaries(cpu: &CpuEngine) -> Vec<String> {
         .collect()
 }
 
-/// Not a test by itself: when `HASSIUM_TEST_EXIT_COMPILING` names a directory, runs one
-/// new kernel with tiered execution and a slow compiler, then lets the process exit
-/// while the compile runs.
+/// Not a test by itself: in the directory `HASSIUM_TEST_EXIT_COMPILING` names, runs one
+/// new kernel with tiered execution and a compiler waiting for its gate, then lets the
+/// process exit while the compile waits.
 #[test]
+#[ignore = "a child process of other tests"]
 fn helper_exit_while_compiling() {
-    if let Some(dir) = std::env::var_os("HASSIUM_TEST_EXIT_COMPILING") {
-        let dir = std::path::Path::new(&dir);
-        let mut cpu = CpuEngine::new(CpuConfig {
-            tiered: true,
-            finish_at_exit: std::env::var_os("HASSIUM_TEST_DROP_AT_EXIT").is_none(),
-            compiler: slow_compiler(dir, 2),
-            ..config(1, SpecializePolicy::Fixed, &dir.join("cache"))
-        })
-        .unwrap();
-        run_iteration(&mut cpu, 0.5).unwrap();
-        let s = cpu.stats();
-        assert_eq!((s.interpreted, s.kernels_compiled), (1, 0), "{s:?}");
-    }
+    let dir = std::env::var_os("HASSIUM_TEST_EXIT_COMPILING").expect("HASSIUM_TEST_EXIT_COMPILING");
+    let dir = std::path::Path::new(&dir);
+    let mut cpu = CpuEngine::new(CpuConfig {
+        tiered: true,
+        finish_at_exit: std::env::var_os("HASSIUM_TEST_DROP_AT_EXIT").is_none(),
+        compiler: gated_compiler(dir),
+        ..config(1, SpecializePolicy::Fixed, &dir.join("cache"))
+    })
+    .unwrap();
+    run_iteration(&mut cpu, 0.5).unwrap();
+    let s = cpu.stats();
+    assert_eq!((s.interpreted, s.kernels_compiled), (1, 0), "{s:?}");
 }
 
 /// With `finish_at_exit = false` the exit drops the unfinished compile: nothing is left
@@ -409,8 +419,10 @@ fn without_finish_at_exit_compiles_running_at_exit_are_dropped() {
         };
         assert_eq!(got, 0, "a finishing process holds the lock");
     }
+    // The dropped compile's compiler may still wait: let it (and the next) go on.
+    open_gate(dir.path());
     let mut later = CpuEngine::new(CpuConfig {
-        compiler: slow_compiler(dir.path(), 0),
+        compiler: gated_compiler(dir.path()),
         ..config(1, SpecializePolicy::Fixed, &cache)
     })
     .unwrap();
@@ -430,15 +442,17 @@ fn compiles_running_at_exit_are_finished_into_the_disk_cache() {
     let lock = std::fs::File::open(cache.join("finishing.lock")).expect("a finishing process");
     // SAFETY: flock on an fd `lock` keeps open.
     let flock = |how| unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), how) };
-    // The program is gone and its compile (2 s of sleep before the compiler) is not done.
+    // The program is gone and its compile waits for the gate: a process finishing it
+    // holds the lock until the gate opens and the compile is done.
     assert_ne!(
         flock(libc::LOCK_EX | libc::LOCK_NB),
         0,
         "nothing holds the lock"
     );
+    open_gate(dir.path());
     assert_eq!(flock(libc::LOCK_EX), 0);
     let mut later = CpuEngine::new(CpuConfig {
-        compiler: slow_compiler(dir.path(), 2),
+        compiler: gated_compiler(dir.path()),
         ..config(1, SpecializePolicy::Fixed, &cache)
     })
     .unwrap();
