@@ -134,201 +134,119 @@ typedef uint32_t hs_opcode;
 
 #define HS_OPERAND_COMPLEX 3
 
-#define HS_OP_ADD 1
-
-#define HS_OP_SUBTRACT 2
-
-#define HS_OP_MULTIPLY 3
-
-#define HS_OP_DIVIDE 4
-
-#define HS_OP_FLOOR_DIVIDE 5
-
-#define HS_OP_REMAINDER 6
-
-#define HS_OP_POWER 7
-
-#define HS_OP_NEGATIVE 8
-
-#define HS_OP_POSITIVE 9
-
-#define HS_OP_ABSOLUTE 10
-
-#define HS_OP_SIGN 11
-
-#define HS_OP_MAXIMUM 12
-
-#define HS_OP_MINIMUM 13
-
-#define HS_OP_FMAX 14
-
-#define HS_OP_FMIN 15
-
-// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
-#define HS_OP_FMOD 16
-
-#define HS_OP_COPYSIGN 17
-
-#define HS_OP_EQUAL 20
-
-#define HS_OP_NOT_EQUAL 21
-
-#define HS_OP_LESS 22
-
-#define HS_OP_LESS_EQUAL 23
-
-#define HS_OP_GREATER 24
-
-#define HS_OP_GREATER_EQUAL 25
-
-#define HS_OP_LOGICAL_AND 30
-
-#define HS_OP_LOGICAL_OR 31
-
-#define HS_OP_LOGICAL_XOR 32
-
-#define HS_OP_LOGICAL_NOT 33
-
-#define HS_OP_BITWISE_AND 34
-
-#define HS_OP_BITWISE_OR 35
-
-#define HS_OP_BITWISE_XOR 36
-
-#define HS_OP_INVERT 37
-
-#define HS_OP_LEFT_SHIFT 38
-
-#define HS_OP_RIGHT_SHIFT 39
-
-#define HS_OP_SQRT 40
-
-#define HS_OP_CBRT 41
-
-#define HS_OP_SQUARE 42
-
-#define HS_OP_RECIPROCAL 43
-
-#define HS_OP_EXP 44
-
-#define HS_OP_EXP2 45
-
-#define HS_OP_EXPM1 46
-
-#define HS_OP_LOG 47
-
-#define HS_OP_LOG2 48
-
-#define HS_OP_LOG10 49
-
-#define HS_OP_LOG1P 50
-
-#define HS_OP_SIN 55
-
-#define HS_OP_COS 56
-
-#define HS_OP_TAN 57
-
-#define HS_OP_ARCSIN 58
-
-#define HS_OP_ARCCOS 59
-
-#define HS_OP_ARCTAN 60
-
-#define HS_OP_ARCTAN2 61
-
-#define HS_OP_HYPOT 62
-
-#define HS_OP_SINH 63
-
-#define HS_OP_COSH 64
-
-#define HS_OP_TANH 65
-
-#define HS_OP_ARCSINH 66
-
-#define HS_OP_ARCCOSH 67
-
-#define HS_OP_ARCTANH 68
-
-#define HS_OP_FLOOR 70
-
-#define HS_OP_CEIL 71
-
-#define HS_OP_TRUNC 72
-
-#define HS_OP_RINT 73
-
-#define HS_OP_IS_NAN 74
-
-#define HS_OP_IS_INF 75
-
-#define HS_OP_IS_FINITE 76
-
-#define HS_OP_REAL 77
-
-#define HS_OP_IMAG 78
-
-#define HS_OP_CONJ 79
-
-// The sign bit, as bool (set for -0.0 and negative NaNs too).
-#define HS_OP_SIGNBIT 80
-
-#define HS_OP_IDENTITY 85
-
-#define HS_OP_WHERE 86
-
-#define HS_OP_ADD_REDUCE 100
-
-#define HS_OP_MULTIPLY_REDUCE 101
-
-#define HS_OP_MINIMUM_REDUCE 102
-
-#define HS_OP_MAXIMUM_REDUCE 103
-
-#define HS_OP_LOGICAL_AND_REDUCE 104
-
-#define HS_OP_LOGICAL_OR_REDUCE 105
-
-#define HS_OP_LOGICAL_XOR_REDUCE 106
-
-#define HS_OP_BITWISE_AND_REDUCE 107
-
-#define HS_OP_BITWISE_OR_REDUCE 108
-
-#define HS_OP_BITWISE_XOR_REDUCE 109
-
-#define HS_OP_ARGMIN_REDUCE 110
-
-#define HS_OP_ARGMAX_REDUCE 111
-
-#define HS_OP_ADD_ACCUMULATE 120
-
-#define HS_OP_MULTIPLY_ACCUMULATE 121
-
-#define HS_OP_MINIMUM_ACCUMULATE 122
-
-#define HS_OP_MAXIMUM_ACCUMULATE 123
-
-#define HS_OP_RANGE 130
-
-#define HS_OP_RANDOM 131
-
-#define HS_OP_GATHER 140
-
-#define HS_OP_SCATTER 141
-
-#define HS_OP_COND_SCATTER 142
-
-#define HS_OP_SCATTER_ADD 143
-
-#define HS_OP_FREE 150
-
-#define HS_OP_SYNC 151
-
-#define HS_OP_NONE 152
-
-#define HS_OP_EXTENSION 200
+// The opcodes (values of hs_opcode), from Hassium's opcode table. The comment is
+// NumPy's name for the operation.
+
+// Elementwise
+#define HS_OP_ADD 1  // add
+#define HS_OP_SUBTRACT 2  // subtract
+#define HS_OP_MULTIPLY 3  // multiply
+#define HS_OP_DIVIDE 4  // divide
+#define HS_OP_FLOOR_DIVIDE 5  // floor_divide
+#define HS_OP_REMAINDER 6  // remainder
+#define HS_OP_POWER 7  // power
+#define HS_OP_NEGATIVE 8  // negative
+#define HS_OP_POSITIVE 9  // positive
+#define HS_OP_ABSOLUTE 10  // absolute
+#define HS_OP_SIGN 11  // sign
+#define HS_OP_MAXIMUM 12  // maximum
+#define HS_OP_MINIMUM 13  // minimum
+#define HS_OP_FMAX 14  // fmax
+#define HS_OP_FMIN 15  // fmin
+#define HS_OP_FMOD 16  // fmod
+#define HS_OP_COPYSIGN 17  // copysign
+#define HS_OP_EQUAL 20  // equal
+#define HS_OP_NOT_EQUAL 21  // not_equal
+#define HS_OP_LESS 22  // less
+#define HS_OP_LESS_EQUAL 23  // less_equal
+#define HS_OP_GREATER 24  // greater
+#define HS_OP_GREATER_EQUAL 25  // greater_equal
+#define HS_OP_LOGICAL_AND 30  // logical_and
+#define HS_OP_LOGICAL_OR 31  // logical_or
+#define HS_OP_LOGICAL_XOR 32  // logical_xor
+#define HS_OP_LOGICAL_NOT 33  // logical_not
+#define HS_OP_BITWISE_AND 34  // bitwise_and
+#define HS_OP_BITWISE_OR 35  // bitwise_or
+#define HS_OP_BITWISE_XOR 36  // bitwise_xor
+#define HS_OP_INVERT 37  // invert
+#define HS_OP_LEFT_SHIFT 38  // left_shift
+#define HS_OP_RIGHT_SHIFT 39  // right_shift
+#define HS_OP_SQRT 40  // sqrt
+#define HS_OP_CBRT 41  // cbrt
+#define HS_OP_SQUARE 42  // square
+#define HS_OP_RECIPROCAL 43  // reciprocal
+#define HS_OP_EXP 44  // exp
+#define HS_OP_EXP2 45  // exp2
+#define HS_OP_EXPM1 46  // expm1
+#define HS_OP_LOG 47  // log
+#define HS_OP_LOG2 48  // log2
+#define HS_OP_LOG10 49  // log10
+#define HS_OP_LOG1P 50  // log1p
+#define HS_OP_SIN 55  // sin
+#define HS_OP_COS 56  // cos
+#define HS_OP_TAN 57  // tan
+#define HS_OP_ARCSIN 58  // arcsin
+#define HS_OP_ARCCOS 59  // arccos
+#define HS_OP_ARCTAN 60  // arctan
+#define HS_OP_ARCTAN2 61  // arctan2
+#define HS_OP_HYPOT 62  // hypot
+#define HS_OP_SINH 63  // sinh
+#define HS_OP_COSH 64  // cosh
+#define HS_OP_TANH 65  // tanh
+#define HS_OP_ARCSINH 66  // arcsinh
+#define HS_OP_ARCCOSH 67  // arccosh
+#define HS_OP_ARCTANH 68  // arctanh
+#define HS_OP_FLOOR 70  // floor
+#define HS_OP_CEIL 71  // ceil
+#define HS_OP_TRUNC 72  // trunc
+#define HS_OP_RINT 73  // rint
+#define HS_OP_IS_NAN 74  // isnan
+#define HS_OP_IS_INF 75  // isinf
+#define HS_OP_IS_FINITE 76  // isfinite
+#define HS_OP_REAL 77  // real
+#define HS_OP_IMAG 78  // imag
+#define HS_OP_CONJ 79  // conjugate
+#define HS_OP_SIGNBIT 80  // signbit
+#define HS_OP_IDENTITY 85  // identity
+#define HS_OP_WHERE 86  // where
+
+// Reduce
+#define HS_OP_ADD_REDUCE 100  // add.reduce
+#define HS_OP_MULTIPLY_REDUCE 101  // multiply.reduce
+#define HS_OP_MINIMUM_REDUCE 102  // minimum.reduce
+#define HS_OP_MAXIMUM_REDUCE 103  // maximum.reduce
+#define HS_OP_LOGICAL_AND_REDUCE 104  // logical_and.reduce
+#define HS_OP_LOGICAL_OR_REDUCE 105  // logical_or.reduce
+#define HS_OP_LOGICAL_XOR_REDUCE 106  // logical_xor.reduce
+#define HS_OP_BITWISE_AND_REDUCE 107  // bitwise_and.reduce
+#define HS_OP_BITWISE_OR_REDUCE 108  // bitwise_or.reduce
+#define HS_OP_BITWISE_XOR_REDUCE 109  // bitwise_xor.reduce
+#define HS_OP_ARGMIN_REDUCE 110  // argmin
+#define HS_OP_ARGMAX_REDUCE 111  // argmax
+
+// Scan
+#define HS_OP_ADD_ACCUMULATE 120  // add.accumulate
+#define HS_OP_MULTIPLY_ACCUMULATE 121  // multiply.accumulate
+#define HS_OP_MINIMUM_ACCUMULATE 122  // minimum.accumulate
+#define HS_OP_MAXIMUM_ACCUMULATE 123  // maximum.accumulate
+
+// Generator
+#define HS_OP_RANGE 130  // range
+#define HS_OP_RANDOM 131  // random
+
+// Index
+#define HS_OP_GATHER 140  // gather
+#define HS_OP_SCATTER 141  // scatter
+#define HS_OP_COND_SCATTER 142  // cond_scatter
+#define HS_OP_SCATTER_ADD 143  // scatter_add
+
+// System
+#define HS_OP_FREE 150  // free
+#define HS_OP_SYNC 151  // sync
+#define HS_OP_NONE 152  // none
+
+// Extension
+#define HS_OP_EXTENSION 200  // extension
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,7 +19,36 @@ fn generate() -> String {
         .expect("cbindgen generates the header");
     let mut out = Vec::new();
     bindings.write(&mut out);
-    String::from_utf8(out).expect("the header is UTF-8")
+    let header = String::from_utf8(out).expect("the header is UTF-8");
+    // The opcode constants come from the opcode table (build.rs writes their Rust side,
+    // which cbindgen does not read): placed before the functions.
+    let at = header
+        .find("#ifdef __cplusplus\nextern \"C\" {")
+        .expect("the header declares its functions in extern \"C\"");
+    format!("{}{}\n{}", &header[..at], opcodes(), &header[at..])
+}
+
+/// The `#define HS_OP_*` lines, one per opcode in discriminant order, each with NumPy's
+/// name for it and a heading where the class changes.
+fn opcodes() -> String {
+    let mut s = String::from(
+        "// The opcodes (values of hs_opcode), from Hassium's opcode table. The comment is\n\
+         // NumPy's name for the operation.\n",
+    );
+    let mut class = None;
+    for &op in Opcode::ALL {
+        if class != Some(op.class()) {
+            class = Some(op.class());
+            s.push_str(&format!("\n// {:?}\n", op.class()));
+        }
+        s.push_str(&format!(
+            "#define {} {}  // {}\n",
+            hassium_core::opcode_c_name(op),
+            op as u16,
+            op.info().name
+        ));
+    }
+    s
 }
 
 #[test]
@@ -37,27 +66,11 @@ fn committed_header_matches_the_source() {
     );
 }
 
-/// `AddReduce` → `ADD_REDUCE`, as the C constants spell the opcodes.
-fn screaming(name: &str) -> String {
-    let mut s = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            s.push('_');
-        }
-        s.push(c.to_ascii_uppercase());
-    }
-    s
-}
-
 #[test]
 fn every_opcode_has_a_c_constant_with_its_number() {
     let header = generate();
     for &op in Opcode::ALL {
-        let line = format!(
-            "#define HS_OP_{} {}",
-            screaming(&format!("{op:?}")),
-            op as u16
-        );
+        let line = format!("#define {} {} ", hassium_core::opcode_c_name(op), op as u16);
         assert!(header.contains(&line), "missing `{line}` in hassium.h");
         let c = hassium::hs_opcode(op as u32);
         assert_eq!(c.to_core(), Some(op));

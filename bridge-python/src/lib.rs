@@ -37,6 +37,17 @@ fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     Ok(raw.into_iter().map(|d| d as usize).collect())
 }
 
+/// NumPy's ufuncs Hassium has as opcodes, from the opcode table: `(name, nin, aliases)`
+/// in opcode order. `hassium` makes its ufunc objects from this list.
+#[pyfunction]
+fn ufuncs() -> Vec<(&'static str, usize, Vec<&'static str>)> {
+    (hassium_core::Opcode::ALL.iter())
+        .map(|op| op.info())
+        .filter(|i| i.ufunc)
+        .map(|i| (i.name, i.nin as usize, i.aliases.to_vec()))
+        .collect()
+}
+
 /// Applies the elementwise opcode NumPy calls `name` (NumPy's promotion, broadcasting and
 /// casting; `out=` must be castable under `casting`).
 #[pyfunction]
@@ -682,6 +693,7 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::Flags>()?;
     m.add("UnsupportedError", py.get_type::<py::UnsupportedError>())?;
     m.add_function(wrap_pyfunction!(ufunc, m)?)?;
+    m.add_function(wrap_pyfunction!(ufuncs, m)?)?;
     m.add_function(wrap_pyfunction!(reduce, m)?)?;
     m.add_function(wrap_pyfunction!(accumulate, m)?)?;
     m.add_function(wrap_pyfunction!(moment, m)?)?;

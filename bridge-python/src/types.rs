@@ -8,28 +8,13 @@
 pub use hassium_core::resolve::*;
 use hassium_core::{OpClass, Opcode};
 
-/// The opcode of a ufunc name as NumPy spells it (with NumPy's aliases).
+/// The opcode of a ufunc name as NumPy spells it (with NumPy's aliases, from the opcode
+/// table), or of an elementwise opcode the bridge applies by name (`where`, `real`).
 pub fn ufunc_opcode(name: &str) -> Option<Opcode> {
-    let canonical = match name {
-        "true_divide" => "divide",
-        "mod" => "remainder",
-        "abs" => "absolute",
-        "conj" => "conjugate",
-        "bitwise_not" => "invert",
-        "bitwise_left_shift" => "left_shift",
-        "bitwise_right_shift" => "right_shift",
-        "asin" => "arcsin",
-        "acos" => "arccos",
-        "atan" => "arctan",
-        "atan2" => "arctan2",
-        "asinh" => "arcsinh",
-        "acosh" => "arccosh",
-        "atanh" => "arctanh",
-        "pow" => "power",
-        n => n,
-    };
-    Opcode::from_name(canonical)
-        .filter(|op| op.class() == OpClass::Elementwise && *op != Opcode::Identity)
+    Opcode::ufunc_named(name).or_else(|| {
+        Opcode::from_name(name)
+            .filter(|op| op.class() == OpClass::Elementwise && *op != Opcode::Identity)
+    })
 }
 
 /// The reduction opcode of a ufunc (`add` → `add.reduce`) or of `argmin`/`argmax`.

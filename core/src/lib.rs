@@ -29,7 +29,7 @@ pub use error::{Error, Result};
 pub use ids::{sort_dedup, BuildIdHasher, IdHasher, IdMap, IdSet};
 pub use instr::{Instr, Operand, Operands};
 pub use kernel::{status, status_error, Kernel, KernelBases, KernelInstrs, NEGATIVE_POWER};
-pub use opcode::{Identity, OpClass, OpInfo, Opcode, OutRule};
+pub use opcode::{opcode_c_name, Identity, OpClass, OpInfo, Opcode, OutRule};
 pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_MAX_ROWS};
 pub use scalar::{float_to_int, Scalar};
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};

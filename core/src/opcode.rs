@@ -4,134 +4,213 @@
 use crate::{DType, TypeSet};
 use serde::{Deserialize, Serialize};
 
-/// Every operation of the bytecode. Discriminants are explicit and never reused: they are
-/// hashed into kernel keys, cross the engine ABI and are the C API's opcode numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[repr(u16)]
-pub enum Opcode {
+/// The opcode table: one row per opcode, its discriminant and its properties. It
+/// defines [`Opcode`] (discriminants are explicit and never reused: they are hashed into
+/// kernel keys, cross the engine ABI and are the C API's opcode numbers), [`Opcode::ALL`]
+/// and the rows [`Opcode::info`] reads. Everything else that lists opcodes (the C API's
+/// `HS_OP_*` constants, the Python bridge's ufuncs and their aliases, the tests) is
+/// generated from it or reads it.
+macro_rules! opcodes {
+    ($( $(#[$meta:meta])* $name:ident = $num:literal => $row:expr, )*) => {
+        /// Every operation of the bytecode (see the table, `opcodes!`, for each one's
+        /// properties).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[repr(u16)]
+        pub enum Opcode {
+            $( $(#[$meta])* $name = $num, )*
+        }
+
+        impl Opcode {
+            /// Every opcode, in discriminant order.
+            pub const ALL: &'static [Opcode] = &[ $( Opcode::$name, )* ];
+
+            /// The table row of `self`; fills [`INFO`] at compile time.
+            const fn row_of(self) -> OpInfo {
+                use Identity as I;
+                use OutRule::*;
+                match self {
+                    $( Opcode::$name => $row, )*
+                }
+            }
+        }
+    };
+}
+
+opcodes! {
     // --- elementwise: arithmetic -------------------------------------------------------
-    Add = 1,
-    Subtract = 2,
-    Multiply = 3,
-    Divide = 4,
-    FloorDivide = 5,
-    Remainder = 6,
-    Power = 7,
-    Negative = 8,
-    Positive = 9,
-    Absolute = 10,
-    Sign = 11,
-    Maximum = 12,
-    Minimum = 13,
-    Fmax = 14,
-    Fmin = 15,
+    Add = 1 => monoid("add", NUM_B, Same, I::Zero),
+    Subtract = 2 => ew("subtract", 2, NUM, Same),
+    Multiply = 3 => monoid("multiply", NUM_B, Same, I::One),
+    Divide = 4 => alias(&["true_divide"], ew("divide", 2, INEXACT, Same)),
+    FloorDivide = 5 => ew("floor_divide", 2, TypeSet::REAL, Same),
+    Remainder = 6 => alias(&["mod"], ew("remainder", 2, TypeSet::REAL, Same)),
+    Power = 7 => alias(&["pow"], ew("power", 2, NUM, Same)),
+    Negative = 8 => ew("negative", 1, NUM, Same),
+    Positive = 9 => ew("positive", 1, NUM, Same),
+    Absolute = 10 => alias(&["abs"], ew("absolute", 1, NUM_B, Real)),
+    Sign = 11 => ew("sign", 1, NUM, Same),
+    Maximum = 12 => monoid("maximum", REAL_B, Same, I::None),
+    Minimum = 13 => monoid("minimum", REAL_B, Same, I::None),
+    Fmax = 14 => monoid("fmax", REAL_B, Same, I::None),
+    Fmin = 15 => monoid("fmin", REAL_B, Same, I::None),
     /// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
-    Fmod = 16,
-    Copysign = 17,
+    Fmod = 16 => ew("fmod", 2, TypeSet::REAL, Same),
+    Copysign = 17 => ew("copysign", 2, FLOAT, Same),
     // --- elementwise: comparisons --------------------------------------------------------
-    Equal = 20,
-    NotEqual = 21,
-    Less = 22,
-    LessEqual = 23,
-    Greater = 24,
-    GreaterEqual = 25,
+    Equal = 20 => OpInfo {
+        commutative: true,
+        ..ew("equal", 2, ALL, Bool)
+    },
+    NotEqual = 21 => OpInfo {
+        commutative: true,
+        ..ew("not_equal", 2, ALL, Bool)
+    },
+    Less = 22 => ew("less", 2, REAL_B, Bool),
+    LessEqual = 23 => ew("less_equal", 2, REAL_B, Bool),
+    Greater = 24 => ew("greater", 2, REAL_B, Bool),
+    GreaterEqual = 25 => ew("greater_equal", 2, REAL_B, Bool),
     // --- elementwise: logical and bitwise ------------------------------------------------
-    LogicalAnd = 30,
-    LogicalOr = 31,
-    LogicalXor = 32,
-    LogicalNot = 33,
-    BitwiseAnd = 34,
-    BitwiseOr = 35,
-    BitwiseXor = 36,
-    Invert = 37,
-    LeftShift = 38,
-    RightShift = 39,
+    LogicalAnd = 30 => monoid("logical_and", ALL, Bool, I::One),
+    LogicalOr = 31 => monoid("logical_or", ALL, Bool, I::Zero),
+    LogicalXor = 32 => monoid("logical_xor", ALL, Bool, I::Zero),
+    LogicalNot = 33 => ew("logical_not", 1, ALL, Bool),
+    BitwiseAnd = 34 => monoid("bitwise_and", INT_B, Same, I::AllOnes),
+    BitwiseOr = 35 => monoid("bitwise_or", INT_B, Same, I::Zero),
+    BitwiseXor = 36 => monoid("bitwise_xor", INT_B, Same, I::Zero),
+    Invert = 37 => alias(&["bitwise_not", "bitwise_invert"], ew("invert", 1, INT_B, Same)),
+    LeftShift = 38 => alias(&["bitwise_left_shift"], ew("left_shift", 2, TypeSet::INT, Same)),
+    RightShift = 39 => alias(&["bitwise_right_shift"], ew("right_shift", 2, TypeSet::INT, Same)),
     // --- elementwise: powers, exponentials, logarithms -----------------------------------
-    Sqrt = 40,
-    Cbrt = 41,
-    Square = 42,
-    Reciprocal = 43,
-    Exp = 44,
-    Exp2 = 45,
-    Expm1 = 46,
-    Log = 47,
-    Log2 = 48,
-    Log10 = 49,
-    Log1p = 50,
+    Sqrt = 40 => ew("sqrt", 1, INEXACT, Same),
+    Cbrt = 41 => ew("cbrt", 1, FLOAT, Same),
+    Square = 42 => ew("square", 1, NUM, Same),
+    Reciprocal = 43 => ew("reciprocal", 1, NUM, Same),
+    Exp = 44 => ew("exp", 1, INEXACT, Same),
+    Exp2 = 45 => ew("exp2", 1, INEXACT, Same),
+    Expm1 = 46 => ew("expm1", 1, INEXACT, Same),
+    Log = 47 => ew("log", 1, INEXACT, Same),
+    Log2 = 48 => ew("log2", 1, INEXACT, Same),
+    Log10 = 49 => ew("log10", 1, INEXACT, Same),
+    Log1p = 50 => ew("log1p", 1, INEXACT, Same),
     // --- elementwise: trigonometric and hyperbolic ---------------------------------------
-    Sin = 55,
-    Cos = 56,
-    Tan = 57,
-    Arcsin = 58,
-    Arccos = 59,
-    Arctan = 60,
-    Arctan2 = 61,
-    Hypot = 62,
-    Sinh = 63,
-    Cosh = 64,
-    Tanh = 65,
-    Arcsinh = 66,
-    Arccosh = 67,
-    Arctanh = 68,
+    Sin = 55 => ew("sin", 1, INEXACT, Same),
+    Cos = 56 => ew("cos", 1, INEXACT, Same),
+    Tan = 57 => ew("tan", 1, INEXACT, Same),
+    Arcsin = 58 => alias(&["asin"], ew("arcsin", 1, INEXACT, Same)),
+    Arccos = 59 => alias(&["acos"], ew("arccos", 1, INEXACT, Same)),
+    Arctan = 60 => alias(&["atan"], ew("arctan", 1, INEXACT, Same)),
+    Arctan2 = 61 => alias(&["atan2"], ew("arctan2", 2, FLOAT, Same)),
+    Hypot = 62 => OpInfo {
+        commutative: true,
+        ..ew("hypot", 2, FLOAT, Same)
+    },
+    Sinh = 63 => ew("sinh", 1, INEXACT, Same),
+    Cosh = 64 => ew("cosh", 1, INEXACT, Same),
+    Tanh = 65 => ew("tanh", 1, INEXACT, Same),
+    Arcsinh = 66 => alias(&["asinh"], ew("arcsinh", 1, INEXACT, Same)),
+    Arccosh = 67 => alias(&["acosh"], ew("arccosh", 1, INEXACT, Same)),
+    Arctanh = 68 => alias(&["atanh"], ew("arctanh", 1, INEXACT, Same)),
     // --- elementwise: rounding, classification, complex parts ----------------------------
-    Floor = 70,
-    Ceil = 71,
-    Trunc = 72,
-    Rint = 73,
-    IsNan = 74,
-    IsInf = 75,
-    IsFinite = 76,
-    Real = 77,
-    Imag = 78,
-    Conj = 79,
+    Floor = 70 => ew("floor", 1, REAL_B, Same),
+    Ceil = 71 => ew("ceil", 1, REAL_B, Same),
+    Trunc = 72 => ew("trunc", 1, REAL_B, Same),
+    Rint = 73 => ew("rint", 1, INEXACT, Same),
+    IsNan = 74 => ew("isnan", 1, ALL, Bool),
+    IsInf = 75 => ew("isinf", 1, ALL, Bool),
+    IsFinite = 76 => ew("isfinite", 1, ALL, Bool),
+    Real = 77 => plain("real", 1, ALL, Real),
+    Imag = 78 => plain("imag", 1, ALL, Real),
+    Conj = 79 => alias(&["conj"], ew("conjugate", 1, NUM_B, Same)),
     /// The sign bit (set for -0.0 and negative NaNs too).
-    Signbit = 80,
+    Signbit = 80 => ew("signbit", 1, FLOAT, Bool),
     // --- elementwise: copy/cast and select ------------------------------------------------
-    Identity = 85,
-    Where = 86,
+    Identity = 85 => plain("identity", 1, ALL, Any),
+    Where = 86 => plain("where", 3, ALL, Same),
     // --- reductions along one axis (`axis` names it; the output drops that axis) ----------
-    AddReduce = 100,
-    MultiplyReduce = 101,
-    MinimumReduce = 102,
-    MaximumReduce = 103,
-    LogicalAndReduce = 104,
-    LogicalOrReduce = 105,
-    LogicalXorReduce = 106,
-    BitwiseAndReduce = 107,
-    BitwiseOrReduce = 108,
-    BitwiseXorReduce = 109,
-    ArgminReduce = 110,
-    ArgmaxReduce = 111,
+    AddReduce = 100 => reduce("add.reduce", Opcode::Add, NUM_B, Same, I::Zero),
+    MultiplyReduce = 101 => reduce("multiply.reduce", Opcode::Multiply, NUM_B, Same, I::One),
+    MinimumReduce = 102 => reduce("minimum.reduce", Opcode::Minimum, REAL_B, Same, I::None),
+    MaximumReduce = 103 => reduce("maximum.reduce", Opcode::Maximum, REAL_B, Same, I::None),
+    LogicalAndReduce = 104 => reduce(
+        "logical_and.reduce",
+        Opcode::LogicalAnd,
+        TypeSet::BOOL,
+        Same,
+        I::One,
+    ),
+    LogicalOrReduce = 105 => reduce(
+        "logical_or.reduce",
+        Opcode::LogicalOr,
+        TypeSet::BOOL,
+        Same,
+        I::Zero,
+    ),
+    LogicalXorReduce = 106 => reduce(
+        "logical_xor.reduce",
+        Opcode::LogicalXor,
+        TypeSet::BOOL,
+        Same,
+        I::Zero,
+    ),
+    BitwiseAndReduce = 107 => reduce(
+        "bitwise_and.reduce",
+        Opcode::BitwiseAnd,
+        INT_B,
+        Same,
+        I::AllOnes,
+    ),
+    BitwiseOrReduce = 108 => reduce("bitwise_or.reduce", Opcode::BitwiseOr, INT_B, Same, I::Zero),
+    BitwiseXorReduce = 109 => reduce(
+        "bitwise_xor.reduce",
+        Opcode::BitwiseXor,
+        INT_B,
+        Same,
+        I::Zero,
+    ),
+    ArgminReduce = 110 => OpInfo {
+        combine: None,
+        ..reduce("argmin", Opcode::Minimum, REAL_B, Index, I::None)
+    },
+    ArgmaxReduce = 111 => OpInfo {
+        combine: None,
+        ..reduce("argmax", Opcode::Maximum, REAL_B, Index, I::None)
+    },
     // --- scans along one axis --------------------------------------------------------------
-    AddAccumulate = 120,
-    MultiplyAccumulate = 121,
+    AddAccumulate = 120 => scan("add.accumulate", Opcode::Add, I::Zero),
+    MultiplyAccumulate = 121 => scan("multiply.accumulate", Opcode::Multiply, I::One),
     /// Running minimum and maximum (NaN, once met, stays), as `np.minimum.accumulate`.
-    MinimumAccumulate = 122,
-    MaximumAccumulate = 123,
+    MinimumAccumulate = 122 => OpInfo {
+        types: REAL_B,
+        ..scan("minimum.accumulate", Opcode::Minimum, I::None)
+    },
+    MaximumAccumulate = 123 => OpInfo {
+        types: REAL_B,
+        ..scan("maximum.accumulate", Opcode::Maximum, I::None)
+    },
     // --- generators --------------------------------------------------------------------------
     /// out[i] = i, the row-major linear index within the output view.
-    Range = 130,
+    Range = 130 => row("range", OpClass::Generator, 0, TypeSet::REAL, Same),
     /// out[i] = Philox-4x32-10 of counter (i, stream) under key seed, as uint64:
     /// ins = [seed: u64 scalar, stream: u64 scalar].
-    Random = 131,
+    Random = 131 => row("random", OpClass::Generator, 2, TypeSet::UINT, Same),
     // --- indexing (index arrays are int64; negative indices count from the end) ------------
     /// out[k] = src[idx[k]]; ins = [src (1-D view), idx (shape of out)].
-    Gather = 140,
+    Gather = 140 => row("gather", OpClass::Index, 2, ALL, Same),
     /// out[idx[k]] = val[k]; out is a 1-D view; ins = [idx, val].
-    Scatter = 141,
+    Scatter = 141 => row("scatter", OpClass::Index, 2, ALL, Same),
     /// if mask[k] { out[idx[k]] = val[k] }; ins = [idx, val, mask].
-    CondScatter = 142,
+    CondScatter = 142 => row("cond_scatter", OpClass::Index, 3, ALL, Same),
     /// out[idx[k]] += val[k], unbuffered (repeated indices accumulate), as `np.add.at`.
-    ScatterAdd = 143,
+    ScatterAdd = 143 => row("scatter_add", OpClass::Index, 2, NUM_B, Same),
     // --- system ------------------------------------------------------------------------------
     /// End of a base's life; `out` spans the base.
-    Free = 150,
+    Free = 150 => row("free", OpClass::System, 0, ALL, Same),
     /// Make the base's values visible in host memory; `out` spans the base.
-    Sync = 151,
+    Sync = 151 => row("sync", OpClass::System, 0, ALL, Same),
     /// Does nothing (a filter's placeholder).
-    None = 152,
+    None = 152 => row("none", OpClass::System, 0, ALL, Same),
     // --- extension methods, resolved by `Instr::method` -------------------------------------
-    Extension = 200,
+    Extension = 200 => row("extension", OpClass::Extension, 2, NUM, Same),
 }
 
 /// What kind of loop an opcode needs; fusion and code generation branch on this.
@@ -189,6 +268,11 @@ pub struct OpInfo {
     /// `op(a, op(b, c)) == op(op(a, b), c)`; lets reductions split across threads.
     pub associative: bool,
     pub commutative: bool,
+    /// An elementwise opcode NumPy has as the ufunc `name` (`np.add`): the Python bridge
+    /// makes one ufunc object of it.
+    pub ufunc: bool,
+    /// Other names NumPy gives the same ufunc (`np.abs is np.absolute`).
+    pub aliases: &'static [&'static str],
 }
 
 const fn row(name: &'static str, class: OpClass, nin: u8, types: TypeSet, out: OutRule) -> OpInfo {
@@ -202,11 +286,27 @@ const fn row(name: &'static str, class: OpClass, nin: u8, types: TypeSet, out: O
         identity: Identity::None,
         associative: false,
         commutative: false,
+        ufunc: false,
+        aliases: &[],
     }
 }
 
+/// An elementwise opcode that is NumPy's ufunc `name`.
 const fn ew(name: &'static str, nin: u8, types: TypeSet, out: OutRule) -> OpInfo {
+    OpInfo {
+        ufunc: true,
+        ..row(name, OpClass::Elementwise, nin, types, out)
+    }
+}
+
+/// An elementwise opcode NumPy has no ufunc for (`where`, `real`).
+const fn plain(name: &'static str, nin: u8, types: TypeSet, out: OutRule) -> OpInfo {
     row(name, OpClass::Elementwise, nin, types, out)
+}
+
+/// `info` with NumPy's other names for it.
+const fn alias(aliases: &'static [&'static str], info: OpInfo) -> OpInfo {
+    OpInfo { aliases, ..info }
 }
 
 /// An associative, commutative binary operation with its identity.
@@ -253,110 +353,17 @@ const INEXACT: TypeSet = TypeSet::INEXACT;
 const FLOAT: TypeSet = TypeSet::FLOAT;
 
 impl Opcode {
-    /// Every opcode, in discriminant order.
-    pub const ALL: &'static [Opcode] = &[
-        Opcode::Add,
-        Opcode::Subtract,
-        Opcode::Multiply,
-        Opcode::Divide,
-        Opcode::FloorDivide,
-        Opcode::Remainder,
-        Opcode::Power,
-        Opcode::Negative,
-        Opcode::Positive,
-        Opcode::Absolute,
-        Opcode::Sign,
-        Opcode::Maximum,
-        Opcode::Minimum,
-        Opcode::Fmax,
-        Opcode::Fmin,
-        Opcode::Fmod,
-        Opcode::Copysign,
-        Opcode::Equal,
-        Opcode::NotEqual,
-        Opcode::Less,
-        Opcode::LessEqual,
-        Opcode::Greater,
-        Opcode::GreaterEqual,
-        Opcode::LogicalAnd,
-        Opcode::LogicalOr,
-        Opcode::LogicalXor,
-        Opcode::LogicalNot,
-        Opcode::BitwiseAnd,
-        Opcode::BitwiseOr,
-        Opcode::BitwiseXor,
-        Opcode::Invert,
-        Opcode::LeftShift,
-        Opcode::RightShift,
-        Opcode::Sqrt,
-        Opcode::Cbrt,
-        Opcode::Square,
-        Opcode::Reciprocal,
-        Opcode::Exp,
-        Opcode::Exp2,
-        Opcode::Expm1,
-        Opcode::Log,
-        Opcode::Log2,
-        Opcode::Log10,
-        Opcode::Log1p,
-        Opcode::Sin,
-        Opcode::Cos,
-        Opcode::Tan,
-        Opcode::Arcsin,
-        Opcode::Arccos,
-        Opcode::Arctan,
-        Opcode::Arctan2,
-        Opcode::Hypot,
-        Opcode::Sinh,
-        Opcode::Cosh,
-        Opcode::Tanh,
-        Opcode::Arcsinh,
-        Opcode::Arccosh,
-        Opcode::Arctanh,
-        Opcode::Floor,
-        Opcode::Ceil,
-        Opcode::Trunc,
-        Opcode::Rint,
-        Opcode::IsNan,
-        Opcode::IsInf,
-        Opcode::IsFinite,
-        Opcode::Real,
-        Opcode::Imag,
-        Opcode::Conj,
-        Opcode::Signbit,
-        Opcode::Identity,
-        Opcode::Where,
-        Opcode::AddReduce,
-        Opcode::MultiplyReduce,
-        Opcode::MinimumReduce,
-        Opcode::MaximumReduce,
-        Opcode::LogicalAndReduce,
-        Opcode::LogicalOrReduce,
-        Opcode::LogicalXorReduce,
-        Opcode::BitwiseAndReduce,
-        Opcode::BitwiseOrReduce,
-        Opcode::BitwiseXorReduce,
-        Opcode::ArgminReduce,
-        Opcode::ArgmaxReduce,
-        Opcode::AddAccumulate,
-        Opcode::MultiplyAccumulate,
-        Opcode::MinimumAccumulate,
-        Opcode::MaximumAccumulate,
-        Opcode::Range,
-        Opcode::Random,
-        Opcode::Gather,
-        Opcode::Scatter,
-        Opcode::CondScatter,
-        Opcode::ScatterAdd,
-        Opcode::Free,
-        Opcode::Sync,
-        Opcode::None,
-        Opcode::Extension,
-    ];
-
     /// The opcode with this discriminant (the C API's opcode numbers).
     pub fn from_u16(v: u16) -> Option<Opcode> {
         Opcode::ALL.iter().copied().find(|o| *o as u16 == v)
+    }
+
+    /// The elementwise opcode of NumPy's ufunc `name`, or of one of its aliases.
+    pub fn ufunc_named(name: &str) -> Option<Opcode> {
+        Opcode::ALL.iter().copied().find(|o| {
+            let i = o.info();
+            i.ufunc && (i.name == name || i.aliases.contains(&name))
+        })
     }
 
     /// The opcode NumPy knows by `name` (ufunc names; reductions as `add.reduce`).
@@ -369,171 +376,6 @@ impl Opcode {
     #[inline]
     pub fn info(self) -> OpInfo {
         INFO[self as usize]
-    }
-
-    /// The table row. This match is the one place that knows opcode properties; it fills
-    /// [`INFO`] at compile time.
-    const fn row_of(self) -> OpInfo {
-        use Identity as I;
-        use OutRule::*;
-        match self {
-            Opcode::Add => monoid("add", NUM_B, Same, I::Zero),
-            Opcode::Subtract => ew("subtract", 2, NUM, Same),
-            Opcode::Multiply => monoid("multiply", NUM_B, Same, I::One),
-            Opcode::Divide => ew("divide", 2, INEXACT, Same),
-            Opcode::FloorDivide => ew("floor_divide", 2, TypeSet::REAL, Same),
-            Opcode::Remainder => ew("remainder", 2, TypeSet::REAL, Same),
-            Opcode::Power => ew("power", 2, NUM, Same),
-            Opcode::Negative => ew("negative", 1, NUM, Same),
-            Opcode::Positive => ew("positive", 1, NUM, Same),
-            Opcode::Absolute => ew("absolute", 1, NUM_B, Real),
-            Opcode::Sign => ew("sign", 1, NUM, Same),
-            Opcode::Maximum => monoid("maximum", REAL_B, Same, I::None),
-            Opcode::Minimum => monoid("minimum", REAL_B, Same, I::None),
-            Opcode::Fmax => monoid("fmax", REAL_B, Same, I::None),
-            Opcode::Fmin => monoid("fmin", REAL_B, Same, I::None),
-            Opcode::Fmod => ew("fmod", 2, TypeSet::REAL, Same),
-            Opcode::Copysign => ew("copysign", 2, FLOAT, Same),
-            Opcode::Equal => OpInfo {
-                commutative: true,
-                ..ew("equal", 2, ALL, Bool)
-            },
-            Opcode::NotEqual => OpInfo {
-                commutative: true,
-                ..ew("not_equal", 2, ALL, Bool)
-            },
-            Opcode::Less => ew("less", 2, REAL_B, Bool),
-            Opcode::LessEqual => ew("less_equal", 2, REAL_B, Bool),
-            Opcode::Greater => ew("greater", 2, REAL_B, Bool),
-            Opcode::GreaterEqual => ew("greater_equal", 2, REAL_B, Bool),
-            Opcode::LogicalAnd => monoid("logical_and", ALL, Bool, I::One),
-            Opcode::LogicalOr => monoid("logical_or", ALL, Bool, I::Zero),
-            Opcode::LogicalXor => monoid("logical_xor", ALL, Bool, I::Zero),
-            Opcode::LogicalNot => ew("logical_not", 1, ALL, Bool),
-            Opcode::BitwiseAnd => monoid("bitwise_and", INT_B, Same, I::AllOnes),
-            Opcode::BitwiseOr => monoid("bitwise_or", INT_B, Same, I::Zero),
-            Opcode::BitwiseXor => monoid("bitwise_xor", INT_B, Same, I::Zero),
-            Opcode::Invert => ew("invert", 1, INT_B, Same),
-            Opcode::LeftShift => ew("left_shift", 2, TypeSet::INT, Same),
-            Opcode::RightShift => ew("right_shift", 2, TypeSet::INT, Same),
-            Opcode::Sqrt => ew("sqrt", 1, INEXACT, Same),
-            Opcode::Cbrt => ew("cbrt", 1, FLOAT, Same),
-            Opcode::Square => ew("square", 1, NUM, Same),
-            Opcode::Reciprocal => ew("reciprocal", 1, NUM, Same),
-            Opcode::Exp => ew("exp", 1, INEXACT, Same),
-            Opcode::Exp2 => ew("exp2", 1, INEXACT, Same),
-            Opcode::Expm1 => ew("expm1", 1, INEXACT, Same),
-            Opcode::Log => ew("log", 1, INEXACT, Same),
-            Opcode::Log2 => ew("log2", 1, INEXACT, Same),
-            Opcode::Log10 => ew("log10", 1, INEXACT, Same),
-            Opcode::Log1p => ew("log1p", 1, INEXACT, Same),
-            Opcode::Sin => ew("sin", 1, INEXACT, Same),
-            Opcode::Cos => ew("cos", 1, INEXACT, Same),
-            Opcode::Tan => ew("tan", 1, INEXACT, Same),
-            Opcode::Arcsin => ew("arcsin", 1, INEXACT, Same),
-            Opcode::Arccos => ew("arccos", 1, INEXACT, Same),
-            Opcode::Arctan => ew("arctan", 1, INEXACT, Same),
-            Opcode::Arctan2 => ew("arctan2", 2, FLOAT, Same),
-            Opcode::Hypot => OpInfo {
-                commutative: true,
-                ..ew("hypot", 2, FLOAT, Same)
-            },
-            Opcode::Sinh => ew("sinh", 1, INEXACT, Same),
-            Opcode::Cosh => ew("cosh", 1, INEXACT, Same),
-            Opcode::Tanh => ew("tanh", 1, INEXACT, Same),
-            Opcode::Arcsinh => ew("arcsinh", 1, INEXACT, Same),
-            Opcode::Arccosh => ew("arccosh", 1, INEXACT, Same),
-            Opcode::Arctanh => ew("arctanh", 1, INEXACT, Same),
-            Opcode::Floor => ew("floor", 1, REAL_B, Same),
-            Opcode::Ceil => ew("ceil", 1, REAL_B, Same),
-            Opcode::Trunc => ew("trunc", 1, REAL_B, Same),
-            Opcode::Rint => ew("rint", 1, INEXACT, Same),
-            Opcode::IsNan => ew("isnan", 1, ALL, Bool),
-            Opcode::IsInf => ew("isinf", 1, ALL, Bool),
-            Opcode::IsFinite => ew("isfinite", 1, ALL, Bool),
-            Opcode::Real => ew("real", 1, ALL, Real),
-            Opcode::Imag => ew("imag", 1, ALL, Real),
-            Opcode::Conj => ew("conjugate", 1, NUM_B, Same),
-            Opcode::Signbit => ew("signbit", 1, FLOAT, Bool),
-            Opcode::Identity => ew("identity", 1, ALL, Any),
-            Opcode::Where => ew("where", 3, ALL, Same),
-            Opcode::AddReduce => reduce("add.reduce", Opcode::Add, NUM_B, Same, I::Zero),
-            Opcode::MultiplyReduce => {
-                reduce("multiply.reduce", Opcode::Multiply, NUM_B, Same, I::One)
-            }
-            Opcode::MinimumReduce => {
-                reduce("minimum.reduce", Opcode::Minimum, REAL_B, Same, I::None)
-            }
-            Opcode::MaximumReduce => {
-                reduce("maximum.reduce", Opcode::Maximum, REAL_B, Same, I::None)
-            }
-            Opcode::LogicalAndReduce => reduce(
-                "logical_and.reduce",
-                Opcode::LogicalAnd,
-                TypeSet::BOOL,
-                Same,
-                I::One,
-            ),
-            Opcode::LogicalOrReduce => reduce(
-                "logical_or.reduce",
-                Opcode::LogicalOr,
-                TypeSet::BOOL,
-                Same,
-                I::Zero,
-            ),
-            Opcode::LogicalXorReduce => reduce(
-                "logical_xor.reduce",
-                Opcode::LogicalXor,
-                TypeSet::BOOL,
-                Same,
-                I::Zero,
-            ),
-            Opcode::BitwiseAndReduce => reduce(
-                "bitwise_and.reduce",
-                Opcode::BitwiseAnd,
-                INT_B,
-                Same,
-                I::AllOnes,
-            ),
-            Opcode::BitwiseOrReduce => {
-                reduce("bitwise_or.reduce", Opcode::BitwiseOr, INT_B, Same, I::Zero)
-            }
-            Opcode::BitwiseXorReduce => reduce(
-                "bitwise_xor.reduce",
-                Opcode::BitwiseXor,
-                INT_B,
-                Same,
-                I::Zero,
-            ),
-            Opcode::ArgminReduce => OpInfo {
-                combine: None,
-                ..reduce("argmin", Opcode::Minimum, REAL_B, Index, I::None)
-            },
-            Opcode::ArgmaxReduce => OpInfo {
-                combine: None,
-                ..reduce("argmax", Opcode::Maximum, REAL_B, Index, I::None)
-            },
-            Opcode::AddAccumulate => scan("add.accumulate", Opcode::Add, I::Zero),
-            Opcode::MultiplyAccumulate => scan("multiply.accumulate", Opcode::Multiply, I::One),
-            Opcode::MinimumAccumulate => OpInfo {
-                types: REAL_B,
-                ..scan("minimum.accumulate", Opcode::Minimum, I::None)
-            },
-            Opcode::MaximumAccumulate => OpInfo {
-                types: REAL_B,
-                ..scan("maximum.accumulate", Opcode::Maximum, I::None)
-            },
-            Opcode::Range => row("range", OpClass::Generator, 0, TypeSet::REAL, Same),
-            Opcode::Random => row("random", OpClass::Generator, 2, TypeSet::UINT, Same),
-            Opcode::Gather => row("gather", OpClass::Index, 2, ALL, Same),
-            Opcode::Scatter => row("scatter", OpClass::Index, 2, ALL, Same),
-            Opcode::CondScatter => row("cond_scatter", OpClass::Index, 3, ALL, Same),
-            Opcode::ScatterAdd => row("scatter_add", OpClass::Index, 2, NUM_B, Same),
-            Opcode::Free => row("free", OpClass::System, 0, ALL, Same),
-            Opcode::Sync => row("sync", OpClass::System, 0, ALL, Same),
-            Opcode::None => row("none", OpClass::System, 0, ALL, Same),
-            Opcode::Extension => row("extension", OpClass::Extension, 2, NUM, Same),
-        }
     }
 
     pub fn name(self) -> &'static str {
@@ -599,6 +441,19 @@ static INFO: [OpInfo; 256] = {
     }
     t
 };
+
+/// The C API's name of `op`'s constant: `HS_OP_` and the variant in capitals, words split
+/// by `_` (`AddReduce` → `HS_OP_ADD_REDUCE`).
+pub fn opcode_c_name(op: Opcode) -> String {
+    let mut s = String::from("HS_OP_");
+    for (i, c) in format!("{op:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            s.push('_');
+        }
+        s.push(c.to_ascii_uppercase());
+    }
+    s
+}
 
 #[cfg(test)]
 mod tests {

@@ -327,104 +327,16 @@ def _flat_positions(a, indices):
     return _ext.where(bad, a.size, flat)
 
 
-# NumPy's names of the ufuncs that are one elementwise opcode each; aliases share the
-# object like in NumPy (np.abs is np.absolute).
-UFUNC_NAMES = [
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "floor_divide",
-    "remainder",
-    "power",
-    "negative",
-    "positive",
-    "absolute",
-    "sign",
-    "maximum",
-    "minimum",
-    "fmax",
-    "fmin",
-    "fmod",
-    "copysign",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "invert",
-    "left_shift",
-    "right_shift",
-    "sqrt",
-    "cbrt",
-    "square",
-    "reciprocal",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "arctan2",
-    "hypot",
-    "sinh",
-    "cosh",
-    "tanh",
-    "arcsinh",
-    "arccosh",
-    "arctanh",
-    "floor",
-    "ceil",
-    "trunc",
-    "rint",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "signbit",
-    "conjugate",
-]
+# NumPy's names of the ufuncs that are one elementwise opcode each, from the opcode table
+# (core/src/opcode.rs); aliases share the object like in NumPy (np.abs is np.absolute),
+# where this NumPy has them (NumPy 2's array-API names: np.acos is np.arccos).
+UFUNC_NAMES = [name for name, _, _ in _ext.ufuncs()]
 UFUNC_ALIASES = {
-    "true_divide": "divide",
-    "mod": "remainder",
-    "abs": "absolute",
-    "bitwise_not": "invert",
-    "conj": "conjugate",
+    alias: name
+    for name, _, aliases in _ext.ufuncs()
+    for alias in aliases
+    if getattr(np, alias, None) is getattr(np, name)
 }
-# NumPy 2's array-API names for the same ufuncs (`np.acos is np.arccos`).
-UFUNC_ALIASES.update(
-    {
-        alias: target
-        for alias, target in {
-            "acos": "arccos",
-            "acosh": "arccosh",
-            "asin": "arcsin",
-            "asinh": "arcsinh",
-            "atan": "arctan",
-            "atan2": "arctan2",
-            "atanh": "arctanh",
-            "bitwise_invert": "invert",
-            "bitwise_left_shift": "left_shift",
-            "bitwise_right_shift": "right_shift",
-            "pow": "power",
-        }.items()
-        if getattr(np, alias, None) is getattr(np, target)
-    }
-)
 
 UFUNCS = {name: ufunc(getattr(np, name)) for name in UFUNC_NAMES}
 for _alias, _target in UFUNC_ALIASES.items():
