@@ -1,0 +1,262 @@
+"""Reductions and scans: ``sum``, ``max``, ``argmin``, ``cumsum``, ``mean``, ``var``, ...
+
+Part of ``_native`` (see its docstring for the rules every part keeps)."""
+
+import builtins
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from . import _hassium as _ext
+from ._common import (
+    UNSUPPORTED,
+    _arr,
+    _bool,
+    _dtype,
+    _fallback_np,
+    _NoValue,
+    _sum_dtype,
+    _Unsupported,
+)
+from ._products import _into
+
+
+def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
+    if where is not True:
+        raise _Unsupported
+    result = _ext.reduce(
+        name,
+        _arr(a),
+        axis=axis,
+        dtype=_dtype(dtype),
+        out=out,
+        keepdims=_bool(keepdims),
+        initial=None if initial is _NoValue else initial,
+    )
+    return result if out is None else out
+
+
+def _native_or_fallback(func):
+    """Run ``func``; when it raises ``_Unsupported`` run NumPy's function of the same name."""
+
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except UNSUPPORTED:
+            return _fallback_np(func.__name__, args, kwargs)
+
+    wrapper.__name__ = func.__name__
+    wrapper.__qualname__ = func.__name__
+    wrapper.__doc__ = func.__doc__ or getattr(
+        getattr(np, func.__name__, None), "__doc__", None
+    )
+    wrapper.__wrapped__ = func
+    return wrapper
+
+
+@_native_or_fallback
+def sum(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True
+):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    return _reduce("add", a, axis, dtype, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def prod(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True
+):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    return _reduce("multiply", a, axis, dtype, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("maximum", a, axis, None, out, keepdims, initial, where)
+
+
+@_native_or_fallback
+def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("minimum", a, axis, None, out, keepdims, initial, where)
+
+
+amax = max
+amin = min
+
+
+@_native_or_fallback
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("logical_or", a, axis, np.bool_, out, keepdims, where=where)
+
+
+@_native_or_fallback
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("logical_and", a, axis, np.bool_, out, keepdims, where=where)
+
+
+def _arg_reduce(name, a, axis, out, keepdims):
+    a = _arr(a)
+    if axis is None:
+        result = _ext.reduce(name, a.reshape(-1), axis=0)
+        if keepdims:
+            result = result.reshape((1,) * a.ndim)
+    else:
+        result = _ext.reduce(name, a, axis=axis, keepdims=_bool(keepdims))
+    if out is not None:
+        _into(out, result)
+        return out
+    return result
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmin", a, axis, out, keepdims)
+
+
+def _scan(name, a, axis, dtype, out):
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    result = _ext.accumulate(name, a, axis=axis, dtype=_dtype(dtype), out=out)
+    return result if out is None else out
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _scan("add", a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _scan("multiply", a, axis, dtype, out)
+
+
+def _count(a, axis):
+    """How many elements a reduction over ``axis`` combines."""
+    if axis is None:
+        return a.size
+    axes = normalize_axis_tuple(axis, a.ndim)
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    return n
+
+
+def _mean_dtypes(a, dtype):
+    """(accumulator dtype, result dtype) of np.mean/np.var, like numpy/_core/_methods.py."""
+    kind = a.dtype.kind
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        return dtype, dtype
+    if kind in "biu":
+        return np.dtype(np.float64), np.dtype(np.float64)
+    if a.dtype == np.float16:
+        return np.dtype(np.float32), np.dtype(np.float16)
+    return a.dtype, a.dtype
+
+
+@_native_or_fallback
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _arr(a)
+    acc, res = _mean_dtypes(a, dtype)
+    total = _reduce("add", a, axis, acc, None, keepdims, where=where)
+    n = _count(a, axis)
+    if n == 0:
+        import warnings
+
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+    # An integer dtype= (NumPy sums in it, divides in float64, then truncates).
+    exact = total.dtype.kind not in "biu"
+    result = _ext.ufunc("divide", total, n, dtype=total.dtype if exact else None)
+    if result.dtype != res:
+        result = result.astype(res)
+    if out is not None:
+        _into(out, result, casting="unsafe")  # NumPy divides into out unsafely
+        return out
+    return result
+
+
+@_native_or_fallback
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=_NoValue,
+    correction=_NoValue,
+):
+    if mean is not _NoValue or correction is not _NoValue:
+        raise _Unsupported
+    a = _arr(a)
+    acc, res = _mean_dtypes(a, dtype)
+    n = _count(a, axis)
+    arrmean = _reduce("add", a, axis, acc, None, True, where=where)
+    arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
+    x = _ext.ufunc("subtract", a, arrmean)
+    if x.dtype.kind == "c":
+        x = _ext.ufunc("multiply", x, _ext.ufunc("conjugate", x)).real
+    else:
+        x = _ext.ufunc("multiply", x, x)
+    total = _reduce("add", x, axis, acc if acc.kind != "c" else x.dtype, None, keepdims)
+    rcount = builtins.max(n - ddof, 0)
+    if rcount == 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+    result = _ext.ufunc("divide", total, rcount, dtype=total.dtype)
+    if res.kind == "c":
+        res = np.finfo(res).dtype  # the variance of complex numbers is real
+    if result.dtype != res:
+        result = result.astype(res)
+    if out is not None:
+        _into(out, result)
+        return out
+    return result
+
+
+@_native_or_fallback
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=_NoValue,
+    correction=_NoValue,
+):
+    if mean is not _NoValue or correction is not _NoValue:
+        raise _Unsupported
+    v = var.__wrapped__(
+        a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where
+    )
+    result = _ext.ufunc("sqrt", v)
+    if out is not None:
+        _into(out, result)
+        return out
+    return result
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    a = _arr(a)
+    mask = a if a.dtype == np.bool_ else _ext.ufunc("not_equal", a, 0)
+    result = _ext.reduce(
+        "add", mask, axis=axis, dtype=np.dtype(np.intp), keepdims=_bool(keepdims)
+    )
+    if axis is None and not keepdims:
+        return int(result)
+    return result
