@@ -9,6 +9,7 @@ mod batch;
 mod canon;
 mod capabilities;
 mod dtype;
+pub mod dump;
 mod error;
 mod ids;
 mod instr;

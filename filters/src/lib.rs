@@ -14,7 +14,7 @@ mod simplify;
 pub use contract_reductions::ContractReductions;
 pub use cse::Cse;
 pub use dead_code::DeadCode;
-pub use dump::Dump;
+pub use dump::{write_kernels, Dump};
 pub use error::{Error, Result};
 pub use expand_powk::{ExpandPowk, MAX_EXPONENT};
 pub use filter::{create, Filter, REGISTRY};

@@ -573,7 +573,7 @@ fn dump_writes_text_and_graphviz_and_changes_nothing() {
         .apply(&mut after)
         .unwrap();
     assert_eq!(after, before);
-    let n = hassium_fuser::dump::dump_index();
+    let n = hassium_core::dump::dump_index();
     let text = std::fs::read_to_string(dir.path().join(format!("batch-{n}.txt"))).unwrap();
     assert!(
         text.contains("power b2:float64+0(8):(1) <- b1:float64+0(8):(1), Float64(3.0)"),
@@ -585,7 +585,7 @@ fn dump_writes_text_and_graphviz_and_changes_nothing() {
         .unwrap()
         .fuse(&before, &hassium_core::Capabilities::all())
         .unwrap();
-    hassium_fuser::dump_kernels(dir.path(), n, &before, &kernels).unwrap();
+    hassium_filters::write_kernels(dir.path(), n, &before, &kernels).unwrap();
     let k = std::fs::read_to_string(dir.path().join(format!("kernels-{n}.txt"))).unwrap();
     assert!(k.starts_with("kernel 0: shape (8)"), "{k}");
     assert!(

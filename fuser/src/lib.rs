@@ -7,7 +7,6 @@
 mod bitset;
 mod cache;
 mod cost;
-pub mod dump;
 mod error;
 mod fuser;
 mod greedy;
@@ -23,7 +22,6 @@ mod stats;
 
 pub use cache::{FuseCache, Fused, PartitionStore, DEFAULT_CAPACITY};
 pub use cost::{check_partition, cost};
-pub use dump::dump_kernels;
 pub use error::{Error, Result};
 pub use fuser::{create, Fuser, FuserOptions, REGISTRY};
 pub use greedy::Greedy;

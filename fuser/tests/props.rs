@@ -397,19 +397,19 @@ fn fusers_agree(seed: u64) -> Result<(), TestCaseError> {
         if let Err(e) = check_partition(&batch, &kernels) {
             panic!(
                 "{name}: {e}\n{}",
-                hassium_fuser::dump::kernels_text(&batch, &kernels)
+                hassium_core::dump::kernels_text(&batch, &kernels)
             );
         }
         let got = exec::observe(&batch, &kernels, seed, true).unwrap();
         prop_assert!(
             got == want,
             "{name} changed the results\n{}",
-            hassium_fuser::dump::kernels_text(&batch, &kernels)
+            hassium_core::dump::kernels_text(&batch, &kernels)
         );
         prop_assert!(
             lockstep(&batch, &kernels, seed) == lockstep(&batch, &exec::unfused(&batch), seed),
             "{name}'s kernels compute other values when run as loop nests\n{}",
-            hassium_fuser::dump::kernels_text(&batch, &kernels)
+            hassium_core::dump::kernels_text(&batch, &kernels)
         );
         costs.push(cost(&batch, &kernels));
     }

@@ -124,7 +124,7 @@ fn black_scholes_becomes_one_kernel_with_every_temporary_contracted() {
         kernels.len(),
         1,
         "{}",
-        hassium_fuser::dump::kernels_text(&batch, &kernels)
+        hassium_core::dump::kernels_text(&batch, &kernels)
     );
     let k = &kernels[0];
     let mut temps = temporaries(&batch);
@@ -185,7 +185,7 @@ pub fn heat_step(n: usize) -> (Batch, View, View, View) {
 fn heat_step_fuses_into_two_kernels_with_the_copy_back_held_back() {
     let (batch, new, rows, _delta) = heat_step(64);
     let kernels = greedy(&batch);
-    let text = hassium_fuser::dump::kernels_text(&batch, &kernels);
+    let text = hassium_core::dump::kernels_text(&batch, &kernels);
     assert_eq!(kernels.len(), 2, "{text}");
     // The stencil, its delta and the copy back run as one pass: the grid is read once and
     // written once, `new` lives in registers, and only the row sums reach memory.
@@ -206,7 +206,7 @@ fn heat_step_without_held_back_writes_materialises_new_and_the_row_sums() {
         ..Capabilities::all()
     };
     let kernels = fuse_with("greedy", &batch, &caps);
-    let text = hassium_fuser::dump::kernels_text(&batch, &kernels);
+    let text = hassium_core::dump::kernels_text(&batch, &kernels);
     assert_eq!(kernels.len(), 3, "{text}");
     let contracted: Vec<BaseId> = kernels.iter().flat_map(|k| k.contracted.clone()).collect();
     let mut materialised: Vec<BaseId> = temporaries(&batch)
@@ -239,7 +239,7 @@ fn a_write_read_again_at_shifted_rows_is_not_held_back() {
     r.sync(&after);
     let batch = r.finish();
     let kernels = greedy(&batch);
-    let text = hassium_fuser::dump::kernels_text(&batch, &kernels);
+    let text = hassium_core::dump::kernels_text(&batch, &kernels);
     assert_eq!(kernels.len(), 2, "{text}");
     assert_eq!(kernels[0].instrs.to_vec(), vec![0, 1], "{text}");
 }
@@ -259,7 +259,7 @@ fn a_column_reduction_does_not_hold_rows_back() {
     r.sync(&sum);
     let batch = r.finish();
     let kernels = greedy(&batch);
-    let text = hassium_fuser::dump::kernels_text(&batch, &kernels);
+    let text = hassium_core::dump::kernels_text(&batch, &kernels);
     let reduce = kernels.iter().find(|k| k.instrs.contains(&0)).unwrap();
     assert_eq!(reduce.instrs.to_vec(), vec![0], "{text}");
 }
@@ -310,7 +310,7 @@ fn nbody_pairwise_forces_fuse_the_elementwise_chain_into_the_reduction() {
         kernels.len(),
         1,
         "{}",
-        hassium_fuser::dump::kernels_text(&batch, &kernels)
+        hassium_core::dump::kernels_text(&batch, &kernels)
     );
     let k = &kernels[0];
     assert_eq!(k.shape.as_slice(), &[100, 100], "iterates the pairs");

@@ -459,11 +459,11 @@ impl Runtime {
             // without that filter in the stack, claim a fresh number for each fused part.
             let has_dump_filter = self.stack.filters.iter().any(|(name, _)| name == "dump");
             let n = if has_dump_filter {
-                hassium_fuser::dump::dump_index()
+                hassium_core::dump::dump_index()
             } else {
-                hassium_fuser::dump::next_dump_index()
+                hassium_core::dump::next_dump_index()
             };
-            if let Err(e) = hassium_fuser::dump_kernels(dir, n, batch, &kernels) {
+            if let Err(e) = hassium_filters::write_kernels(dir, n, batch, &kernels) {
                 tracing::warn!("HASSIUM_DUMP: {e}");
             }
         }

@@ -1,12 +1,11 @@
-//! Text and Graphviz renderings of batches and their kernels, for `HASSIUM_DUMP=dir`:
-//! the `dump` filter writes `batch-<n>.txt/.dot` and the runtime calls [`dump_kernels`]
-//! for `kernels-<n>.txt/.dot` with the same `n` ([`dump_index`]).
+//! Text and Graphviz renderings of batches and their kernels, for `HASSIUM_DUMP=dir`
+//! (the fuser's tests compare kernels through them too). The files are written by the
+//! `dump` filter (`batch-<n>.txt/.dot`) and, through `hassium_filters::write_kernels`, by
+//! the runtime (`kernels-<n>.txt/.dot`) with the same `n` ([`dump_index`]).
 
-use crate::{Error, Result};
-use hassium_core::{Batch, Instr, Kernel, Operand, View};
+use crate::{Batch, Instr, Kernel, Operand, View};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static DUMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -146,7 +145,7 @@ pub fn batch_dot(batch: &Batch) -> String {
 
 /// The kernels as text: per kernel its shape, contracted/read/written bases, instructions.
 pub fn kernels_text(batch: &Batch, kernels: &[Kernel]) -> String {
-    let ids = |v: &[hassium_core::BaseId]| {
+    let ids = |v: &[crate::BaseId]| {
         v.iter()
             .map(|b| format!("b{}", b.0))
             .collect::<Vec<_>>()
@@ -171,28 +170,4 @@ pub fn kernels_text(batch: &Batch, kernels: &[Kernel]) -> String {
 
 pub fn kernels_dot(batch: &Batch, kernels: &[Kernel]) -> String {
     dot(batch, Some(kernels))
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
-}
-
-/// Writes `batch-<n>.txt` and `batch-<n>.dot` into `dir` (created if missing).
-pub fn dump_batch(dir: &Path, n: u64, batch: &Batch) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
-    write(&dir.join(format!("batch-{n}.txt")), &batch_text(batch))?;
-    write(&dir.join(format!("batch-{n}.dot")), &batch_dot(batch))
-}
-
-/// Writes `kernels-<n>.txt` and `kernels-<n>.dot` into `dir` (created if missing).
-pub fn dump_kernels(dir: &Path, n: u64, batch: &Batch, kernels: &[Kernel]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
-    write(
-        &dir.join(format!("kernels-{n}.txt")),
-        &kernels_text(batch, kernels),
-    )?;
-    write(
-        &dir.join(format!("kernels-{n}.dot")),
-        &kernels_dot(batch, kernels),
-    )
 }
