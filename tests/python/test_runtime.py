@@ -89,8 +89,9 @@ def test_an_error_during_a_flush_names_the_operation_and_the_runtime_stays_usabl
         pytest.skip("the extension has no take_flat")
     src = hs.arange(5.0)
     idx = hs.arange(3) + 5  # computed lazily: out of bounds only at run time
+    # NumPy names the first bad index (5); a parallel engine (opencl) may name another.
     with pytest.raises(
-        IndexError, match="index 5 is out of bounds for axis 0 with size 5"
+        IndexError, match=r"index [567] is out of bounds for axis 0 with size 5"
     ):
         np.asarray(take_flat(src, idx))
     # The runtime goes on.
