@@ -474,7 +474,8 @@ hs_array *hs_ceil(const hs_array *a);
 // `np.where(cond, x, y)`: `x` where `cond` is true (nonzero), else `y`.
 hs_array *hs_where(hs_operand cond, hs_operand x, hs_operand y);
 
-// `a @ b` for 2-D arrays, in their promoted dtype.
+// `a @ b` with NumPy's `matmul` rules: 1-D operands count as a row (left) or a column
+// (right), more dimensions are stacks of matrices that broadcast, in the promoted dtype.
 hs_array *hs_matmul(const hs_array *a, const hs_array *b);
 
 // Sum along `axis` (bool and small integers accumulate in 64 bits, as NumPy's `sum`)

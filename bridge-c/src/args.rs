@@ -3,9 +3,9 @@
 
 use crate::ctypes::*;
 use crate::error::{Fail, Result};
-use crate::record::{Arg, Weak};
 use crate::state::State;
 use hassium_core::{DType, Opcode, MAX_DIMS};
+use hassium_record::{Arg, Weak};
 use std::borrow::Cow;
 
 /// A C array of `n` elements; NULL is allowed only when `n` is 0.
@@ -99,7 +99,7 @@ pub fn opcode_arg(op: hs_opcode) -> Result<Opcode> {
 pub fn operand_arg(st: &State, o: &hs_operand, what: &str) -> Result<Arg> {
     Ok(match o.kind {
         HS_OPERAND_ARRAY => Arg::Array(st.view(o.array, what)?),
-        HS_OPERAND_INT => Arg::Weak(Weak::Int(o.int_value)),
+        HS_OPERAND_INT => Arg::Weak(Weak::Int(o.int_value.into())),
         HS_OPERAND_FLOAT => Arg::Weak(Weak::Float(o.real)),
         HS_OPERAND_COMPLEX => Arg::Weak(Weak::Complex(o.real, o.imag)),
         k => {

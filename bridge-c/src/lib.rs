@@ -16,7 +16,6 @@ mod host;
 mod ops;
 mod record;
 mod state;
-mod types;
 mod views;
 
 pub use create::*;

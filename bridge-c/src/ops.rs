@@ -307,7 +307,8 @@ pub extern "C" fn hs_where(cond: hs_operand, x: hs_operand, y: hs_operand) -> *m
     })
 }
 
-/// `a @ b` for 2-D arrays, in their promoted dtype.
+/// `a @ b` with NumPy's `matmul` rules: 1-D operands count as a row (left) or a column
+/// (right), more dimensions are stacks of matrices that broadcast, in the promoted dtype.
 #[no_mangle]
 pub extern "C" fn hs_matmul(a: *const hs_array, b: *const hs_array) -> *mut hs_array {
     new_handle("hs_matmul", |st| {

@@ -946,7 +946,7 @@ impl PyNdArray {
     #[setter(shape)]
     fn set_shape(&mut self, shape: &Bound<'_, PyAny>) -> PyResult<()> {
         let req = py::dims_arg(shape)?;
-        let s = ops::resolve_shape(self.arr.view.nelem(), self.arr.shape(), &req)?;
+        let s = ops::resolve_shape(self.arr.view.nelem(), &req)?;
         let v = self.arr.view.reshape(&s).ok_or_else(|| {
             PyAttributeError::new_err(
                 "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape.",
@@ -1633,7 +1633,7 @@ impl PyNdArray {
         } else {
             py::dims_arg(shape)?
         };
-        let s = ops::resolve_shape(a.view.nelem(), a.shape(), &req)?;
+        let s = ops::resolve_shape(a.view.nelem(), &req)?;
         // Fortran order reads and writes the last axis slowest: a C-order reshape of the
         // reversed axes to the reversed shape, reversed back.
         let fortran = match order_perm(&a.view, order, false)? {

@@ -19,7 +19,7 @@ use hassium_core::{DType, Opcode};
 use ops::{Arg, Dest, Weak};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::PyTuple;
 use rt::{with_existing_rt, with_rt};
 
 /// A shape argument: an int or a sequence of ints.
@@ -498,130 +498,25 @@ fn stats(py: Python<'_>) -> PyResult<PyObject> {
     json_to_py(py, &text)
 }
 
-/// Whether engine `name`'s library (and its children's) can be found.
-fn engine_found(
-    config: &hassium_vem::Config,
-    name: &str,
-    dirs: &[std::path::PathBuf],
-) -> Result<String, String> {
-    let ec = config
-        .engines
-        .get(name)
-        .ok_or_else(|| format!("no section [engines.{name}]"))?;
-    let own = if ec.library == "builtin" {
-        "builtin".to_string()
-    } else {
-        hassium_engine_abi::engine_path(&ec.library, dirs)
-            .map(|p| p.display().to_string())
-            .map_err(|e| e.to_string())?
-    };
-    if let Some(child) = &ec.child {
-        engine_found(config, child, dirs)?;
-    }
-    Ok(own)
-}
-
 /// The configuration in force: its source, the stack in force, every stack and engine
-/// (and whether each engine's library is found), and the cache directories.
+/// (and whether each engine's library is found), and the cache directories (see
+/// `hassium_vem::info`).
 #[pyfunction]
 fn info(py: Python<'_>) -> PyResult<PyObject> {
-    let d = PyDict::new(py);
-    let config = hassium_vem::Config::load()
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-    let dirs = hassium_vem::engine_dirs();
-    d.set_item("config_source", &config.source)?;
-    d.set_item("stack", &config.runtime.stack)?;
-    d.set_item("flush_threshold", config.runtime.flush_threshold)?;
-    d.set_item(
-        "small_flush_threshold",
-        config.runtime.small_flush_threshold,
-    )?;
-    d.set_item(
-        "small_skip_filters",
-        PyList::new(py, &config.runtime.small_skip_filters)?,
-    )?;
-    let stacks = PyDict::new(py);
-    for (name, sc) in &config.stacks {
-        let s = PyDict::new(py);
-        s.set_item("filters", PyList::new(py, &sc.filters)?)?;
-        s.set_item("fuser", &sc.fuser)?;
-        s.set_item("engine", &sc.engine)?;
-        s.set_item(
-            "available",
-            engine_found(&config, &sc.engine, &dirs).is_ok(),
-        )?;
-        stacks.set_item(name, s)?;
+    let err = |e: hassium_vem::Error| pyo3::exceptions::PyRuntimeError::new_err(e.to_string());
+    let report = match with_existing_rt(|rt| hassium_vem::info(Some(rt))) {
+        Some(r) => r,
+        None => hassium_vem::info(None),
     }
-    d.set_item("stacks", stacks)?;
-    let engines = PyDict::new(py);
-    let mut caches = Vec::new();
-    for (name, ec) in &config.engines {
-        let e = PyDict::new(py);
-        e.set_item("library", &ec.library)?;
-        e.set_item("child", ec.child.as_deref())?;
-        match engine_found(&config, name, &dirs) {
-            Ok(p) => {
-                e.set_item("found", true)?;
-                if p != "builtin" {
-                    if let Some(text) = hassium_engine_abi::describe(std::path::Path::new(&p)) {
-                        if name == "opencl" {
-                            d.set_item("opencl_devices", &text)?;
-                        }
-                        e.set_item("devices", text)?;
-                    }
-                }
-                e.set_item("path", p)?;
-            }
-            Err(msg) => {
-                e.set_item("found", false)?;
-                e.set_item("error", msg)?;
-            }
-        }
-        if let Some(cc) = ec.options.get("compiler").and_then(|v| v.as_str()) {
-            e.set_item("compiler", hassium_engine_abi::describe_compiler(cc))?;
-        }
-        if let Some(c) = ec.options.get("cache_dir").and_then(|v| v.as_str()) {
-            // Where it resolves to (XDG rules), as the engine will use it.
-            let c = match hassium_engine_abi::cache_location(c) {
-                Ok(hassium_engine_abi::CacheLocation::At(p)) => p.display().to_string(),
-                Ok(hassium_engine_abi::CacheLocation::Off) => "none".to_string(),
-                Ok(hassium_engine_abi::CacheLocation::NoHome(why)) => format!("none ({why})"),
-                Err(why) => format!("invalid ({why})"),
-            };
-            e.set_item("cache_dir", &c)?;
-            caches.push(c);
-        }
-        engines.set_item(name, e)?;
-    }
-    d.set_item("engines", engines)?;
-    caches.sort();
-    caches.dedup();
-    d.set_item("cache_dirs", PyList::new(py, caches)?)?;
-    d.set_item(
-        "engine_dirs",
-        PyList::new(py, dirs.iter().map(|p| p.display().to_string()))?,
-    )?;
-    let running =
-        with_existing_rt(|rt| (rt.stack_name().to_string(), rt.engine_name().to_string()));
-    if let Some((s, e)) = running {
-        d.set_item("running_stack", s)?;
-        d.set_item("running_engine", e)?;
-    }
-    Ok(d.into_any().unbind())
+    .map_err(err)?;
+    json_to_py(py, &report.to_string())
 }
 
 /// The stacks whose engine libraries can be found (so `HASSIUM_STACK=name` would work).
 #[pyfunction]
 fn stacks() -> PyResult<Vec<String>> {
-    let config = hassium_vem::Config::load()
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-    let dirs = hassium_vem::engine_dirs();
-    Ok(config
-        .stacks
-        .iter()
-        .filter(|(_, sc)| engine_found(&config, &sc.engine, &dirs).is_ok())
-        .map(|(n, _)| n.clone())
-        .collect())
+    hassium_vem::available_stacks()
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Registers the package's `__array_ufunc__` and `__array_function__` implementations.

@@ -151,15 +151,7 @@ pub fn array_memory_error(py: Python<'_>, dtype: DType, shape: &[usize]) -> PyEr
 }
 
 /// How a ufunc with no loop for some dtypes was called: NumPy words each case its own way.
-#[derive(Clone, Copy, Debug)]
-pub enum Call {
-    /// `ufunc(*inputs)`.
-    Plain,
-    /// `ufunc(*inputs, dtype=t)`: the loop was named.
-    Dtype(DType),
-    /// `ufunc.reduce(input)` (also `accumulate`: NumPy raises alike).
-    Reduce,
-}
+pub use hassium_record::Call;
 
 /// The error NumPy raises when `ufunc` has no loop for inputs of `types`, called as `call`:
 /// NumPy is asked, with 0-d arrays of those dtypes, so the class and message are its own

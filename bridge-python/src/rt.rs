@@ -151,69 +151,11 @@ impl Drop for BaseOwner {
     }
 }
 
-/// The element count of a new array of `shape`, refused as NumPy refuses it at creation:
-/// `ValueError` when its bytes would not fit in an `isize`, `MemoryError` when Linux would
-/// refuse NumPy's allocation of them (see [`allocation_limit`]). A lazy array allocates
-/// only at its first use; without this, the error would come there.
+/// The element count of a new array of `shape`, refused as NumPy refuses it at creation
+/// (see [`hassium_record::checked_nelem`]).
 pub fn checked_nelem(dtype: DType, shape: &[usize]) -> PyResult<usize> {
-    check_ndim(shape.len())?;
-    let n = shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .filter(|&n| n.checked_mul(dtype.size()).is_some_and(|b| b <= isize::MAX as usize))
-        .ok_or_else(|| {
-            PyValueError::new_err(
-                "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.",
-            )
-        })?;
-    if n * dtype.size() > allocation_limit() {
-        return Err(Python::with_gil(|py| {
-            py::array_memory_error(py, dtype, shape)
-        }));
-    }
-    Ok(n)
-}
-
-/// NumPy's error for more dimensions than an array may have, with Hassium's limit (16,
-/// where NumPy's is 64): every way of making an array (`zeros`, `empty`, `reshape`, ...)
-/// says the same.
-pub fn check_ndim(ndim: usize) -> PyResult<()> {
-    if ndim > hassium_core::MAX_DIMS {
-        return Err(PyValueError::new_err(format!(
-            "maximum supported dimension for an ndarray is currently {}, found {ndim}",
-            hassium_core::MAX_DIMS
-        )));
-    }
-    Ok(())
-}
-
-/// The largest allocation Linux grants outright under its overcommit policy
-/// (`vm.overcommit_memory`): memory plus swap under the default heuristic (0), the commit
-/// limit under strict accounting (2, ignoring what is committed already), no limit when
-/// it always overcommits (1) or where `/proc` does not say.
-fn allocation_limit() -> usize {
-    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory");
-        let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
-            return usize::MAX;
-        };
-        let kib = |key: &str| -> Option<usize> {
-            let line = info.lines().find(|l| l.starts_with(key))?;
-            line[key.len()..]
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        };
-        let limit = match mode.as_deref().map(str::trim) {
-            Ok("0") => kib("MemTotal:").zip(kib("SwapTotal:")).map(|(m, s)| m + s),
-            Ok("2") => kib("CommitLimit:"),
-            _ => None,
-        };
-        limit.map_or(usize::MAX, |k| k.saturating_mul(1024))
-    })
+    hassium_record::checked_nelem(dtype, shape)
+        .map_err(|e| Python::with_gil(|py| crate::ops::raise(py, e)))
 }
 
 /// A view together with the ownership of its base: what every Hassium array is.
@@ -246,6 +188,15 @@ impl Arr {
             owner: Arc::new(BaseOwner { id: base.id }),
             writeable: true,
         })
+    }
+
+    /// The array of a fresh base the recorder made: its ownership passes to the array.
+    pub fn adopt(view: View) -> Arr {
+        Arr {
+            owner: Arc::new(BaseOwner { id: view.base }),
+            view,
+            writeable: true,
+        }
     }
 
     /// Another view of the same base, as writeable as this one.

@@ -7,6 +7,7 @@
 mod config;
 mod error;
 mod flush_point;
+mod info;
 mod memory;
 mod partitions;
 mod paths;
@@ -18,6 +19,7 @@ pub use config::{
     Config, EngineConfig, RuntimeConfig, StackConfig, DEFAULT_CONFIG, SMALL_ARRAY_ELEMENTS,
 };
 pub use error::{Error, Result};
+pub use info::{available_stacks, info};
 pub use memory::HostMemory;
 pub use paths::engine_dirs;
 pub use runtime::Runtime;

@@ -1,0 +1,238 @@
+//! Elementwise operations and assignments: NumPy's type resolution (with `dtype=` and
+//! `casting=`), broadcasting, and overlap handling, recorded as one instruction plus
+//! the casts and copies it needs.
+
+use crate::args::{broadcast_all, check_stored_int, check_weak_ints, result_type, Arg};
+use crate::base::{
+    check_casting, check_out, copy_into, finish, operand, placeholder, private_copy, recording,
+    Dest, Target,
+};
+use crate::error::{Call, Error, Result};
+use hassium_core::resolve::{resolve_loop, NoLoop};
+use hassium_core::{fmt_shape, overlap, DType, Instr, Opcode, Operand, Operands, Overlap, View};
+
+/// The error for a loop that `resolve_loop` refused, in NumPy's terms.
+fn loop_error(op: Opcode, t: DType, e: NoLoop, nin: usize, call: Call) -> Error {
+    match e {
+        NoLoop::Message(m) => Error::Type(m),
+        NoLoop::NoNumpyLoop => Error::NoLoop {
+            ufunc: op.name(),
+            types: vec![t; nin],
+            call,
+        },
+        NoLoop::Unsupported => Error::Unsupported(format!(
+            "hassium has no {} loop for {}; NumPy does",
+            op.name(),
+            t.name()
+        )),
+    }
+}
+
+/// Refuses a call with the wrong number of inputs.
+pub fn check_nin(op: Opcode, n: usize) -> Result<()> {
+    if n != op.nin() {
+        return Err(Error::Value(format!(
+            "{} takes {} inputs, got {n}",
+            op.name(),
+            op.nin()
+        )));
+    }
+    Ok(())
+}
+
+/// The loop dtype `l` and output dtype `o` of elementwise `op` over `values`, with
+/// NumPy's `dtype=` (the output's dtype, naming the loop) and its casting checks.
+fn resolve(
+    op: Opcode,
+    values: &[Arg],
+    dest: &Dest<'_>,
+    dtype: Option<DType>,
+) -> Result<(DType, DType)> {
+    let n = values.len();
+    // `dtype=` fixes the output's dtype (NumPy's `signature=(None, ..., dtype)`). When the
+    // inputs' own loop already gives it, as `less(ints, floats, dtype=bool)`, nothing
+    // changes; otherwise the loop of that dtype computes, and it must give that dtype.
+    let natural = check_weak_ints(op, values, result_type(values));
+    let mut dtype = dtype;
+    if let (Some(d), Ok(t)) = (dtype, &natural) {
+        match resolve_loop(op, *t) {
+            Ok(l) if op.out_dtype(l) == Some(d) => dtype = None,
+            // Complex ordering and the like: the package falls back to NumPy, `dtype=` too.
+            Err(NoLoop::Unsupported) => {
+                return Err(loop_error(op, *t, NoLoop::Unsupported, n, Call::Dtype(d)))
+            }
+            _ => {}
+        }
+    }
+    // (The inputs' own dtype is an error only without `dtype=`: NumPy takes
+    // `add(int8s, 300, dtype=int64)`.)
+    let t = match dtype {
+        Some(d) => d,
+        None => natural?,
+    };
+    if op == Opcode::Identity {
+        // A plain copy: computed in the inputs' type, cast into the output's.
+        return Ok((t, dest.out.map_or(t, |v| v.dtype)));
+    }
+    let call = dtype.map_or(Call::Plain, Call::Dtype);
+    let l = resolve_loop(op, t).map_err(|e| loop_error(op, t, e, n, call))?;
+    // Before any cast is checked: with no loop giving that dtype, NumPy says so first.
+    let no_loop = |types: DType| Error::NoLoop {
+        ufunc: op.name(),
+        types: vec![types; n],
+        call,
+    };
+    let o = op
+        .out_dtype(l)
+        .filter(|&o| dtype.is_none_or(|d| o == d))
+        .ok_or_else(|| no_loop(l))?;
+    if dtype.is_some() {
+        if l != t {
+            // `dtype=` names the loop; NumPy refuses when no loop has exactly that type.
+            return Err(Error::NoLoop {
+                ufunc: op.name(),
+                types: vec![t; n],
+                call: Call::Dtype(t),
+            });
+        }
+        // The inputs are cast to the loop under the ufunc's casting rule (a weak scalar
+        // as its default type): `add(floats, 1, dtype=int8)` is refused.
+        for (i, a) in values.iter().enumerate() {
+            check_casting(op.name(), Some(i), a.cast_from(), l, dest.casting)?;
+        }
+    }
+    Ok((l, o))
+}
+
+/// Applies elementwise `op` with NumPy's type resolution and broadcasting, into
+/// `dest.out` (cast under `dest.casting`) or a fresh array, whose view it returns.
+/// `Where` takes its condition first (as bool) and promotes only the two values.
+pub fn elementwise(
+    t: &mut impl Target,
+    op: Opcode,
+    args: &[Arg],
+    dest: &Dest<'_>,
+    dtype: Option<DType>,
+) -> Result<View> {
+    check_nin(op, args.len())?;
+    let (mask, values) = if op == Opcode::Where {
+        (Some(&args[0]), &args[1..])
+    } else {
+        (None, args)
+    };
+    let (l, o) = resolve(op, values, dest, dtype)?;
+    let mut shape = broadcast_all(args)?;
+    if let Some(out) = dest.out {
+        check_out(op.name(), out, &shape, o, dest.casting)?;
+        shape = out.shape.clone();
+    }
+    recording(t, |t, temps| {
+        // Inputs are written over only when the result goes straight into `out`.
+        let direct = dest.out.filter(|v| v.dtype == o);
+        let mut ins = Operands::new();
+        if let Some(m) = mask {
+            ins.push(operand(t, temps, m, DType::Bool, &shape, direct)?);
+        }
+        for a in values {
+            ins.push(operand(t, temps, a, l, &shape, direct)?);
+        }
+        let instr = Instr {
+            op,
+            out: placeholder(o, &shape),
+            ins,
+            axis: None,
+            method: None,
+        };
+        finish(t, temps, instr, dest.out)
+    })
+}
+
+/// An array stored where it has more dimensions than fit loses its leading length-1
+/// dimensions, as NumPy's assignment allows (`a[1] = row[None]`).
+pub fn fit_value(v: &Arg, ndim: usize) -> Arg {
+    let Arg::Array(a) = v else { return v.clone() };
+    let mut view = a.clone();
+    while view.ndim() > ndim && view.shape[0] == 1 {
+        match view.index(0, 0) {
+            Ok(w) => view = w,
+            Err(_) => break,
+        }
+    }
+    Arg::Array(view)
+}
+
+/// `dst[...] = src` with broadcasting and casting under `casting` (NumPy's `copyto`).
+pub fn assign(t: &mut impl Target, dst: &View, src: &Arg, casting: &str) -> Result<()> {
+    let src = fit_value(src, dst.ndim());
+    check_stored_int(&src, dst.dtype)?;
+    if let Some(f) = src.strong_dtype() {
+        if hassium_core::resolve::can_cast(f, dst.dtype, casting) == Some(false) {
+            return Err(Error::Type(format!(
+                "Cannot cast array data from dtype('{}') to dtype('{}') according to the rule '{casting}'",
+                f.name(),
+                dst.dtype.name()
+            )));
+        }
+    }
+    let shape = &dst.shape;
+    if let Arg::Array(a) = &src {
+        a.broadcast_to(shape).map_err(|_| {
+            Error::Shape(format!(
+                "could not broadcast input array from shape {} into shape {}",
+                fmt_shape(&a.shape),
+                fmt_shape(shape)
+            ))
+        })?;
+    }
+    recording(t, |t, temps| {
+        let op = match &src {
+            Arg::Array(a) => {
+                let mut v = a.broadcast_to(shape)?;
+                if overlap(dst, &v) == Overlap::Partial {
+                    v = private_copy(t, temps, a)?.broadcast_to(shape)?;
+                }
+                Operand::View(v)
+            }
+            Arg::Typed(s) => Operand::Scalar(*s),
+            Arg::Weak(w) => Operand::Scalar(w.to_scalar(dst.dtype)),
+        };
+        copy_into(t, dst, op)
+    })
+}
+
+/// `a[mask] = value` for a mask of `a`'s shape: an in-place `Where(mask, value, a)`.
+pub fn masked_fill(t: &mut impl Target, a: &View, mask: &View, value: &Arg) -> Result<()> {
+    if mask.shape != a.shape {
+        let axis = mask
+            .shape
+            .iter()
+            .zip(&a.shape)
+            .position(|(m, s)| m != s)
+            .unwrap_or(0);
+        return Err(Error::Index(format!(
+            "boolean index did not match indexed array along axis {axis}; size of axis is {} but size of corresponding boolean axis is {}",
+            a.shape.get(axis).copied().unwrap_or(0),
+            mask.shape.get(axis).copied().unwrap_or(0)
+        )));
+    }
+    check_stored_int(value, a.dtype)?;
+    if a.is_empty() {
+        return Ok(());
+    }
+    recording(t, |t, temps| {
+        let m = operand(
+            t,
+            temps,
+            &Arg::Array(mask.clone()),
+            DType::Bool,
+            &a.shape,
+            Some(a),
+        )?;
+        let v = operand(t, temps, value, a.dtype, &a.shape, Some(a))?;
+        t.record(Instr::new(
+            Opcode::Where,
+            a.clone(),
+            [m, v, a.clone().into()],
+        ))
+    })
+}
