@@ -393,148 +393,6 @@ pub fn reduce_any(
     ops::reduce(py, &a, &spec, out.as_ref())
 }
 
-/// The number of elements reduced over `axes` (None: all).
-fn count(a: &Arr, axes: &Option<Vec<usize>>) -> usize {
-    match axes {
-        None => a.view.nelem(),
-        Some(ax) => ax.iter().map(|&i| a.view.shape[i]).product(),
-    }
-}
-
-/// NumPy's mean: sum in the accumulation type, divide by the count.
-pub fn mean_of(
-    py: Python<'_>,
-    a: &Arr,
-    axes: Option<Vec<usize>>,
-    dtype: Option<DType>,
-    keepdims: bool,
-) -> PyResult<Arr> {
-    let t = a.dtype();
-    // Integers average in float64; float16 accumulates in float32 and returns float16.
-    let (acc, res_t) = match dtype {
-        Some(d) => (
-            if d == DType::Float16 {
-                DType::Float32
-            } else {
-                d
-            },
-            d,
-        ),
-        None if t.is_integer() || t.is_bool() => (DType::Float64, DType::Float64),
-        None if t == DType::Float16 => (DType::Float32, DType::Float16),
-        None => (t, t),
-    };
-    let n = count(a, &axes);
-    let spec = ReduceSpec {
-        name: "add",
-        axes,
-        dtype: Some(acc),
-        keepdims,
-        initial: None,
-    };
-    let s = ops::reduce(py, a, &spec, None)?;
-    let d = ops::elementwise(
-        py,
-        Opcode::Divide,
-        &[Arg::Array(s), Arg::Weak(Weak::Float(n as f64))],
-        &Dest::NEW,
-        None,
-    )?;
-    if d.dtype() != res_t {
-        ops::cast_copy(&d, res_t)
-    } else {
-        Ok(d)
-    }
-}
-
-/// NumPy's var: mean of squared deviations (of |x - mean| for complex), over n - ddof.
-pub fn var_of(
-    py: Python<'_>,
-    a: &Arr,
-    axes: Option<Vec<usize>>,
-    dtype: Option<DType>,
-    ddof: f64,
-    keepdims: bool,
-) -> PyResult<Arr> {
-    let m = mean_of(py, a, axes.clone(), dtype, true)?;
-    let f = if m.dtype() == DType::Float16 {
-        DType::Float32
-    } else {
-        m.dtype()
-    };
-    let x = Arg::Array(a.clone());
-    let dev = ops::elementwise(
-        py,
-        Opcode::Subtract,
-        &[x, Arg::Array(m)],
-        &Dest::NEW,
-        Some(f),
-    )
-    .or_else(|_| {
-        let xa = ops::cast_copy(a, f)?;
-        let m2 = mean_of(py, a, axes.clone(), dtype, true)?;
-        let m2 = ops::cast_copy(&m2, f)?;
-        ops::elementwise(
-            py,
-            Opcode::Subtract,
-            &[Arg::Array(xa), Arg::Array(m2)],
-            &Dest::NEW,
-            None,
-        )
-    })?;
-    let sq = if dev.dtype().is_complex() {
-        let c = ops::elementwise(
-            py,
-            Opcode::Conj,
-            &[Arg::Array(dev.clone())],
-            &Dest::NEW,
-            None,
-        )?;
-        let p = ops::elementwise(
-            py,
-            Opcode::Multiply,
-            &[Arg::Array(dev), Arg::Array(c)],
-            &Dest::NEW,
-            None,
-        )?;
-        ops::elementwise(py, Opcode::Real, &[Arg::Array(p)], &Dest::NEW, None)?
-    } else {
-        ops::elementwise(
-            py,
-            Opcode::Multiply,
-            &[Arg::Array(dev.clone()), Arg::Array(dev)],
-            &Dest::NEW,
-            None,
-        )?
-    };
-    let n = count(a, &axes) as f64 - ddof;
-    let spec = ReduceSpec {
-        name: "add",
-        axes,
-        dtype: None,
-        keepdims,
-        initial: None,
-    };
-    let s = ops::reduce(py, &sq, &spec, None)?;
-    let v = ops::elementwise(
-        py,
-        Opcode::Divide,
-        &[Arg::Array(s), Arg::Weak(Weak::Float(n.max(0.0)))],
-        &Dest::NEW,
-        None,
-    )?;
-    let want = match dtype {
-        Some(d) => d.real(),
-        None if a.dtype() == DType::Float16 || a.dtype() == DType::Complex64 => a.dtype().real(),
-        None => v.dtype(),
-    };
-    if v.dtype() != want {
-        ops::cast_copy(&v, want)
-    } else {
-        Ok(v)
-    }
-}
-
 /// One parsed advanced index.
 enum Adv {
     /// An integer index array on the host.
@@ -1937,55 +1795,31 @@ impl PyNdArray {
             reduce_any(py, &self.arr, "argmax", axis, None, out, keepdims, None)?,
         )
     }
-    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, r#where=None))]
+    /// `a.mean()`, `a.var()`, `a.std()` are the module's functions, as NumPy's are: one
+    /// implementation, with its accumulator types, `where=` and warnings.
+    #[pyo3(signature = (*args, **kwargs))]
     fn mean(
-        &self,
-        py: Python<'_>,
-        axis: Option<&Bound<'_, PyAny>>,
-        dtype: Option<&Bound<'_, PyAny>>,
-        out: Option<&Bound<'_, PyAny>>,
-        keepdims: bool,
-        r#where: Option<&Bound<'_, PyAny>>,
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyObject> {
-        no_where(r#where)?;
-        let axes = parse_axes(axis, self.arr.view.ndim())?;
-        let m = mean_of(py, &self.arr, axes, py::opt_dtype(dtype)?, keepdims)?;
-        finish_out(py, m, out)
+        moment(slf, "mean", args, kwargs)
     }
-    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=0.0, keepdims=false, r#where=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*args, **kwargs))]
     fn var(
-        &self,
-        py: Python<'_>,
-        axis: Option<&Bound<'_, PyAny>>,
-        dtype: Option<&Bound<'_, PyAny>>,
-        out: Option<&Bound<'_, PyAny>>,
-        ddof: f64,
-        keepdims: bool,
-        r#where: Option<&Bound<'_, PyAny>>,
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyObject> {
-        no_where(r#where)?;
-        let axes = parse_axes(axis, self.arr.view.ndim())?;
-        let v = var_of(py, &self.arr, axes, py::opt_dtype(dtype)?, ddof, keepdims)?;
-        finish_out(py, v, out)
+        moment(slf, "var", args, kwargs)
     }
-    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=0.0, keepdims=false, r#where=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*args, **kwargs))]
     fn std(
-        &self,
-        py: Python<'_>,
-        axis: Option<&Bound<'_, PyAny>>,
-        dtype: Option<&Bound<'_, PyAny>>,
-        out: Option<&Bound<'_, PyAny>>,
-        ddof: f64,
-        keepdims: bool,
-        r#where: Option<&Bound<'_, PyAny>>,
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyObject> {
-        no_where(r#where)?;
-        let axes = parse_axes(axis, self.arr.view.ndim())?;
-        let v = var_of(py, &self.arr, axes, py::opt_dtype(dtype)?, ddof, keepdims)?;
-        let s = ops::elementwise(py, Opcode::Sqrt, &[Arg::Array(v)], &Dest::NEW, None)?;
-        finish_out(py, s, out)
+        moment(slf, "std", args, kwargs)
     }
     #[pyo3(signature = (axis=None, dtype=None, out=None))]
     fn cumsum(
@@ -2080,6 +1914,20 @@ impl PyNdArray {
     fn conjugate(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         unary(slf, Opcode::Conj)
     }
+}
+
+/// Calls `hassium._reductions.<name>(a, *args, **kwargs)`.
+fn moment(
+    a: &Bound<'_, PyNdArray>,
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
+    let py = a.py();
+    let f = PyModule::import(py, "hassium._reductions")?.getattr(name)?;
+    let mut all = vec![a.clone().into_any()];
+    all.extend(args.iter());
+    Ok(f.call(PyTuple::new(py, all)?, kwargs)?.unbind())
 }
 
 /// Copies `r` into `out=` (when given) and returns what NumPy would.

@@ -15,7 +15,7 @@ mod types;
 
 use array::{wrap, PyNdArray};
 use convert::{to_arg, to_arr};
-use hassium_core::{DType, Opcode};
+use hassium_core::DType;
 use ops::{Arg, Dest, Weak};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -114,33 +114,6 @@ fn accumulate(
 ) -> PyResult<PyObject> {
     let a = to_arr(a, None)?;
     wrap(py, array::accumulate_any(py, &a, name, axis, dtype, out)?)
-}
-
-/// `np.mean` / `np.var` / `np.std` in one primitive (`kind` names which).
-#[pyfunction]
-#[pyo3(signature = (kind, a, axis=None, dtype=None, ddof=0.0, keepdims=false))]
-fn moment(
-    py: Python<'_>,
-    kind: &str,
-    a: &Bound<'_, PyAny>,
-    axis: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    ddof: f64,
-    keepdims: bool,
-) -> PyResult<PyObject> {
-    let a = to_arr(a, None)?;
-    let axes = array::parse_axes(axis, a.view.ndim())?;
-    let d = py::opt_dtype(dtype)?;
-    let r = match kind {
-        "mean" => array::mean_of(py, &a, axes, d, keepdims)?,
-        "var" => array::var_of(py, &a, axes, d, ddof, keepdims)?,
-        "std" => {
-            let v = array::var_of(py, &a, axes, d, ddof, keepdims)?;
-            ops::elementwise(py, Opcode::Sqrt, &[Arg::Array(v)], &Dest::NEW, None)?
-        }
-        _ => return Err(PyValueError::new_err(format!("unknown moment '{kind}'"))),
-    };
-    wrap(py, r)
 }
 
 #[pyfunction]
@@ -591,7 +564,6 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ufuncs, m)?)?;
     m.add_function(wrap_pyfunction!(reduce, m)?)?;
     m.add_function(wrap_pyfunction!(accumulate, m)?)?;
-    m.add_function(wrap_pyfunction!(moment, m)?)?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;
     m.add_function(wrap_pyfunction!(arange, m)?)?;

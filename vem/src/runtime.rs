@@ -415,11 +415,7 @@ impl Runtime {
                 self.fuse(&part)?.0
             } else {
                 self.stats.fallback_instrs += part.instrs.len() as u64;
-                part.instrs
-                    .iter()
-                    .enumerate()
-                    .map(|(k, _)| hassium_fuser::finish_kernel(&part, vec![k], |_| true))
-                    .collect()
+                singletons(&part, 0..part.instrs.len()).collect()
             };
             self.execute(&part, &kernels, !on_engine, None)?;
             start = end;
@@ -649,8 +645,7 @@ impl Runtime {
                     // update fused with a use of the failed result): one by one, only
                     // those that do are skipped.
                     Some(_) if k.instrs.len() > 1 => {
-                        for &i in &k.instrs {
-                            let one = hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true);
+                        for one in singletons(batch, k.instrs.iter().copied()) {
                             match self.poison.first_of(one.reads.iter().copied()) {
                                 Some(f) => {
                                     one.writes.iter().for_each(|&id| self.poison.poison(id, f))
@@ -720,10 +715,7 @@ impl Runtime {
                 <= 1;
         if rerun && !named {
             tracing::debug!("deferred failure in a kernel of several that can fail: {error}");
-            rest.extend(
-                (failed.instrs.iter())
-                    .map(|&i| hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true)),
-            );
+            rest.extend(singletons(batch, failed.instrs.iter().copied()));
             rest.extend_from_slice(&kernels[at + 1..]);
             return Ok(());
         }
@@ -735,10 +727,8 @@ impl Runtime {
                 } else {
                     self.poison.poison(instr.out.base, f);
                 }
-                let others = failed.instrs.iter().filter(|&&i| i != index);
-                rest.extend(
-                    others.map(|&i| hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true)),
-                );
+                let others = failed.instrs.iter().copied().filter(|&i| i != index);
+                rest.extend(singletons(batch, others));
             }
             _ => failed
                 .writes
@@ -854,4 +844,15 @@ impl Drop for Runtime {
             eprintln!("{}", self.stats());
         }
     }
+}
+
+/// One kernel per instruction of `instrs` (indices into `batch`): how instructions run
+/// when they cannot share a kernel, after a failure or on the fallback engine.
+fn singletons<'a>(
+    batch: &'a Batch,
+    instrs: impl IntoIterator<Item = usize> + 'a,
+) -> impl Iterator<Item = Kernel> + 'a {
+    instrs
+        .into_iter()
+        .map(|i| hassium_fuser::finish_kernel(batch, [i].as_slice(), |_| true))
 }
