@@ -155,6 +155,7 @@ typedef uint32_t hs_opcode;
 #define HS_OP_FMIN 15  // fmin
 #define HS_OP_FMOD 16  // fmod
 #define HS_OP_COPYSIGN 17  // copysign
+#define HS_OP_NEXTAFTER 18  // nextafter
 #define HS_OP_EQUAL 20  // equal
 #define HS_OP_NOT_EQUAL 21  // not_equal
 #define HS_OP_LESS 22  // less

@@ -133,6 +133,9 @@ pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) 
         // Exact in float for float16 operands: the result is a float16 value already.
         Fmod => f16_round(t, format!("{}({}, {})", m("fmod"), x(), y())),
         Copysign => f16_round(t, format!("{}({}, {})", m("copysign"), x(), y())),
+        // A float16 neighbour is not a float one rounded: the prelude steps in float16.
+        Nextafter if t == DType::Float16 => format!("hs_nextafter_float16({}, {})", x(), y()),
+        Nextafter => format!("{}({}, {})", m("nextafter"), x(), y()),
         Signbit if is_f => format!("(signbit({}) != 0)", x()),
         IsNan if is_f => format!("(isnan({}) != 0)", x()),
         IsInf if is_f => format!("(isinf({}) != 0)", x()),

@@ -74,6 +74,28 @@ HS_INLINE T hs_mod_##N(T a, T b) { \
   return mod; }
 "#;
 
+const HALF_OPS: &str = r#"
+/* NumPy's npy_half_nextafter on float16 values carried as float (C's nextafterf would
+   step to a float neighbour): equal operands give a, any NaN the NaN 0x7e00; from a zero
+   the smallest subnormal 2^-24 with b's sign; else a moved by the float16 spacing on the
+   side it moves to: 2^(e-10) for a of exponent e, 2^(e-11) just below a power of two,
+   2^-24 among subnormals, added to or taken from the magnitude (the smallest negative
+   subnormal steps to -0.0). The largest finite value steps to infinity and back. */
+#define HS_HALF(S) \
+HS_INLINE float hs_nextafter_float16(float a, float b) { \
+  if (isnan(a) || isnan(b)) return NAN; \
+  if (a == b) return a; \
+  if (a == 0) return copysign##S(5.9604644775390625e-8f, b); \
+  float m = fabs##S(a); \
+  int away = (b > a) == (a > 0); \
+  if (isinf(a)) return copysign##S(65504.0f, a); \
+  if (away && m == 65504.0f) return copysign##S(INFINITY, a); \
+  int e = ilogb##S(m); \
+  float s = e < -14 ? 5.9604644775390625e-8f \
+    : ldexp##S(1.0f, e - 10 - (!away && e > -14 && m == ldexp##S(1.0f, e))); \
+  return copysign##S(away ? m + s : m - s, a); }
+"#;
+
 const FLOAT_TO_INT: &str = r#"
 /* float -> integer as NumPy converts on x86-64, out of range too (hassium_core::float_to_int):
    into int32 (8-32-bit targets, then wrapped) or int64 by truncation, INT_MIN for NaN and
@@ -142,10 +164,11 @@ pub fn prelude(dialect: &Dialect) -> String {
     s.push_str(&format!("#define HS_F16R(x) ((float)({f16})(x))\n"));
     s.push_str(INT_OPS);
     s.push_str(FLOAT_OPS);
+    s.push_str(HALF_OPS);
     let (sf, sd) = (dialect.math_suffix[10], dialect.math_suffix[11]);
     s.push_str(FLOAT_TO_INT);
     s.push_str(&format!(
-        "HS_FLOAT(float32, float, {sf})\nHS_F2I(float32, float)\n"
+        "HS_FLOAT(float32, float, {sf})\nHS_F2I(float32, float)\nHS_HALF({sf})\n"
     ));
     // An OpenCL device without cl_khr_fp64 rejects any use of `double`.
     if dialect.name == "opencl" {

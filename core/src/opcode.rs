@@ -56,6 +56,8 @@ opcodes! {
     /// C's `fmod`: the remainder with the dividend's sign (integers: 0 for a zero divisor).
     Fmod = 16 => ew("fmod", 2, TypeSet::REAL, Same),
     Copysign = 17 => ew("copysign", 2, FLOAT, Same),
+    /// The float next to x1 towards x2 (C's `nextafter`; float16 as NumPy's half loop).
+    Nextafter = 18 => ew("nextafter", 2, FLOAT, Same),
     // --- elementwise: comparisons --------------------------------------------------------
     Equal = 20 => OpInfo {
         commutative: true,

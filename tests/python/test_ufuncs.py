@@ -665,6 +665,45 @@ def test_sign_bits_of_signbit_copysign_fmod_and_modf_are_numpys(hs, dtype, monke
             )
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nextafter_of_special_values_is_numpys_bit_for_bit(hs, dtype, monkeypatch):
+    """nextafter is an opcode: between every pair of special values -- both zeros, the
+    subnormals at either end, the least normal, powers of two, the largest finite value,
+    both infinities, NaN -- it steps to NumPy's neighbour bit for bit. NumPy's float16
+    loop keeps x1 for equal operands (0.0 towards -0.0 is 0.0) and has one NaN; its float
+    and double loops are C's nextafter (x2: -0.0)."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    t = np.dtype(dtype).type
+    info = np.finfo(dtype)
+    tiny = info.smallest_subnormal
+    magnitudes = [
+        t(0.0),
+        tiny,
+        t(2) * tiny,
+        np.nextafter(info.smallest_normal, t(0)),  # the largest subnormal
+        info.smallest_normal,
+        t(1.0),
+        t(1.5),
+        t(2.0),
+        info.max,
+        t(np.inf),
+    ]
+    values = np.array(magnitudes + [-m for m in magnitudes] + [np.nan], dtype=dtype)
+    h, n = both(hs, values)
+    bits = np.dtype(f"u{values.itemsize}")
+    with np.errstate(all="ignore"):
+        for what, hs_args, np_args in [
+            ("every pair", (h[:, None], h[None, :]), (n[:, None], n[None, :])),
+            ("elementwise", (h, h[::-1]), (n, n[::-1])),
+            ("towards a Python scalar", (h, 0.0), (n, 0.0)),
+            ("from a Python scalar", (-0.0, h), (-0.0, n)),
+        ]:
+            want = np.nextafter(*np_args)
+            got = np.asarray(hs.nextafter(*hs_args))
+            assert got.dtype == want.dtype, what
+            np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=what)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
 def test_a_signed_integer_to_a_negative_power_raises_numpys_value_error(hs, dtype):
     """A negative scalar exponent fails at the call, as in NumPy. One held by an array is

@@ -517,6 +517,29 @@ macro_rules! float_elem {
                     };
                     (floordiv, m)
                 }
+                /// C's `nextafter` (NumPy's float and double loops call it): `b` when the
+                /// two are equal (0.0 towards -0.0 is -0.0), from a zero the smallest
+                /// subnormal with `b`'s sign, else the neighbour of `a` towards `b`: one up
+                /// in `a`'s magnitude bits away from zero (the largest finite value steps
+                /// to infinity), one down towards it. A NaN comes out of `a + b`, as
+                /// glibc's, so it keeps the NaN operand's sign.
+                fn next_toward(a: $t, b: $t) -> $t {
+                    if a.is_nan() || b.is_nan() {
+                        return a + b;
+                    }
+                    if a == b {
+                        return b;
+                    }
+                    if a == 0.0 {
+                        return <$t>::from_bits(1).copysign(b);
+                    }
+                    let bits = a.to_bits();
+                    <$t>::from_bits(if (b > a) == (a > 0.0) {
+                        bits + 1
+                    } else {
+                        bits - 1
+                    })
+                }
                 Ok(match op {
                     Opcode::Add => a + b,
                     Opcode::Subtract => a - b,
@@ -573,6 +596,7 @@ macro_rules! float_elem {
                     // Rust's `%` on floats is C's fmod (exact, NaN for a zero divisor).
                     Opcode::Fmod => a % b,
                     Opcode::Copysign => a.copysign(b),
+                    Opcode::Nextafter => next_toward(a, b),
                     _ => return unsupported(op, DType::$dt),
                 })
             }
@@ -641,6 +665,10 @@ impl Elem for f16 {
         }
     }
     fn binary(op: Opcode, a: f16, b: f16) -> Result<f16> {
+        // A float16 neighbour is not a float32 one rounded.
+        if op == Opcode::Nextafter {
+            return Ok(f16_next_toward(a, b));
+        }
         match <f32 as Elem>::binary(op, a.to_f32(), b.to_f32()) {
             Ok(v) => Ok(f16::from_f32(v)),
             Err(_) => unsupported(op, DType::Float16),
@@ -673,6 +701,28 @@ impl Elem for f16 {
             .fold(0.0f32, |acc, (a, b)| acc + a.to_f32() * b.to_f32());
         Ok(f16::from_f32(acc))
     }
+}
+
+/// NumPy's `npy_half_nextafter`, which parts from C's `nextafter` (the float and double
+/// loops) in two places: equal operands give `a` (0.0 towards -0.0 stays 0.0), and any NaN
+/// gives the one NaN it knows, 0x7e00. Otherwise as C: from a zero the smallest subnormal
+/// with `b`'s sign, else one step of `a`'s magnitude bits away from or towards zero.
+fn f16_next_toward(a: f16, b: f16) -> f16 {
+    if a.is_nan() || b.is_nan() {
+        return f16::NAN;
+    }
+    if a == b {
+        return a;
+    }
+    if a.to_f32() == 0.0 {
+        return f16::from_bits((b.to_bits() & 0x8000) | 1);
+    }
+    let bits = a.to_bits();
+    f16::from_bits(if (b > a) == (a.to_f32() > 0.0) {
+        bits + 1
+    } else {
+        bits - 1
+    })
 }
 
 // --- complex ------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ fn oracle(op: Opcode, t: DType, a: f64, b: f64) -> f64 {
         Opcode::Remainder => a - (a / b).floor() * b,
         Opcode::Fmod => a - (a / b).trunc() * b,
         Opcode::Copysign => a.abs() * if b.is_sign_negative() { -1.0 } else { 1.0 },
+        Opcode::Nextafter => next_toward(t, a, b),
         Opcode::Power => a.powf(b),
         Opcode::Negative => -a,
         Opcode::Positive | Opcode::Conj | Opcode::Real => a,
@@ -130,6 +131,35 @@ fn oracle(op: Opcode, t: DType, a: f64, b: f64) -> f64 {
         Opcode::Signbit => bit(a < 0.0 || (a == 0.0 && 1.0 / a < 0.0)),
         other => panic!("no oracle for {other:?}"),
     }
+}
+
+/// The digits (with the implicit bit), least normal exponent and greatest exponent of a
+/// float dtype.
+fn float_format(t: DType) -> (i32, i32, i32) {
+    match t {
+        DType::Float16 => (11, -14, 15),
+        DType::Float32 => (24, -126, 127),
+        _ => (53, -1022, 1023),
+    }
+}
+
+/// The test's model of `nextafter` in dtype `t`, by arithmetic on the spacing of `t`'s
+/// values (the engine steps bits): `a` plus or minus the spacing on the side it moves
+/// to. Finite, non-NaN, unequal operands only; the special cases have their own test.
+fn next_toward(t: DType, a: f64, b: f64) -> f64 {
+    let (digits, emin, _) = float_format(t);
+    let tiny = 2f64.powi(emin) * 2f64.powi(1 - digits);
+    if a == 0.0 {
+        return tiny.copysign(b - a);
+    }
+    let e = (a.abs().log2().floor() as i32).max(emin);
+    let towards_zero = (b > a) != (a > 0.0);
+    let e = if towards_zero && a.abs() == 2f64.powi(e) && e > emin {
+        e - 1
+    } else {
+        e
+    };
+    a + (b - a).signum() * 2f64.powi(e) * 2f64.powi(1 - digits)
 }
 
 /// Inputs that are exact in every dtype and inside every function's domain.
@@ -678,6 +708,71 @@ fn arctan2_and_hypot_handle_signs_and_infinities() {
             "hypot",
         );
     }
+}
+
+#[test]
+fn nextafter_steps_to_the_neighbouring_float_as_numpy_does() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    for t in TypeSet::FLOAT.iter() {
+        let (digits, emin, emax) = float_format(t);
+        let ulp_one = 2f64.powi(1 - digits);
+        let tiny = 2f64.powi(emin) * 2f64.powi(1 - digits);
+        let least_normal = 2f64.powi(emin);
+        let max = (2.0 - ulp_one) * 2f64.powi(emax);
+        // NumPy's float16 loop keeps x1 where the operands are equal; C's nextafter (the
+        // float32 and float64 loops) gives x2, so 0.0 towards -0.0 differs in sign.
+        let equal_zeros = if t == DType::Float16 {
+            [0.0, -0.0]
+        } else {
+            [-0.0, 0.0]
+        };
+        let cases = [
+            (0.0, -0.0, equal_zeros[0]),
+            (-0.0, 0.0, equal_zeros[1]),
+            (3.0, 3.0, 3.0),
+            (0.0, -1.0, -tiny),
+            (-0.0, inf, tiny),
+            (1.0, 2.0, 1.0 + ulp_one),
+            (1.0, 0.0, 1.0 - ulp_one / 2.0),
+            (-1.0, -inf, -1.0 - ulp_one),
+            (-2.0, 5.0, -2.0 + ulp_one),
+            (tiny, 0.0, 0.0),
+            (-tiny, -1.0, -2.0 * tiny),
+            (-tiny, 1.0, -0.0),
+            (least_normal, 0.0, least_normal - tiny),
+            (least_normal - tiny, 1.0, least_normal),
+            (max, inf, inf),
+            (-max, -inf, -inf),
+            (max, 0.0, max - ulp_one * 2f64.powi(emax)),
+            (inf, 0.0, max),
+            (-inf, 0.0, -max),
+            (inf, inf, inf),
+            (nan, 1.0, nan),
+            (1.0, nan, nan),
+        ];
+        let a: Vec<f64> = cases.iter().map(|c| c.0).collect();
+        let b: Vec<f64> = cases.iter().map(|c| c.1).collect();
+        let want: Vec<f64> = cases.iter().map(|c| c.2).collect();
+        let got = eval(Opcode::Nextafter, t, &[&a, &b]);
+        assert_same(&got, &want, &format!("nextafter on {}", t.name()));
+    }
+    // NumPy's float16 loop has one NaN, whatever the operands' NaNs are.
+    let mut h = Harness::new();
+    let nans = [half::f16::from_bits(0xfe01), half::f16::from_bits(0x7c01)];
+    let a = h.put(DType::Float16, &nans);
+    let out = h.zeros(DType::Float16, &[2]);
+    h.push(Instr::new(
+        Opcode::Nextafter,
+        out.clone(),
+        [a.into(), Scalar::Float16(half::f16::ONE).into()],
+    ));
+    h.ok();
+    let bits: Vec<u16> = h
+        .get::<half::f16>(&out)
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    assert_eq!(bits, [0x7e00, 0x7e00]);
 }
 
 #[test]

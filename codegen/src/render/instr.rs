@@ -1,0 +1,165 @@
+//! One instruction of the kernel as C statements: reductions and scans updating their
+//! accumulators, generators, gathers and scatters, and every elementwise opcode
+//! (through `ops`).
+
+use super::renderer::{Acc, Renderer};
+use crate::lower::{Arg, LInstr, Structure};
+use crate::{ops, Result};
+use hassium_core::{status, DType, Opcode};
+
+/// Whether `i` is a signed integer power with an exponent loaded from memory, which the
+/// kernel checks for a negative value (NumPy raises; a scalar exponent was checked when
+/// recorded). Such a loop has an early exit, so it takes no simd pragma; the power's own
+/// loop does not vectorise anyway.
+pub(super) fn checks_power(i: &LInstr) -> bool {
+    i.op == Opcode::Power
+        && i.in_dtype.is_signed_integer()
+        && matches!(i.args.get(1), Some(Arg::View(_)))
+}
+
+impl Renderer<'_> {
+    /// Renders instruction `n` (body or epilogue); `acc` says how reductions update.
+    pub(super) fn instr(&mut self, n: usize, acc: Acc<'_>) -> Result<()> {
+        let i: &LInstr = &self.l.instrs[n];
+        let (d, t, ot) = (self.d, i.in_dtype, i.out_dtype);
+        let ct = d.compute(t);
+        let oct = d.compute(ot);
+        if i.op.is_reduction() {
+            let v = self.arg(&i.args[0])?;
+            self.out.line(format!("const {ct} v{n} = {v};"));
+            let v = format!("v{n}");
+            match (i.op, acc) {
+                (Opcode::ArgminReduce | Opcode::ArgmaxReduce, _) => {
+                    let ax = match self.l.structure {
+                        Structure::ReduceInner { axis, .. } => axis,
+                        _ => 0,
+                    };
+                    let cmp = if i.op == Opcode::ArgmaxReduce {
+                        ">"
+                    } else {
+                        "<"
+                    };
+                    let better = if t.is_float() {
+                        format!("({v} {cmp} acc{n} || (isnan({v}) && !isnan(acc{n})))")
+                    } else {
+                        format!("({v} {cmp} acc{n})")
+                    };
+                    self.out.open(format!("if (i{ax} == 0 || {better})"));
+                    self.out.line(format!("acc{n} = {v};"));
+                    self.out.line(format!("ai{n} = i{ax};"));
+                    self.out.close();
+                }
+                (_, Acc::Buffer(ix)) => {
+                    self.out.line(format!("t{n}[{ix}] = {v};"));
+                }
+                (_, Acc::Indexed(ix)) => {
+                    let c = self.combine(n, &format!("acc{n}[{ix}]"), v)?;
+                    self.out.line(format!("acc{n}[{ix}] = {c};"));
+                }
+                (_, Acc::Scalar) => {
+                    let c = self.combine(n, &format!("acc{n}"), v)?;
+                    self.out.line(format!("acc{n} = {c};"));
+                }
+            }
+            return Ok(());
+        }
+        if i.op.is_scan() {
+            let v = self.arg(&i.args[0])?;
+            let a = match acc {
+                Acc::Indexed(ix) => format!("acc{n}[{ix}]"),
+                _ => format!("acc{n}"),
+            };
+            let c = self.combine(n, &a, v)?;
+            self.out.line(format!("{a} = {c};"));
+            let out = i.out.unwrap_or(0);
+            self.out.line(format!("const {oct} r{n} = {a};"));
+            self.store(out, &format!("r{n}"));
+            return Ok(());
+        }
+        let expr = match i.op {
+            // Through float64 for every float type: an index is below 2^53, so the
+            // float64 value is exact and one more rounding is the only one.
+            Opcode::Range if ot.is_float() => {
+                let wide = ops::cast(d, DType::Int64, DType::Float64, &self.arg(&i.args[0])?);
+                ops::cast(d, DType::Float64, ot, &wide)
+            }
+            Opcode::Range => format!("(({oct}){})", self.arg(&i.args[0])?),
+            Opcode::Random => {
+                let (lin, seed, stream) = (
+                    self.arg(&i.args[0])?,
+                    self.arg(&i.args[1])?,
+                    self.arg(&i.args[2])?,
+                );
+                format!("hs_philox({seed}, {stream}, (uint64_t){lin})")
+            }
+            Opcode::Gather => {
+                let Arg::Random(r) = i.args[0] else {
+                    return Err(crate::Error::Malformed("gather without a source".into()));
+                };
+                let idx = self.arg(&i.args[1])?;
+                let at = self.checked(n, r, &idx);
+                if ot == DType::Float16 {
+                    format!("((float){at})")
+                } else {
+                    at
+                }
+            }
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => {
+                let idx = self.arg(&i.args[0])?;
+                let val = self.arg(&i.args[1])?;
+                let r = i.target.unwrap_or(0);
+                let st = d.storage(ot);
+                if i.op == Opcode::CondScatter {
+                    let m = self.arg(&i.args[2])?;
+                    self.out.open(format!("if ({m})"));
+                }
+                let at = self.checked(n, r, &idx);
+                if i.op == Opcode::ScatterAdd {
+                    let old = if ot == DType::Float16 {
+                        format!("((float){at})")
+                    } else {
+                        at.clone()
+                    };
+                    let sum = ops::elementwise(d, Opcode::Add, ot, ot, &[old, val])?;
+                    self.out.line(format!("{at} = ({st}){sum};"));
+                } else {
+                    self.out.line(format!("{at} = ({st}){val};"));
+                }
+                if i.op == Opcode::CondScatter {
+                    self.out.close();
+                }
+                return Ok(());
+            }
+            op => {
+                let args = i
+                    .args
+                    .iter()
+                    .map(|a| self.arg(a))
+                    .collect::<Result<Vec<_>>>()?;
+                if checks_power(i) {
+                    let fail = self.fail_later(status::NEGATIVE_POWER);
+                    self.out.line(format!("if ({} < 0) {fail}", args[1]));
+                }
+                ops::elementwise(d, op, t, ot, &args)?
+            }
+        };
+        self.out.line(format!("const {oct} r{n} = {expr};"));
+        if let Some(out) = i.out {
+            self.store(out, &format!("r{n}"));
+        }
+        Ok(())
+    }
+
+    /// Reduction (or scan) `n`'s combining operation on the accumulator `acc` and `value`.
+    pub(super) fn combine(&self, n: usize, acc: &str, value: String) -> Result<String> {
+        let i = &self.l.instrs[n];
+        let t = i.in_dtype;
+        ops::elementwise(
+            self.d,
+            i.op.info().combine.unwrap_or(i.op),
+            t,
+            t,
+            &[acc.to_string(), value],
+        )
+    }
+}
