@@ -3,7 +3,7 @@ use std::ffi::{c_char, c_void};
 
 /// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
 /// change. The loader refuses a library of another version.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
 pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
@@ -99,5 +99,36 @@ impl EngineRef {
     }
     pub fn is_null(&self) -> bool {
         self.api.is_null()
+    }
+}
+
+#[cfg(test)]
+mod pin {
+    use hassium_core::Opcode;
+
+    /// FNV-1a of the opcode names in declaration order (stable across Rust releases).
+    fn fingerprint() -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for op in Opcode::ALL {
+            for b in op.name().bytes().chain([0]) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// Opcodes cross the ABI as their serde variant index, which is their position in the
+    /// enum: a row added, removed or moved renumbers those after it, and an engine built
+    /// before would read other opcodes. Such a change must bump `ABI_VERSION`, so that
+    /// the loader refuses the old engine; this pin fails until it does.
+    #[test]
+    fn the_opcode_list_is_pinned_to_the_abi_version() {
+        let pinned = (4, 0xa91a_e254_0949_72dc_u64);
+        assert_eq!(
+            (super::ABI_VERSION, fingerprint()),
+            pinned,
+            "the opcode list changed: bump ABI_VERSION and update this pin to the new \
+             (version, fingerprint)"
+        );
     }
 }
