@@ -1,0 +1,263 @@
+"""Flips and splits (views of the argument), joins and tiling, taking and repeating."""
+
+import builtins
+import itertools
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .. import _hassium as _ext
+from .. import _native as _n
+from ._helpers import _along, _into
+
+ndarray = _ext.ndarray
+
+
+# --------------------------------------------------------------------------- flips
+
+
+def flip(m, axis=None):
+    m = _n._arr(m)
+    axes = range(m.ndim) if axis is None else normalize_axis_tuple(axis, m.ndim)
+    key = [slice(None)] * m.ndim
+    for ax in axes:
+        key[ax] = slice(None, None, -1)
+    return m[tuple(key)]
+
+
+def fliplr(m):
+    m = _n._arr(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+def flipud(m):
+    m = _n._arr(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1]
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    m = _n._arr(m)
+    first, second = axes
+    if first == second or builtins.abs(first - second) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-m.ndim <= first < m.ndim and -m.ndim <= second < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k %= 4  # NumPy takes any number: 1.5 turns like 3
+    if k == 0:
+        return m[...]
+    if k == 2:
+        return flip(flip(m, first), second)
+    order = list(range(m.ndim))
+    order[first], order[second] = order[second], order[first]
+    # A quarter turn is a flip and an exchange of the two axes, in one order or the other.
+    if k == 1:
+        return flip(m, second).transpose(order)
+    return flip(m.transpose(order), second)
+
+
+# --------------------------------------------------------------------------- splits
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    ary = _n._arr(ary)
+    total = ary.shape[axis]  # IndexError for an axis out of range, as in NumPy
+    axis %= ary.ndim
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.") from None
+        each, extra = divmod(total, sections)
+        bounds = [0]
+        for s in range(sections):
+            bounds.append(bounds[-1] + each + (1 if s < extra else 0))
+    else:
+        bounds = [0, *indices_or_sections, total]
+    return [
+        ary[_along(ary.ndim, axis, slice(lo, hi))]
+        for lo, hi in itertools.pairwise(bounds)
+    ]
+
+
+def split(ary, indices_or_sections, axis=0):
+    ary = _n._arr(ary)
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        if ary.shape[axis] % indices_or_sections:
+            raise ValueError(
+                "array split does not result in an equal division"
+            ) from None
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    ary = _n._arr(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+# --------------------------------------------------------------------------- joins
+
+
+def column_stack(tup):
+    columns = []
+    for v in tup:
+        a = _n._arr(v)
+        if a.ndim < 2:
+            a = a.reshape(-1, 1)
+        columns.append(a)
+    return _n.concatenate(columns, 1)
+
+
+def dstack(tup):
+    arrs = _n.atleast_3d(*tup)
+    if not isinstance(arrs, tuple):
+        arrs = (arrs,)
+    return _n.concatenate(arrs, 2)
+
+
+def append(arr, values, axis=None):
+    arr = _n._arr(arr)
+    values = _n._arr(values)
+    if axis is None:
+        if arr.ndim != 1:
+            arr = arr.reshape(-1)
+        values = values.reshape(-1)
+        axis = arr.ndim - 1
+    return _n.concatenate((arr, values), axis)
+
+
+def tile(A, reps):
+    try:
+        reps = tuple(operator.index(r) for r in reps)
+    except TypeError:
+        reps = (operator.index(reps),)
+    A = _n._arr(A)
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    ndim = builtins.max(len(reps), A.ndim)
+    shape = (1,) * (ndim - A.ndim) + A.shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    # One broadcast copy: A as (1, s0, 1, s1, ...) into (r0, s0, r1, s1, ...).
+    spread = tuple(x for s in shape for x in (1, s))
+    out = _ext.empty(tuple(x for r, s in zip(reps, shape) for x in (r, s)), A.dtype)
+    _ext.copyto(out, A.reshape(spread))
+    return out.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+# --------------------------------------------------------------------------- taking
+
+
+def _index_array(indices):
+    """An integer index array (or a Python int) for ``take``, or ``_Unsupported``."""
+    if isinstance(indices, (int, np.integer)) and not isinstance(
+        indices, (bool, np.bool_)
+    ):
+        return int(indices)
+    if isinstance(indices, (list, tuple)) and len(indices) == 0:
+        return _ext.empty((0,), np.dtype(np.intp))  # NumPy reads a sequence as intp
+    idx = _n._arr(indices)
+    if idx.dtype.kind not in "iu":
+        raise _n._Unsupported  # NumPy's casting errors for float and bool indices
+    return idx
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    a = _n._arr(a)
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    idx = _index_array(indices)
+    n = a.shape[axis]
+    if mode in ("wrap", "clip"):
+        if n == 0:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if mode == "wrap":
+            idx = idx % n if isinstance(idx, int) else _ext.ufunc("remainder", idx, n)
+        elif isinstance(idx, int):
+            idx = builtins.min(builtins.max(idx, 0), n - 1)
+        else:
+            idx = _n.clip(idx, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(
+            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
+        )
+    res = a[(slice(None),) * axis + (idx,)]
+    if isinstance(idx, int) and not isinstance(res, ndarray):
+        res = _ext.asarray(res)  # a 0-d result, as NumPy's take returns an array
+    return _into(out, res)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    arr = _n._arr(arr)
+    idx = _n._arr(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        return take(arr, idx)
+    if idx.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    axis = normalize_axis_index(axis, arr.ndim)
+    if idx.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    # Every other axis indexed by its own range, shaped to broadcast against `indices`.
+    key = []
+    for d in builtins.range(arr.ndim):
+        if d == axis:
+            key.append(idx)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            key.append(
+                _ext.arange(0, arr.shape[d], 1, np.dtype(np.intp)).reshape(tuple(shape))
+            )
+    return arr[tuple(key)]
+
+
+def repeat(a, repeats, axis=None):
+    """One count for every element: a broadcast copy. Counts per element need their
+    total before anything is recorded, and go through NumPy."""
+    if _n.ndim(repeats) != 0:
+        raise _n._Unsupported
+    try:
+        r = operator.index(repeats)
+    except TypeError:
+        raise _n._Unsupported from None  # NumPy's casting rules for other numbers
+    if r < 0:
+        raise ValueError("repeats may not contain negative values.")
+    a = _n._arr(a)
+    if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    spread = a.shape[: axis + 1] + (1,) + a.shape[axis + 1 :]
+    wide = a.shape[: axis + 1] + (r,) + a.shape[axis + 1 :]
+    out = _ext.empty(wide, a.dtype)
+    _ext.copyto(out, a.reshape(spread))
+    shape = list(a.shape)
+    shape[axis] *= r
+    return out.reshape(tuple(shape))
