@@ -85,7 +85,9 @@ mod tests {
 
     fn small<'de, D: Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
         read_value(d, "an integer below 10", |v| {
-            v.as_integer().filter(|n| (0..10).contains(n)).map(|n| n as u8)
+            v.as_integer()
+                .filter(|n| (0..10).contains(n))
+                .map(|n| n as u8)
         })
     }
 

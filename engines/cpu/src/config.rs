@@ -3,8 +3,8 @@
 //! not silently run with defaults.
 
 use crate::error::{Error, Result};
-use hassium_engine_abi::{cache_location, read_config, read_value, CacheLocation};
 pub use hassium_engine_abi::SpecializePolicy;
+use hassium_engine_abi::{cache_location, read_config, read_value, CacheLocation};
 use serde::{Deserialize, Deserializer};
 
 #[derive(Clone, Debug, Deserialize)]
