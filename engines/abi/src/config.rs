@@ -114,16 +114,6 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_key_is_named_with_the_valid_ones_and_runtime_keys_pass() {
-        let e = read("smal = 1").unwrap_err();
-        assert!(
-            e.contains("`smal`") && e.contains("`specialize`, `small`, `cache_dir`"),
-            "{e}"
-        );
-        assert!(read("library = \"x.so\"\nchild = \"cpu\"").is_ok());
-    }
-
-    #[test]
     fn a_bad_value_names_its_key_what_it_must_be_and_what_it_got() {
         let e = read("small = 12").unwrap_err();
         assert_eq!(e, "`small`: must be an integer below 10, got 12");
