@@ -13,6 +13,7 @@
 
 mod buffers;
 mod cache_dir;
+mod config;
 mod elf;
 mod engine;
 mod error;
@@ -26,6 +27,7 @@ mod template;
 mod wire;
 
 pub use buffers::{Buffers, HostBuffer};
+pub use config::{read_config, read_value, SpecializePolicy, RUNTIME_KEYS};
 pub use engine::{
     slowest_kernels, Engine, EngineContext, EngineStats, KernelStats, MAX_KERNEL_STATS,
 };

@@ -1,28 +1,19 @@
-//! The `[engines.cpu]` table. Every key is optional; an unknown key is an error that names
-//! it and the valid ones, so a typo does not silently run with defaults.
+//! The `[engines.cpu]` table, read by `hassium_engine_abi::read_config`: every key is
+//! optional; an unknown key is an error that names it and the valid ones, so a typo does
+//! not silently run with defaults.
 
 use crate::error::{Error, Result};
-use hassium_engine_abi::{cache_location, CacheLocation};
+pub use hassium_engine_abi::SpecializePolicy;
+use hassium_engine_abi::{cache_location, read_config, read_value, CacheLocation};
+use serde::{Deserialize, Deserializer};
 
-/// Which specialisations of a kernel are compiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpecializePolicy {
-    /// Shapes, strides and offsets baked in: best code, one compile per shape.
-    Fixed,
-    /// Shapes passed at run time: one compile per structure, reused across sizes.
-    Dynamic,
-    /// Fixed code for each new shape, until a kernel has been compiled fixed for two
-    /// different shapes; from then on new shapes of that kernel use dynamic code (shapes
-    /// seen before keep their fixed code). A steady loop gets the best code and compiles
-    /// once; a program whose sizes keep changing stops paying a compile per size.
-    Both,
-}
-
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct CpuConfig {
     pub compiler: String,
     pub flags: Vec<String>,
     /// Worker threads; 0 = all cores.
+    #[serde(deserialize_with = "threads")]
     pub threads: usize,
     pub specialize: SpecializePolicy,
     pub tiered: bool,
@@ -47,22 +38,6 @@ pub struct CpuConfig {
     pub interpret_limit: usize,
 }
 
-const KEYS: &[&str] = &[
-    "compiler",
-    "flags",
-    "threads",
-    "specialize",
-    "tiered",
-    "finish_at_exit",
-    "cache_dir",
-    "cache_max_bytes",
-    "min_parallel_elems",
-    "strict_cache",
-    "interpret_limit",
-];
-/// Keys the runtime itself reads from an engine's table.
-const RUNTIME_KEYS: &[&str] = &["library", "child"];
-
 impl Default for CpuConfig {
     fn default() -> Self {
         CpuConfig {
@@ -71,7 +46,7 @@ impl Default for CpuConfig {
                 .map(String::from)
                 .to_vec(),
             threads: 0,
-            specialize: SpecializePolicy::Both,
+            specialize: SpecializePolicy::default(),
             tiered: false,
             finish_at_exit: true,
             cache_dir: cache_location("~/.cache/hassium").unwrap_or_else(CacheLocation::NoHome),
@@ -91,77 +66,18 @@ pub fn max_threads() -> usize {
     1024.max(4 * cores)
 }
 
+fn threads<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    let max = max_threads();
+    let range = format!("an integer from 0 (all cores) to {max}");
+    read_value(d, &range, |v| {
+        let n = usize::try_from(v.as_integer()?).ok()?;
+        (n <= max).then_some(n)
+    })
+}
+
 impl CpuConfig {
     pub fn from_table(t: &toml::Table) -> Result<CpuConfig> {
-        let mut c = CpuConfig::default();
-        for (k, v) in t {
-            let bad = |want: &str| Error::Config(format!("`{k}` must be {want}, got {v}"));
-            match k.as_str() {
-                "compiler" => c.compiler = v.as_str().ok_or_else(|| bad("a string"))?.to_string(),
-                "flags" => {
-                    let a = v.as_array().ok_or_else(|| bad("an array of strings"))?;
-                    c.flags = a
-                        .iter()
-                        .map(|x| {
-                            x.as_str()
-                                .map(String::from)
-                                .ok_or_else(|| bad("an array of strings"))
-                        })
-                        .collect::<Result<_>>()?;
-                }
-                "threads" => {
-                    let max = max_threads();
-                    let range = format!("an integer from 0 (all cores) to {max}");
-                    c.threads = v
-                        .as_integer()
-                        .and_then(|n| usize::try_from(n).ok())
-                        .filter(|n| *n <= max)
-                        .ok_or_else(|| bad(&range))?
-                }
-                "specialize" => {
-                    c.specialize = match v.as_str() {
-                        Some("fixed") => SpecializePolicy::Fixed,
-                        Some("dynamic") => SpecializePolicy::Dynamic,
-                        Some("both") => SpecializePolicy::Both,
-                        _ => return Err(bad("one of \"fixed\", \"dynamic\", \"both\"")),
-                    }
-                }
-                "tiered" => c.tiered = v.as_bool().ok_or_else(|| bad("true or false"))?,
-                "finish_at_exit" => {
-                    c.finish_at_exit = v.as_bool().ok_or_else(|| bad("true or false"))?
-                }
-                "cache_dir" => {
-                    let s = v.as_str().ok_or_else(|| bad("a string"))?;
-                    c.cache_dir = cache_location(s).map_err(Error::Config)?
-                }
-                "cache_max_bytes" => {
-                    c.cache_max_bytes =
-                        u64::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
-                            .map_err(|_| bad("≥ 0"))?
-                }
-                "interpret_limit" => {
-                    c.interpret_limit =
-                        usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
-                            .map_err(|_| bad("≥ 0"))?
-                }
-                "min_parallel_elems" => {
-                    c.min_parallel_elems =
-                        usize::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
-                            .map_err(|_| bad("≥ 0"))?
-                }
-                "strict_cache" => {
-                    c.strict_cache = v.as_bool().ok_or_else(|| bad("true or false"))?
-                }
-                k if RUNTIME_KEYS.contains(&k) => {}
-                k => {
-                    return Err(Error::Config(format!(
-                        "unknown key `{k}`; valid keys: {}",
-                        KEYS.join(", ")
-                    )));
-                }
-            }
-        }
-        Ok(c)
+        read_config(t).map_err(Error::Config)
     }
 }
 
@@ -177,6 +93,24 @@ mod tests {
             e.contains("`thread`") && e.contains("threads") && e.contains("strict_cache"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_names_its_key_and_what_is_valid() {
+        for (bad, want) in [
+            ("specialize = \"fast\"", "`fixed`, `dynamic`, `both`"),
+            ("tiered = 1", "a boolean"),
+            ("flags = \"-O2\"", "a sequence"),
+            ("cache_max_bytes = -1", "u64"),
+        ] {
+            let t: toml::Table = bad.parse().unwrap();
+            let e = CpuConfig::from_table(&t).unwrap_err().to_string();
+            let key = bad.split(' ').next().unwrap();
+            assert!(
+                e.starts_with(&format!("[engines.cpu] `{key}`")) && e.contains(want),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

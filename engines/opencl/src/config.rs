@@ -1,25 +1,15 @@
-//! The `[engines.opencl]` table. Every key is optional; an unknown key is an error that
-//! names it and the valid ones, so a typo does not silently run with defaults.
+//! The `[engines.opencl]` table, read by `hassium_engine_abi::read_config`: every key is
+//! optional; an unknown key is an error that names it and the valid ones, so a typo does
+//! not silently run with defaults.
 
 use crate::error::{Error, Result};
-use hassium_engine_abi::{cache_location, CacheLocation};
+pub use hassium_engine_abi::SpecializePolicy;
+use hassium_engine_abi::{cache_location, read_config, read_value, CacheLocation};
+use serde::{Deserialize, Deserializer};
+use std::path::PathBuf;
 
 /// The largest `work_group_size` accepted: beyond every device's limit.
 const MAX_WORK_GROUP: u64 = 1 << 16;
-use std::path::PathBuf;
-
-/// Which specialisations of a kernel are built (as in the CPU engine).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpecializePolicy {
-    /// Shapes, strides and offsets baked in: best code, one build per shape.
-    Fixed,
-    /// Shapes passed at run time in a `meta` buffer: one build serves every size.
-    Dynamic,
-    /// Fixed code until a kernel has been built for two shapes, then dynamic code for
-    /// new shapes of it: a steady loop gets the best code, changing sizes stop paying a
-    /// build each.
-    Both,
-}
 
 /// How a device is chosen among those of the chosen platform(s).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +22,8 @@ pub enum Select {
 }
 
 /// The device types `device_type` accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DeviceType {
     All,
     Cpu,
@@ -41,7 +32,8 @@ pub enum DeviceType {
 }
 
 /// Whether float64 kernels run on the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Fp64 {
     /// On the device when it reports `cl_khr_fp64`, else on the child engine.
     Auto,
@@ -50,15 +42,18 @@ pub enum Fp64 {
     Off,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct OpenClConfig {
     pub platform: Select,
     pub device: Select,
     pub device_type: DeviceType,
     /// Work-items per work-group; 0 = the driver's limit for each kernel, capped at 256.
+    #[serde(deserialize_with = "work_group_size")]
     pub work_group_size: usize,
     pub specialize: SpecializePolicy,
     /// Where program binaries are cached; empty = no disk cache.
+    #[serde(deserialize_with = "cache_path")]
     pub cache_dir: Option<PathBuf>,
     /// Most bytes of program binaries kept in `<cache_dir>/opencl`; beyond it the least
     /// recently used go (checked at most hourly, in the background). 0 = no limit.
@@ -66,34 +61,21 @@ pub struct OpenClConfig {
     pub fp64: Fp64,
     /// Bytes of device memory the engine may hold; 0 = the device's global memory size.
     /// Beyond it, idle buffers are evicted to the host first.
+    #[serde(deserialize_with = "count")]
     pub memory_limit: u64,
     /// A program-cache miss after the first execute call is an error (tests use it to
     /// prove that a loop builds once).
+    #[serde(deserialize_with = "flag")]
     pub strict_cache: bool,
     /// New programs build on a background thread while their kernels run on the child
     /// engine (with the data moved there and back); later calls find them built.
+    #[serde(deserialize_with = "flag")]
     pub tiered: bool,
     /// Options appended to Hassium's own when programs are built (`-cl-nv-opt-level=1`,
     /// say); part of every program binary's cache key.
+    #[serde(deserialize_with = "trimmed")]
     pub build_options: String,
 }
-
-const KEYS: &[&str] = &[
-    "platform",
-    "device",
-    "device_type",
-    "work_group_size",
-    "specialize",
-    "cache_dir",
-    "cache_max_bytes",
-    "fp64",
-    "memory_limit",
-    "strict_cache",
-    "tiered",
-    "build_options",
-];
-/// Keys the runtime itself reads from an engine's table.
-const RUNTIME_KEYS: &[&str] = &["library", "child"];
 
 impl Default for OpenClConfig {
     fn default() -> Self {
@@ -102,7 +84,7 @@ impl Default for OpenClConfig {
             device: Select::Any,
             device_type: DeviceType::All,
             work_group_size: 0,
-            specialize: SpecializePolicy::Both,
+            specialize: SpecializePolicy::default(),
             cache_dir: match cache_location("~/.cache/hassium") {
                 Ok(CacheLocation::At(p)) => Some(p),
                 _ => None,
@@ -114,16 +96,6 @@ impl Default for OpenClConfig {
             tiered: false,
             build_options: String::new(),
         }
-    }
-}
-
-/// A platform or device selector: an integer index, or a name substring. Environment
-/// overrides arrive as strings, so a string of digits is an index too.
-fn select(v: &toml::Value) -> Option<Select> {
-    match v {
-        toml::Value::Integer(i) => usize::try_from(*i).ok().map(Select::Index),
-        toml::Value::String(s) => Some(Select::from_text(s)),
-        _ => None,
     }
 }
 
@@ -139,7 +111,25 @@ impl Select {
     }
 }
 
-fn count(v: &toml::Value) -> Option<u64> {
+/// A platform or device selector: an integer index, or a name substring. Environment
+/// overrides arrive as strings, so a string of digits is an index too.
+impl<'de> Deserialize<'de> for Select {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        read_value(d, "an index or a name substring", |v| match v {
+            toml::Value::Integer(i) => usize::try_from(*i).ok().map(Select::Index),
+            toml::Value::String(s) => Some(Select::from_text(s)),
+            _ => None,
+        })
+    }
+}
+
+// Counts and flags may come as strings, as environment overrides that are not TOML do.
+
+fn count<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    read_value(d, "an integer ≥ 0", to_count)
+}
+
+fn to_count(v: &toml::Value) -> Option<u64> {
     match v {
         toml::Value::Integer(i) => u64::try_from(*i).ok(),
         toml::Value::String(s) => s.parse().ok(),
@@ -147,82 +137,37 @@ fn count(v: &toml::Value) -> Option<u64> {
     }
 }
 
+fn flag<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+    read_value(d, "true or false", |v| match v {
+        toml::Value::Boolean(b) => Some(*b),
+        toml::Value::String(s) => s.parse().ok(),
+        _ => None,
+    })
+}
+
+fn work_group_size<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    let want = format!("0 or a power of two up to {MAX_WORK_GROUP}");
+    read_value(d, &want, |v| {
+        let n = to_count(v)?;
+        (n == 0 || n.is_power_of_two() && n <= MAX_WORK_GROUP).then_some(n as usize)
+    })
+}
+
+/// `cache_dir`: a directory, or none for `""` and for a `~/` path without a home.
+fn cache_path<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<PathBuf>, D::Error> {
+    Ok(match CacheLocation::deserialize(d)? {
+        CacheLocation::At(p) => Some(p),
+        CacheLocation::Off | CacheLocation::NoHome(_) => None,
+    })
+}
+
+fn trimmed<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    Ok(String::deserialize(d)?.trim().into())
+}
+
 impl OpenClConfig {
     pub fn from_table(t: &toml::Table) -> Result<OpenClConfig> {
-        let mut c = OpenClConfig::default();
-        for (k, v) in t {
-            let bad = |want: &str| Error::Config(format!("`{k}` must be {want}, got {v}"));
-            let flag = |v: &toml::Value| match v {
-                toml::Value::Boolean(b) => Some(*b),
-                toml::Value::String(s) => s.parse().ok(),
-                _ => None,
-            };
-            match k.as_str() {
-                "platform" => {
-                    c.platform = select(v).ok_or_else(|| bad("an index or a name substring"))?
-                }
-                "device" => {
-                    c.device = select(v).ok_or_else(|| bad("an index or a name substring"))?
-                }
-                "device_type" => {
-                    c.device_type = match v.as_str() {
-                        Some("all") => DeviceType::All,
-                        Some("cpu") => DeviceType::Cpu,
-                        Some("gpu") => DeviceType::Gpu,
-                        Some("accelerator") => DeviceType::Accelerator,
-                        _ => return Err(bad("one of \"all\", \"cpu\", \"gpu\", \"accelerator\"")),
-                    }
-                }
-                "work_group_size" => {
-                    let n = count(v).ok_or_else(|| bad("an integer ≥ 0"))?;
-                    if n != 0 && !n.is_power_of_two() || n > MAX_WORK_GROUP {
-                        return Err(bad(&format!("0 or a power of two up to {MAX_WORK_GROUP}")));
-                    }
-                    c.work_group_size = n as usize;
-                }
-                "specialize" => {
-                    c.specialize = match v.as_str() {
-                        Some("fixed") => SpecializePolicy::Fixed,
-                        Some("dynamic") => SpecializePolicy::Dynamic,
-                        Some("both") => SpecializePolicy::Both,
-                        _ => return Err(bad("one of \"fixed\", \"dynamic\", \"both\"")),
-                    }
-                }
-                "cache_dir" => {
-                    let s = v.as_str().ok_or_else(|| bad("a string"))?;
-                    c.cache_dir = match cache_location(s).map_err(Error::Config)? {
-                        CacheLocation::At(p) => Some(p),
-                        CacheLocation::Off | CacheLocation::NoHome(_) => None,
-                    };
-                }
-                "cache_max_bytes" => {
-                    c.cache_max_bytes =
-                        u64::try_from(v.as_integer().ok_or_else(|| bad("an integer"))?)
-                            .map_err(|_| bad("≥ 0"))?
-                }
-                "fp64" => {
-                    c.fp64 = match v.as_str() {
-                        Some("auto") => Fp64::Auto,
-                        Some("off") => Fp64::Off,
-                        _ => return Err(bad("\"auto\" or \"off\"")),
-                    }
-                }
-                "memory_limit" => c.memory_limit = count(v).ok_or_else(|| bad("an integer ≥ 0"))?,
-                "strict_cache" => c.strict_cache = flag(v).ok_or_else(|| bad("true or false"))?,
-                "tiered" => c.tiered = flag(v).ok_or_else(|| bad("true or false"))?,
-                "build_options" => {
-                    c.build_options = v.as_str().ok_or_else(|| bad("a string"))?.trim().into()
-                }
-                k if RUNTIME_KEYS.contains(&k) => {}
-                k => {
-                    return Err(Error::Config(format!(
-                        "unknown key `{k}`; valid keys: {}",
-                        KEYS.join(", ")
-                    )));
-                }
-            }
-        }
-        Ok(c)
+        read_config(t).map_err(Error::Config)
     }
 }
 
@@ -235,6 +180,41 @@ mod tests {
         let t: toml::Table = "devise = 0".parse().unwrap();
         let e = OpenClConfig::from_table(&t).unwrap_err().to_string();
         assert!(e.contains("`devise`") && e.contains("device_type"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_key_and_what_is_valid() {
+        for (bad, want) in [
+            ("fp64 = \"on\"", "`auto` or `off`"),
+            (
+                "device_type = \"dsp\"",
+                "`all`, `cpu`, `gpu`, `accelerator`",
+            ),
+            ("specialize = \"fast\"", "`fixed`, `dynamic`, `both`"),
+            ("tiered = \"yes\"", "true or false"),
+            ("memory_limit = -1", "an integer ≥ 0"),
+            ("platform = 1.5", "an index or a name substring"),
+        ] {
+            let t: toml::Table = bad.parse().unwrap();
+            let e = OpenClConfig::from_table(&t).unwrap_err().to_string();
+            let key = bad.split(' ').next().unwrap();
+            assert!(
+                e.starts_with(&format!("[engines.opencl] `{key}`")) && e.contains(want),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_and_counts_may_be_strings_and_runtime_keys_pass() {
+        let t: toml::Table =
+            "library = \"x.so\"\nchild = \"cpu\"\ntiered = \"true\"\nmemory_limit = \"4096\""
+                .parse()
+                .unwrap();
+        let c = OpenClConfig::from_table(&t).unwrap();
+        assert!(c.tiered && !c.strict_cache);
+        assert_eq!((c.memory_limit, c.work_group_size), (4096, 0));
+        assert_eq!(c.specialize, SpecializePolicy::Both);
     }
 
     #[test]

@@ -529,7 +529,10 @@ fn the_cdylib_loads_through_the_engine_abi_and_runs_a_kernel() {
         .err()
         .expect("unknown key")
         .to_string();
-    assert!(err.contains("unknown key `devise`"), "{err}");
+    assert!(
+        err.contains("unknown field `devise`") && err.contains("`device_type`"),
+        "{err}"
+    );
 }
 
 #[test]
