@@ -1,0 +1,162 @@
+//! Signed and unsigned integers, one macro for all eight.
+
+use super::{compare_ordered, unsupported, CastVal, Elem};
+use hassium_core::{DType, Error, Opcode, Result};
+
+/// Integer semantics (two's complement wrapping, Python's floor-division signs, NumPy's
+/// shifts). `$neg` tells whether a value is negative (always false for unsigned types).
+macro_rules! int_elem {
+    ($t:ty, $dt:ident, $cast:ident, $neg:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = DType::$dt;
+            type Real = $t;
+
+            fn to_cast(self) -> CastVal {
+                CastVal::$cast(self as _)
+            }
+            fn from_cast(v: CastVal) -> $t {
+                match v {
+                    CastVal::Bool(b) => b as $t,
+                    CastVal::Int(i) => i as $t,
+                    CastVal::UInt(u) => u as $t,
+                    // As NumPy on x86-64, out of range too (see `float_to_int`).
+                    CastVal::Float(f) | CastVal::Complex(f, _) => {
+                        hassium_core::float_to_int(f, DType::$dt) as $t
+                    }
+                }
+            }
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+            fn unary(op: Opcode, a: $t) -> Result<$t> {
+                let neg: fn($t) -> bool = $neg;
+                Ok(match op {
+                    Opcode::Negative => a.wrapping_neg(),
+                    Opcode::Positive
+                    | Opcode::Floor
+                    | Opcode::Ceil
+                    | Opcode::Trunc
+                    | Opcode::Conj => a,
+                    Opcode::Sign => ((a > 0) as $t).wrapping_sub(neg(a) as $t),
+                    Opcode::Square => a.wrapping_mul(a),
+                    // NumPy computes 1.0 / x and truncates: 1 and -1 are their own
+                    // reciprocals, everything else (including 0) gives 0.
+                    Opcode::Reciprocal => {
+                        if a == 1 || (neg(a) && a == !0) {
+                            a
+                        } else {
+                            0
+                        }
+                    }
+                    Opcode::Invert => !a,
+                    _ => return unsupported(op, DType::$dt),
+                })
+            }
+            #[inline]
+            fn binary(op: Opcode, a: $t, b: $t) -> Result<$t> {
+                let neg: fn($t) -> bool = $neg;
+                const BITS: u64 = <$t>::BITS as u64;
+                Ok(match op {
+                    Opcode::Add => a.wrapping_add(b),
+                    Opcode::Subtract => a.wrapping_sub(b),
+                    Opcode::Multiply => a.wrapping_mul(b),
+                    // Division by zero gives 0 (NumPy warns and returns 0).
+                    Opcode::FloorDivide => {
+                        if b == 0 {
+                            0
+                        } else {
+                            let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+                            if r != 0 && neg(r) != neg(b) {
+                                q.wrapping_sub(1)
+                            } else {
+                                q
+                            }
+                        }
+                    }
+                    // C's remainder (the dividend's sign); 0 for a zero divisor.
+                    Opcode::Fmod => {
+                        if b == 0 {
+                            0
+                        } else {
+                            a.wrapping_rem(b)
+                        }
+                    }
+                    // The remainder takes the divisor's sign, as in Python.
+                    Opcode::Remainder => {
+                        if b == 0 {
+                            0
+                        } else {
+                            let r = a.wrapping_rem(b);
+                            if r != 0 && neg(r) != neg(b) {
+                                r.wrapping_add(b)
+                            } else {
+                                r
+                            }
+                        }
+                    }
+                    Opcode::Power => {
+                        if neg(b) {
+                            return Err(Error::Invalid(hassium_core::NEGATIVE_POWER.into()));
+                        }
+                        let (mut base, mut e, mut acc) = (a, b as u64, 1 as $t);
+                        while e > 0 {
+                            if e & 1 == 1 {
+                                acc = acc.wrapping_mul(base);
+                            }
+                            base = base.wrapping_mul(base);
+                            e >>= 1;
+                        }
+                        acc
+                    }
+                    Opcode::Maximum | Opcode::Fmax => a.max(b),
+                    Opcode::Minimum | Opcode::Fmin => a.min(b),
+                    Opcode::BitwiseAnd => a & b,
+                    Opcode::BitwiseOr => a | b,
+                    Opcode::BitwiseXor => a ^ b,
+                    // NumPy (npy_lshift/npy_rshift): a count outside 0..bits (negative
+                    // counts read as huge unsigned ones) shifts everything out: 0, or -1
+                    // for an arithmetic right shift of a negative value.
+                    Opcode::LeftShift => {
+                        if (b as u64) < BITS {
+                            a.wrapping_shl(b as u32)
+                        } else {
+                            0
+                        }
+                    }
+                    Opcode::RightShift => {
+                        if (b as u64) < BITS {
+                            a.wrapping_shr(b as u32)
+                        } else if neg(a) {
+                            !0
+                        } else {
+                            0
+                        }
+                    }
+                    _ => return unsupported(op, DType::$dt),
+                })
+            }
+            fn to_real(op: Opcode, a: $t) -> Result<$t> {
+                let neg: fn($t) -> bool = $neg;
+                match op {
+                    // abs(MIN) wraps to MIN, as in NumPy.
+                    Opcode::Absolute => Ok(if neg(a) { a.wrapping_neg() } else { a }),
+                    Opcode::Real => Ok(a),
+                    Opcode::Imag => Ok(0),
+                    _ => unsupported(op, DType::$dt),
+                }
+            }
+            fn compare(op: Opcode, a: $t, b: $t) -> Result<bool> {
+                compare_ordered(op, a, b, DType::$dt)
+            }
+        }
+    };
+}
+
+int_elem!(i8, Int8, Int, |x| x < 0);
+int_elem!(i16, Int16, Int, |x| x < 0);
+int_elem!(i32, Int32, Int, |x| x < 0);
+int_elem!(i64, Int64, Int, |x| x < 0);
+int_elem!(u8, UInt8, UInt, |_| false);
+int_elem!(u16, UInt16, UInt, |_| false);
+int_elem!(u32, UInt32, UInt, |_| false);
+int_elem!(u64, UInt64, UInt, |_| false);
