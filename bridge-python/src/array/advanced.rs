@@ -1,3 +1,6 @@
+//! Advanced indexing planned on the host: integer and boolean index arrays (and 0-d
+//! booleans beside them) turned into the int64 offsets a gather or scatter reads.
+
 use super::{indexing::index_err, indexing::Adv, wrap};
 use crate::convert::host_int64;
 use crate::index::{self, IndexArray, Item};

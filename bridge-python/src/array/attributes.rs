@@ -1,3 +1,6 @@
+//! The array's attributes (shape, dtype, strides, flags, `T`, `real`, `imag`, ...), the
+//! `flags` object, and NumPy's other attributes reached through the package.
+
 use super::{arr_of, operators::unary, wrap, wrap_view, PyNdArray};
 use crate::ops::{self};
 use crate::py::{self, UnsupportedError};

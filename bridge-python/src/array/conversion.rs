@@ -1,3 +1,6 @@
+//! Python's protocols that need the values (`len`, `iter`, `bool`, `float`, `repr`,
+//! `in`, `item`, `tolist`), and copying and pickling.
+
 use super::{arr_of, interop::to_numpy, wrap_view, PyNdArray};
 use crate::convert::to_arg;
 use crate::ops::{self, Arg, Dest, ReduceSpec};

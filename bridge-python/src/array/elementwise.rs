@@ -1,3 +1,6 @@
+//! Methods computed element by element: casts and copies (`astype`, `copy`, `fill`),
+//! `clip`, `round` and `conj`.
+
 use super::{
     arr_of, indexing::item_value, operators::unary, reductions::finish_out, wrap, PyNdArray,
 };

@@ -1,3 +1,6 @@
+//! `a[key]` and `a[key] = value`: parsing the key, basic indexing as views, `nonzero`,
+//! and flat indices for `a.flat`.
+
 use super::{
     advanced::advanced, advanced::scalar_bool_key, arr_of, interop::to_numpy_arr, scalar_at, wrap,
     wrap_view, PyNdArray,

@@ -1,3 +1,6 @@
+//! How NumPy sees a Hassium array: the buffer protocol (`to_numpy`), `__array__`,
+//! DLPack, and `__array_ufunc__` / `__array_function__` forwarded to the package.
+
 use super::{arr_of, PyNdArray};
 use crate::ops::{self};
 use crate::py::{self};

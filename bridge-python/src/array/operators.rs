@@ -1,3 +1,6 @@
+//! Python's operators: arithmetic, bitwise and comparison, their reflected and
+//! in-place forms, each one elementwise opcode.
+
 use super::{arr_of, wrap, PyNdArray};
 use crate::convert::{to_arg, to_arr};
 use crate::ops::{self, Arg, Dest};

@@ -1,3 +1,6 @@
+//! Reductions and scans (`sum` ... `cumprod`) and the `axis=` / `out=` arguments they
+//! share with the module's `reduce` and `accumulate`.
+
 use super::{wrap, PyNdArray};
 use crate::convert::to_arg;
 use crate::ops::{self, Arg, ReduceSpec, Weak};

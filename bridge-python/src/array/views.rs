@@ -1,3 +1,6 @@
+//! Methods and functions that give a new view of the same base: reshape, ravel,
+//! transpose, squeeze, view, broadcast_to, diagonal (`flatten` copies, in ravel's order).
+
 use super::{arr_of, reductions::parse_axes, wrap, wrap_read_only_view, wrap_view, PyNdArray};
 use crate::ops::{self};
 use crate::py::{self, UnsupportedError};
