@@ -1,0 +1,102 @@
+//! The Hassium array type: a view of a base plus shared ownership of the base.
+//!
+//! This file holds the type and the helpers that wrap results as Python objects; its
+//! methods live in one room per responsibility:
+//!
+//! - `attributes`: shape, dtype, strides, flags (the `Flags` object), `T`, `real`, ...
+//! - `operators`: arithmetic, bitwise and comparison operators
+//! - `conversion`: Python's protocols that need the values (`len`, `iter`, `float`,
+//!   `repr`, `item`, `tolist`, copying and pickling)
+//! - `interop`: how NumPy sees the array (buffer protocol, `__array__`, DLPack, the
+//!   `__array_ufunc__` / `__array_function__` dispatch to the package)
+//! - `indexing`: `a[key]`, `a[key] = v`, the key's parsing, `nonzero`, flat indices
+//! - `advanced`: the planning of advanced (integer and boolean array) indexing
+//! - `views`: reshape, ravel, transpose, squeeze, view, broadcast_to, diagonal
+//! - `elementwise`: casts, copies, fill, clip, round, conj
+//! - `reductions`: sum ... cumprod, and the `axis=` / `out=` arguments they share
+//!
+//! Each room has its own `#[pymethods] impl PyNdArray` block, which pyo3 allows with its
+//! `multiple-pymethods` feature (the `inventory` crate collects the blocks when the type
+//! is first used). The alternative, one block whose methods each forward to a room,
+//! would repeat every signature, `#[pyo3(signature)]` and doc comment twice for about a
+//! hundred methods; the feature costs a dependency and works where `inventory` does
+//! (Linux, macOS, Windows; not WebAssembly), which covers where Hassium is built.
+
+mod advanced;
+mod attributes;
+mod conversion;
+mod elementwise;
+mod indexing;
+mod interop;
+mod operators;
+mod reductions;
+mod views;
+
+pub use attributes::Flags;
+pub use elementwise::round;
+pub use indexing::{flat_index, nonzero};
+pub use interop::set_dispatch;
+pub use reductions::{accumulate_any, opt_out, reduce_any};
+pub use views::{broadcast_to, diagonal};
+
+use crate::rt::Arr;
+use hassium_core::View;
+use interop::to_numpy_arr;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
+/// protocol, `__array__`, `__array_ufunc__` and `__array_function__`.
+#[pyclass(name = "ndarray", module = "hassium", weakref)]
+pub struct PyNdArray {
+    pub arr: Arr,
+    /// The array this one is a view of (NumPy's `.base`), None for owners.
+    pub parent: Option<Py<PyAny>>,
+}
+
+/// Wraps an array result as a new Python object.
+pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
+    Ok(Py::new(py, PyNdArray { arr, parent: None })?.into_any())
+}
+
+/// The element at a 0-d `view` of `slf`'s base as a NumPy scalar: what NumPy returns when
+/// integers alone index every dimension (`x[3]`, `m[i, j]`, `z[()]`). Reading the value
+/// needs it computed, so this syncs the base.
+pub(super) fn scalar_at(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let py = slf.py();
+    let element = to_numpy_arr(py, &arr_of(slf).with_view(view))?;
+    Ok(element.get_item(PyTuple::empty(py))?.unbind())
+}
+
+/// Wraps a view of `slf`'s base, recording `slf` (or its own base object) as `.base`.
+pub(super) fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let py = slf.py();
+    let me = slf.borrow();
+    let parent = match &me.parent {
+        Some(p) => p.clone_ref(py),
+        None => slf.clone().into_any().unbind(),
+    };
+    Ok(Py::new(
+        py,
+        PyNdArray {
+            arr: me.arr.with_view(view),
+            parent: Some(parent),
+        },
+    )?
+    .into_any())
+}
+
+/// A read-only view of `slf` (NumPy's `broadcast_to` and `diagonal` give these).
+pub(super) fn wrap_read_only_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
+    let b = wrap_view(slf, view)?;
+    b.bind(slf.py())
+        .downcast::<PyNdArray>()?
+        .borrow_mut()
+        .arr
+        .writeable = false;
+    Ok(b)
+}
+
+pub(super) fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
+    slf.borrow().arr.clone()
+}
