@@ -144,6 +144,22 @@ impl Temps {
         Ok(v)
     }
 
+    /// A result array: fresh for the caller, or a temporary when it will be copied into
+    /// an `out=` array.
+    pub fn result(
+        &mut self,
+        t: &mut impl Target,
+        into_out: bool,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<View> {
+        if into_out {
+            self.view(t, dtype, shape)
+        } else {
+            self.fresh(t, dtype, shape)
+        }
+    }
+
     /// Ends the operation: frees the temporaries, and the fresh arrays too when it failed.
     pub fn close<R>(self, t: &mut impl Target, r: Result<R>) -> Result<R> {
         let mut freed = Ok(());
@@ -306,15 +322,20 @@ pub fn finish(
         t.record(instr)?;
     }
     match out {
-        Some(v) if *v != direct => {
-            let src = if same_shape(&v.shape, &shape) {
-                direct
-            } else {
-                direct.broadcast_to(&v.shape)?
-            };
-            copy_into(t, v, src.into())?;
-            Ok(v.clone())
-        }
+        Some(v) if *v != direct => deliver(t, direct, Some(v)),
         _ => Ok(direct),
     }
+}
+
+/// The view an operation returns: `res` itself, or `out` after `res` is copied
+/// (broadcast and cast) into it.
+pub fn deliver(t: &mut impl Target, res: View, out: Option<&View>) -> Result<View> {
+    let Some(o) = out else { return Ok(res) };
+    let src = if same_shape(&o.shape, &res.shape) {
+        res
+    } else {
+        res.broadcast_to(&o.shape)?
+    };
+    copy_into(t, o, src.into())?;
+    Ok(o.clone())
 }

@@ -1,7 +1,7 @@
 //! `a @ b` with NumPy's `matmul` rules: 1-D operands gain a unit dimension, leading
 //! dimensions broadcast as a stack of matrices, and booleans are an OR of ANDs.
 
-use crate::base::{as_dtype, check_out, copy_into, recording, Target, Temps};
+use crate::base::{as_dtype, check_out, copy_into, deliver, recording, Target, Temps};
 use crate::error::{Error, Result};
 use hassium_core::{broadcast_shapes, promote, DType, Instr, Opcode, Scalar, Shape, View};
 
@@ -142,11 +142,7 @@ pub fn matmul(t: &mut impl Target, a: &View, b: &View, out: Option<&View>) -> Re
         let av = av.broadcast_to(&ash)?;
         let bv = bv.broadcast_to(&bsh)?;
         let direct = out.is_none() && dt == lt;
-        let res = if direct {
-            temps.fresh(t, lt, &full)?
-        } else {
-            temps.view(t, lt, &full)?
-        };
+        let res = temps.result(t, !direct, lt, &full)?;
         if k == 0 {
             // An empty inner dimension sums nothing: the product is all zeros.
             copy_into(t, &res, Scalar::zero(lt).into())?;
@@ -161,10 +157,7 @@ pub fn matmul(t: &mut impl Target, a: &View, b: &View, out: Option<&View>) -> Re
             .reshape(&final_shape)
             .expect("a contiguous product reshapes to its final shape");
         let res = if dt == DType::Bool {
-            let b = match out {
-                None => temps.fresh(t, DType::Bool, &final_shape)?,
-                Some(_) => temps.view(t, DType::Bool, &final_shape)?,
-            };
+            let b = temps.result(t, out.is_some(), DType::Bool, &final_shape)?;
             if !b.is_empty() {
                 let zero = Scalar::zero(lt).into();
                 t.record(Instr::new(Opcode::NotEqual, b.clone(), [res.into(), zero]))?;
@@ -173,17 +166,6 @@ pub fn matmul(t: &mut impl Target, a: &View, b: &View, out: Option<&View>) -> Re
         } else {
             res
         };
-        match out {
-            Some(o) => {
-                let src = if o.shape == res.shape {
-                    res
-                } else {
-                    res.broadcast_to(&o.shape)?
-                };
-                copy_into(t, o, src.into())?;
-                Ok(o.clone())
-            }
-            None => Ok(res),
-        }
+        deliver(t, res, out)
     })
 }

@@ -2,7 +2,7 @@
 //! `initial=`) and scans (`cumsum`, `ufunc.accumulate`), with NumPy's accumulator types.
 
 use crate::args::Weak;
-use crate::base::{as_dtype, check_out, copy_into, flatten, recording, Target, Temps};
+use crate::base::{as_dtype, check_out, copy_into, deliver, flatten, recording, Target};
 use crate::error::{Call, Error, Result};
 use hassium_core::resolve::{default_sum_dtype, resolve_loop, NoLoop};
 use hassium_core::{DType, Identity, Instr, Opcode, Shape, View};
@@ -27,22 +27,6 @@ fn accumulator(op: Opcode, t: DType) -> DType {
         Some(Opcode::Add | Opcode::Multiply) => default_sum_dtype(t),
         Some(Opcode::LogicalAnd | Opcode::LogicalOr | Opcode::LogicalXor) => DType::Bool,
         _ => t,
-    }
-}
-
-/// A result array: fresh for the caller, or a temporary when it will be copied into
-/// `out=`.
-fn result(
-    t: &mut impl Target,
-    temps: &mut Temps,
-    into_out: bool,
-    d: DType,
-    shape: &[usize],
-) -> Result<View> {
-    if into_out {
-        temps.view(t, d, shape)
-    } else {
-        temps.fresh(t, d, shape)
     }
 }
 
@@ -144,14 +128,14 @@ pub fn reduce(
         let to_out = out.is_some();
         let res = if empty_axis && no_identity {
             // NumPy returns `initial` for empty min/max reductions given one.
-            let res = result(t, temps, to_out, out_t, &kept)?;
+            let res = temps.result(t, to_out, out_t, &kept)?;
             let init = spec
                 .initial
                 .expect("checked above: an initial value is given");
             copy_into(t, &res, init.to_scalar(out_t).into())?;
             res
         } else if axes.is_empty() {
-            let res = result(t, temps, to_out, out_t, &kept)?;
+            let res = temps.result(t, to_out, out_t, &kept)?;
             copy_into(t, &res, cur.into())?;
             res
         } else {
@@ -160,7 +144,7 @@ pub fn reduce(
                 let mut step_shape = cur.shape.clone();
                 step_shape.remove(ax);
                 let step_out = if k == 0 && work_out == out_t {
-                    let r = result(t, temps, to_out, out_t, &step_shape)?;
+                    let r = temps.result(t, to_out, out_t, &step_shape)?;
                     res = Some(r.clone());
                     r
                 } else {
@@ -168,7 +152,7 @@ pub fn reduce(
                 };
                 t.record(Instr::new(op, step_out.clone(), [cur.into()]).with_axis(ax))?;
                 if k == 0 && work_out != out_t {
-                    let r = result(t, temps, to_out, out_t, &step_shape)?;
+                    let r = temps.result(t, to_out, out_t, &step_shape)?;
                     copy_into(t, &r, step_out.clone().into())?;
                     res = Some(r);
                 }
@@ -191,13 +175,7 @@ pub fn reduce(
         } else {
             res
         };
-        match out {
-            Some(o) => {
-                copy_into(t, o, res.into())?;
-                Ok(o.clone())
-            }
-            None => Ok(res),
-        }
+        deliver(t, res, out)
     })
 }
 
@@ -242,23 +220,12 @@ pub fn scan(
             Some(_) => a.clone(),
             None => flatten(t, temps, a)?,
         };
-        let res = result(t, temps, out.is_some(), acc, &shape)?;
+        let res = temps.result(t, out.is_some(), acc, &shape)?;
         if !res.is_empty() {
             copy_into(t, &res, src.into())?;
             let instr = Instr::new(op, res.clone(), [res.clone().into()]);
             t.record(instr.with_axis(axis.unwrap_or(0)))?;
         }
-        match out {
-            Some(o) => {
-                let src = if o.shape == res.shape {
-                    res
-                } else {
-                    res.broadcast_to(&o.shape)?
-                };
-                copy_into(t, o, src.into())?;
-                Ok(o.clone())
-            }
-            None => Ok(res),
-        }
+        deliver(t, res, out)
     })
 }
