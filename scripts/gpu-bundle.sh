@@ -21,7 +21,8 @@ for line in sys.stdin:
         print(m["target"]["name"], m["executable"])')
 rm -rf "$out/hassium" "$out/tests"
 mkdir -p "$out/hassium" "$out/tests"
-cp bridge-python/python/hassium/*.py "$out/hassium/"
+# The package with its subpackages (hassium/_composed/), without bytecode caches.
+(cd bridge-python/python && find hassium -name '*.py' -print0 | xargs -0 cp --parents -t "../../$out")
 strip -o "$out/hassium/_hassium.abi3.so" "$abi3_target/release/lib_hassium.so"
 for lib in libhassium_engine_cpu.so libhassium_engine_opencl.so libhassium_engine_reference_so.so; do
   strip -o "$out/hassium/$lib" "target/release/$lib"

@@ -12,6 +12,13 @@ pub const CHUNK: usize = 8192;
 pub const LANES: usize = 8;
 /// Outputs handled together by a reduction along an outer axis (accumulator array size).
 pub const BLOCK: usize = 256;
+/// Most work-items of a device work-group that reduces one chunk (`Partials`) or
+/// combines the partials (`_fin`): the size of the local arrays they share. A device
+/// engine launches such groups with any multiple of `LANES` up to this; the result does
+/// not depend on which.
+pub const WIDE: usize = 256;
+
+const _: () = assert!(WIDE.is_multiple_of(LANES) && CHUNK.is_multiple_of(WIDE));
 
 /// How shapes, strides and offsets reach the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -238,12 +245,15 @@ impl Lowered {
     }
 
     /// True when a device dialect (`GlobalId` index range) renders this `Partials` kernel
-    /// for work-groups of `LANES` work-items per chunk: item `l` accumulates lane `l`, the
-    /// lanes meet in local memory and item 0 folds them in lane order, so the result is
-    /// bit-for-bit the one-item-per-chunk (and CPU) result with `LANES` times the
-    /// parallelism. A device engine then launches `chunks * LANES` items in groups of
-    /// `LANES`. Kernels with checked gathers keep one item per chunk: an item that stops
-    /// at an index error must not leave its group waiting at the barrier.
+    /// for one work-group per chunk: the group's items compute the chunk's values a round
+    /// of `get_local_size(0)` elements at a time into local memory, where `LANES` items
+    /// fold them into the lanes in exactly the order of the one-item form (element
+    /// `c0 + l + k * LANES` into lane `l`, the tail into lane 0), and item 0 folds the
+    /// lanes in lane order. The result is bit-for-bit the CPU engine's, for any group size
+    /// that is a multiple of `LANES` up to [`WIDE`], while the arithmetic before the
+    /// reduction runs on every item. A device engine launches `chunks` such groups.
+    /// Kernels with checked gathers keep one item per chunk: an item that stops at an
+    /// index error must not leave its group waiting at the barrier.
     pub fn group_partials(&self) -> bool {
         self.structure == Structure::Partials && self.randoms.is_empty()
     }
@@ -256,6 +266,33 @@ impl Lowered {
         matches!(self.structure, Structure::ReduceInner { lanes: true, .. })
             && matches!(self.plan, Plan::Parallel { .. })
             && self.randoms.is_empty()
+    }
+
+    /// True when a device dialect renders this `RowPartials` kernel for one work-group
+    /// per chunk of rows, whose items compute a round of whole rows into local memory
+    /// and whose first items, one per column, add them up in the one-item form's order
+    /// (each column's rows in turn), for any group size up to [`WIDE`]. A device engine
+    /// launches `chunks` groups. Not with checked gathers (see
+    /// [`Lowered::group_partials`]).
+    pub fn group_row_partials(&self) -> bool {
+        matches!(self.structure, Structure::RowPartials { .. }) && self.randoms.is_empty()
+    }
+
+    /// Columns a `RowPartials` kernel's `_fin` combines: on a device, one work-item each
+    /// (0 for other kernels).
+    pub fn fin_columns(&self) -> usize {
+        match (self.structure, self.plan) {
+            (Structure::RowPartials { .. }, Plan::Partials { inner, .. }) => inner,
+            _ => 0,
+        }
+    }
+
+    /// True when a device dialect renders this kernel's `_fin` for one work-group (of up
+    /// to [`WIDE`] items, any number): the items load the partials into local memory a
+    /// round at a time and item 0 combines them in chunk order, so the loads overlap
+    /// instead of one item waiting on each in turn. A device engine launches one group.
+    pub fn group_fin(&self) -> bool {
+        self.structure == Structure::Partials
     }
 
     /// True when the plan needs the `_fin` function.

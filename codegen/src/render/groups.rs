@@ -1,9 +1,11 @@
-//! Reductions on a device: a work-group of `LANES` items per chunk (`Partials`) or per
-//! row (`ReduceInner`), the lanes meeting in local memory.
+//! Reductions on a device: a work-group per chunk (`Partials`) or of `LANES` items per
+//! row (`ReduceInner`), the lanes meeting in local memory, and one work-group combining a
+//! `Partials` kernel's partials.
 
 use super::out::num;
 use super::renderer::{Acc, Finish, Renderer};
-use crate::lower::{CHUNK, LANES};
+use crate::lower::{CHUNK, LANES, WIDE};
+use crate::ops;
 use crate::Result;
 
 /// Keeps a device compiler from unrolling the strip loop of a work-group reduction
@@ -13,18 +15,23 @@ use crate::Result;
 /// backwards and a second reduction shared the loop: seed 52 of the random programs,
 /// reproduced standalone with the engine's kernel source. Without unrolling, the same
 /// build gave the right sums.
-const STRIP_LOOP_PRAGMA: &str = "#pragma unroll 1";
+pub(super) const STRIP_LOOP_PRAGMA: &str = "#pragma unroll 1";
 
 impl Renderer<'_> {
-    /// A `Partials` kernel for a device: one work-group of `LANES` items per chunk (see
-    /// [`Lowered::group_partials`]). Item `lane` walks elements `c0 + l`, `c0 + l + LANES`, …
-    /// of the chunk's whole blocks, item 0 also the tail, exactly the lane assignment of
-    /// the one-item form; the lanes are then folded in order through local memory.
+    /// A `Partials` kernel for a device: one work-group per chunk (see
+    /// [`Lowered::group_partials`]). Each round, item `lid` computes element `rb + lid`
+    /// into the local buffers `t<n>`; then item `lane < LANES` folds elements `lane`,
+    /// `lane + LANES`, … of the round's whole strips of `LANES` into its lane and item 0
+    /// the round's tail (only the chunk's last round has one), exactly the lane assignment
+    /// and order of the one-item form; the lanes are folded in order at the end.
+    ///
+    /// [`Lowered::group_partials`]: crate::Lowered::group_partials
     pub(super) fn group_partials(&mut self) -> Result<()> {
         let reductions = self.reductions();
         // OpenCL C 1.2 allows local variables only at kernel function scope.
         for &n in &reductions {
             let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
             self.out.line(format!("__local {ct} lacc{n}[{LANES}];"));
         }
         self.out.open("");
@@ -36,27 +43,99 @@ impl Renderer<'_> {
         self.out.line(format!(
             "const int64_t c1 = c0 + {CHUNK} < end ? c0 + {CHUNK} : end;"
         ));
-        self.out.line("const int lane = (int)get_local_id(0);");
+        self.out.line("const int lid = (int)get_local_id(0);");
+        self.out
+            .line("const int64_t wide = (int64_t)get_local_size(0);");
         self.init_accs(Some(1), false)?;
-        self.out.line("int64_t ib = c0;");
+        self.out.line(STRIP_LOOP_PRAGMA);
+        // Every item of the group runs the same rounds, so each reaches every barrier.
+        self.out.open("for (int64_t rb = c0; rb < c1; rb += wide)");
+        self.out
+            .line("const int64_t rn = c1 - rb < wide ? c1 - rb : wide;");
+        self.out.open("if (lid < rn)");
+        self.out.line("const int64_t i0 = rb + lid;");
+        self.body(Acc::Buffer("lid"))?;
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.open(format!("if (lid < {LANES})"));
+        self.out
+            .line(format!("const int64_t full = rn - rn % {LANES};"));
         self.out.line(STRIP_LOOP_PRAGMA);
         self.out
-            .open(format!("for (; ib + {LANES} <= c1; ib += {LANES})"));
-        self.out.line("const int64_t i0 = ib + lane;");
-        self.body(Acc::Indexed("0"))?;
+            .open(format!("for (int64_t k = lid; k < full; k += {LANES})"));
+        self.fold(&reductions, "0", "k")?;
         self.out.close();
-        self.out.open("if (lane == 0)");
-        self.out.open("for (int64_t i0 = ib; i0 < c1; i0++)");
-        self.body(Acc::Indexed("0"))?;
+        self.out.open("if (lid == 0)");
+        self.out.open("for (int64_t k = full; k < rn; k++)");
+        self.fold(&reductions, "0", "k")?;
         self.out.close();
         self.out.close();
-        for &n in &reductions {
-            self.out.line(format!("lacc{n}[lane] = acc{n}[0];"));
-        }
+        self.out.close();
+        // The next round overwrites `t<n>` only once the lanes have read it.
         self.out.line(self.d.barrier);
-        self.out.open("if (lane == 0)");
+        self.out.close();
+        self.out.open(format!("if (lid < {LANES})"));
+        for &n in &reductions {
+            self.out.line(format!("lacc{n}[lid] = acc{n}[0];"));
+        }
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.open("if (lid == 0)");
         self.store_chunk_partials("lacc")?;
         self.out.close();
+        self.out.close();
+        Ok(())
+    }
+
+    /// A `Partials` kernel's `_fin` for a device: one work-group (see
+    /// [`Lowered::group_fin`]) loads a round of partials into local memory, item by item,
+    /// and item 0 combines the round in chunk order, then runs the epilogue.
+    ///
+    /// [`Lowered::group_fin`]: crate::Lowered::group_fin
+    pub(super) fn group_fin(&mut self) -> Result<()> {
+        let nred = self.l.nreductions;
+        let reductions = self.reductions();
+        let g = self.d.global;
+        for &n in &reductions {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
+        }
+        self.out.line("const int lid = (int)get_local_id(0);");
+        self.out
+            .line("const int64_t wide = (int64_t)get_local_size(0);");
+        for &n in &reductions {
+            let i = &self.l.instrs[n];
+            let ct = self.d.compute(i.in_dtype);
+            let id = ops::identity(self.d, i.op, i.in_dtype)?;
+            self.out.line(format!("{ct} acc{n} = {id};"));
+        }
+        self.out.line(STRIP_LOOP_PRAGMA);
+        self.out
+            .open("for (int64_t cb = begin; cb < end; cb += wide)");
+        self.out
+            .line("const int64_t cn = end - cb < wide ? end - cb : wide;");
+        self.out.open("if (lid < cn)");
+        for (r, &n) in reductions.iter().enumerate() {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!(
+                "t{n}[lid] = *({g}const {ct} *)(part + ((cb + lid) * {nred} + {r}) * 16);"
+            ));
+        }
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.open("if (lid == 0)");
+        self.out.open("for (int64_t k = 0; k < cn; k++)");
+        for &n in &reductions {
+            let c = self.combine(n, &format!("acc{n}"), format!("t{n}[k]"))?;
+            self.out.line(format!("acc{n} = {c};"));
+        }
+        self.out.close();
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.close();
+        self.out.open("if (lid == 0)");
+        self.finish_accs(Finish::Scalar)?;
+        self.epilogue()?;
         self.out.close();
         Ok(())
     }

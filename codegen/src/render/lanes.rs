@@ -110,7 +110,7 @@ impl Renderer<'_> {
     }
 
     /// `acc<n>[lane] = combine(acc<n>[lane], t<n>[at])` for each reduction `n`.
-    fn fold(&mut self, reds: &[usize], lane: &str, at: &str) -> Result<()> {
+    pub(super) fn fold(&mut self, reds: &[usize], lane: &str, at: &str) -> Result<()> {
         for &n in reds {
             let i = &self.l.instrs[n];
             let t = i.in_dtype;

@@ -1,10 +1,11 @@
 //! `RowPartials`: a chunk of rows summed into one accumulator per column, left as the
 //! chunk's partials for `row_fin`.
 
+use super::groups::STRIP_LOOP_PRAGMA;
 use super::out::num;
 use super::renderer::{Acc, Renderer};
 use crate::dialect::IndexRange;
-use crate::lower::{BLOCK, ROW_PARTIALS_COLUMNS};
+use crate::lower::{BLOCK, ROW_PARTIALS_COLUMNS, WIDE};
 use crate::Result;
 
 impl Renderer<'_> {
@@ -17,6 +18,9 @@ impl Renderer<'_> {
     /// `BLOCK` columns on a device, whose work-items' private arrays must stay small:
     /// the same sums in the same order either way.
     pub(super) fn row_partials(&mut self, rows: usize, wide: bool) -> Result<()> {
+        if self.d.index_range == IndexRange::GlobalId && self.l.group_row_partials() {
+            return self.group_row_partials(rows);
+        }
         let q = num(self.l.extents[1]);
         self.open_par("c0", &rows.to_string());
         self.out.line(format!(
@@ -56,6 +60,76 @@ impl Renderer<'_> {
         if blocks {
             self.out.close();
         }
+        self.out.close();
+        Ok(())
+    }
+
+    /// A `RowPartials` kernel for a device: one work-group per chunk (see
+    /// [`Lowered::group_row_partials`]). For each block of up to `get_local_size(0)`
+    /// columns, rounds of as many whole rows as fit in the group: item `lid` computes row
+    /// `lid / width`, column `lid % width` of the round into the local buffers `t<n>`,
+    /// then item `c < width` adds the round's column `c` into its accumulator row by row,
+    /// which is the one-item form's order (each column's rows in turn).
+    ///
+    /// [`Lowered::group_row_partials`]: crate::Lowered::group_row_partials
+    fn group_row_partials(&mut self, rows: usize) -> Result<()> {
+        let reductions = self.reductions();
+        let q = num(self.l.extents[1]);
+        let nred = self.l.nreductions;
+        let g = self.d.global;
+        // OpenCL C 1.2 allows local variables only at kernel function scope.
+        for &n in &reductions {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
+        }
+        self.out.open("");
+        self.out.line(format!(
+            "const int64_t c0 = begin + (int64_t)get_group_id(0) * {rows};"
+        ));
+        // The whole group shares c0, so it returns (or not) together.
+        self.out.line("if (c0 >= end) return;");
+        self.out.line(format!(
+            "const int64_t c1 = c0 + {rows} < end ? c0 + {rows} : end;"
+        ));
+        self.out.line("const int lid = (int)get_local_id(0);");
+        self.out
+            .line("const int64_t wide = (int64_t)get_local_size(0);");
+        self.out.line(STRIP_LOOP_PRAGMA);
+        self.out
+            .open(format!("for (int64_t qb = 0; qb < {q}; qb += wide)"));
+        self.out.line(format!(
+            "const int64_t width = {q} - qb < wide ? {q} - qb : wide;"
+        ));
+        self.out.line("const int64_t per = wide / width;");
+        self.init_accs(Some(1), false)?;
+        self.out.line(STRIP_LOOP_PRAGMA);
+        self.out.open("for (int64_t rb = c0; rb < c1; rb += per)");
+        self.out
+            .line("const int64_t rn = c1 - rb < per ? c1 - rb : per;");
+        self.out.open("if (lid < rn * width)");
+        self.out.line("const int64_t i0 = rb + lid / width;");
+        self.out.line("const int64_t i1 = qb + lid % width;");
+        self.body(Acc::Buffer("lid"))?;
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.open("if (lid < width)");
+        self.out.line(STRIP_LOOP_PRAGMA);
+        self.out.open("for (int64_t k = 0; k < rn; k++)");
+        self.fold(&reductions, "0", "k * width + lid")?;
+        self.out.close();
+        self.out.close();
+        // The next round overwrites `t<n>` only once the columns have read it.
+        self.out.line(self.d.barrier);
+        self.out.close();
+        self.out.open("if (lid < width)");
+        for (r, &n) in reductions.iter().enumerate() {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!(
+                "*({g}{ct} *)(part + (((c0 / {rows}) * {nred} + {r}) * {q} + qb + lid) * 16) = acc{n}[0];"
+            ));
+        }
+        self.out.close();
+        self.out.close();
         self.out.close();
         Ok(())
     }

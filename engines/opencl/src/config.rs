@@ -75,6 +75,11 @@ pub struct OpenClConfig {
     /// say); part of every program binary's cache key.
     #[serde(deserialize_with = "trimmed")]
     pub build_options: String,
+    /// Times every command on the device (a queue with profiling) and reports the sums
+    /// in the statistics (`device_kernel_seconds`, `device_write_seconds`,
+    /// `device_read_seconds`). Costs a little per command.
+    #[serde(deserialize_with = "flag")]
+    pub profile: bool,
 }
 
 impl Default for OpenClConfig {
@@ -95,6 +100,7 @@ impl Default for OpenClConfig {
             strict_cache: false,
             tiered: false,
             build_options: String::new(),
+            profile: false,
         }
     }
 }

@@ -4,17 +4,17 @@
 use crate::config::{Fp64, OpenClConfig, SpecializePolicy};
 use crate::device::{choose, DeviceInfo, DISCOVERY};
 use crate::error::{Error, Result};
-use crate::memory::DeviceMemory;
+use crate::memory::{Command, DeviceMemory};
 use crate::program::{entry_name, Built, Job, Origin, Programs};
 use hassium_codegen::{
-    lower, prelude, render, render_unit, Lowered, Plan, Specialize, LANES, OPENCL,
+    lower, prelude, render, render_unit, Lowered, Plan, Specialize, LANES, OPENCL, WIDE,
 };
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, Opcode,
 };
 use hassium_engine_abi::{precheck, Buffers, Engine, EngineContext, EngineStats, HostBuffer};
 use hassium_engine_reference::ReferenceEngine;
-use opencl3::command_queue::CommandQueue;
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT};
 use opencl3::memory::{Buffer, ClMem};
@@ -108,15 +108,27 @@ impl OpenClEngine {
             let _guard = DISCOVERY.lock().unwrap_or_else(|p| p.into_inner());
             Context::from_device(&device).map_err(|e| Error::cl("clCreateContext", e))?
         };
-        // SAFETY: the device belongs to the context; default (in-order) properties.
-        let queue = unsafe { CommandQueue::create(&context, device.id(), 0) }
+        // An in-order queue; with `profile`, one that times each command on the device.
+        let properties = if cfg.profile {
+            CL_QUEUE_PROFILING_ENABLE
+        } else {
+            0
+        };
+        // SAFETY: the device belongs to the context; the properties are valid ones.
+        let queue = unsafe { CommandQueue::create(&context, device.id(), properties) }
             .map_err(|e| Error::cl("clCreateCommandQueue", e))?;
         let limit = if cfg.memory_limit > 0 {
             cfg.memory_limit
         } else {
             info.global_mem.max(1)
         };
-        let mut mem = DeviceMemory::new(std::sync::Arc::new(context), queue, limit, &info.name);
+        let mut mem = DeviceMemory::new(
+            std::sync::Arc::new(context),
+            queue,
+            limit,
+            &info.name,
+            cfg.profile,
+        );
         let err = mem.scratch(32, &HashSet::new())?;
         let options = build_options(
             &info.platform,
@@ -321,10 +333,7 @@ impl OpenClEngine {
     /// Runs one kernel on the child engine: its inputs (and partly written outputs) come
     /// home from the device first; afterwards the device copies of its outputs are stale.
     fn run_on_child(&mut self, batch: &Batch, kernel: &Kernel, buffers: &Buffers) -> Result<()> {
-        self.mem
-            .queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e))?;
+        self.mem.finish()?;
         let touched: Vec<BaseId> = kernel.reads.iter().chain(&kernel.writes).copied().collect();
         let mut lent = Buffers::default();
         for &id in &touched {
@@ -367,28 +376,22 @@ impl OpenClEngine {
         })
     }
 
+    /// Uploads a kernel's scalars and `meta` array without waiting: the queue is in
+    /// order, so the kernel reads them after the writes, and the host copies stay alive
+    /// until the queue drains.
     fn args(&mut self, l: &Lowered, pinned: &HashSet<BaseId>) -> Result<ArgBufs> {
         let scal: Vec<u8> = l.scalars.iter().flat_map(|s| s.to_le_bytes()).collect();
         let meta: Vec<u8> = l.meta.iter().flat_map(|m| m.to_le_bytes()).collect();
-        let mut upload = |bytes: &[u8]| -> Result<Buffer<u8>> {
-            let mut b = self.mem.scratch(bytes.len(), pinned)?;
-            if !bytes.is_empty() {
-                // SAFETY: the scratch buffer holds at least len bytes; the write blocks,
-                // as `bytes` is a temporary.
-                unsafe {
-                    self.mem
-                        .queue
-                        .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, bytes, &[])
-                }
-                .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
-            }
-            Ok(b)
-        };
+        let (scal_len, meta_len) = (scal.len(), meta.len());
+        let mut scal_buf = self.mem.scratch(scal_len, pinned)?;
+        self.mem.write_owned(&mut scal_buf, scal)?;
+        let mut meta_buf = self.mem.scratch(meta_len, pinned)?;
+        self.mem.write_owned(&mut meta_buf, meta)?;
         Ok(ArgBufs {
-            scal: upload(&scal)?,
-            scal_len: scal.len(),
-            meta: upload(&meta)?,
-            meta_len: meta.len(),
+            scal: scal_buf,
+            scal_len,
+            meta: meta_buf,
+            meta_len,
         })
     }
 
@@ -411,13 +414,7 @@ impl OpenClEngine {
             .iter()
             .any(|&k| batch.instrs[k].can_fail_when_run());
         if checks {
-            // SAFETY: the error buffer holds 32 bytes; the write blocks.
-            unsafe {
-                self.mem
-                    .queue
-                    .enqueue_write_buffer(&mut self.err, CL_BLOCKING, 0, &[0u8; 32], &[])
-            }
-            .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+            self.mem.write_owned(&mut self.err, vec![0u8; 32])?;
         }
         let (part, part_len) = match l.plan {
             Plan::Partials { chunks, slots, .. } => {
@@ -453,12 +450,13 @@ impl OpenClEngine {
             }
             Ok(())
         };
-        let launch = |k: &opencl3::kernel::Kernel, items: usize, local: usize| -> Result<()> {
+        let mut launched = Vec::new();
+        let mut launch = |k: &opencl3::kernel::Kernel, items: usize, local: usize| -> Result<()> {
             let local = local.max(1);
             let global = items.div_ceil(local).max(1) * local;
             // SAFETY: arguments were set above; sizes are consistent (global is a
             // multiple of local).
-            unsafe {
+            let event = unsafe {
                 self.mem.queue.enqueue_nd_range_kernel(
                     k.get(),
                     1,
@@ -468,8 +466,9 @@ impl OpenClEngine {
                     &[],
                 )
             }
-            .map(|_| ())
-            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))
+            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))?;
+            launched.push(event);
+            Ok(())
         };
         match l.plan {
             Plan::Empty => {}
@@ -496,7 +495,13 @@ impl OpenClEngine {
                 set(&built.main, 0, extent as i64)?;
                 if l.group_partials() {
                     lanes_fit(built)?;
-                    launch(&built.main, chunks * LANES, LANES)?;
+                    // Any multiple of LANES up to WIDE gives the same result; `local` is
+                    // a power of two, so at least LANES is one.
+                    let wide = built.local.clamp(LANES, WIDE);
+                    launch(&built.main, chunks * wide, wide)?;
+                } else if l.group_row_partials() {
+                    let wide = built.local.min(WIDE);
+                    launch(&built.main, chunks * wide, wide)?;
                 } else {
                     launch(&built.main, chunks, built.local)?;
                 }
@@ -505,18 +510,32 @@ impl OpenClEngine {
                     .as_ref()
                     .ok_or_else(|| Error::Config("partial reduction without a combiner".into()))?;
                 set(fin, 0, chunks as i64)?;
-                launch(fin, 1, 1)?;
+                if l.group_fin() {
+                    let wide = built.fin_local.min(WIDE);
+                    launch(fin, wide, wide)?;
+                } else if l.fin_columns() > 0 {
+                    launch(fin, l.fin_columns(), built.fin_local)?;
+                } else {
+                    launch(fin, 1, 1)?;
+                }
             }
         }
+        for event in launched {
+            self.mem.track(Command::Kernel, event);
+        }
         if checks {
+            // The runtime stops a batch at its first failing kernel (later kernels may
+            // overwrite what it read), so this read waits for the kernel to finish.
             let mut words = [0u8; 32];
             // SAFETY: 32 bytes into a 32-byte array; blocking.
-            unsafe {
+            let event = unsafe {
                 self.mem
                     .queue
                     .enqueue_read_buffer(&self.err, CL_BLOCKING, 0, &mut words, &[])
             }
             .map_err(|e| Error::cl("clEnqueueReadBuffer", e))?;
+            self.mem.stats.waits += 1;
+            self.mem.track(Command::Read, event);
             let w =
                 |i: usize| i64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
             if w(2) != 0 {
@@ -595,10 +614,7 @@ impl OpenClEngine {
                 }
             }
         }
-        self.mem
-            .queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e))
+        self.mem.finish()
     }
 }
 
@@ -635,15 +651,14 @@ impl OpenClEngine {
         }
     }
 
-    /// `sync` once a read-back is needed: waits for the queue, then downloads unless the
+    /// `sync` once a read-back is needed: reads the device copy back (the blocking read
+    /// waits for everything queued before it, the in-order queue's one wait), unless the
     /// bridge wrote the host copy itself.
     fn sync_inner(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
-        self.mem
-            .queue
-            .finish()
-            .map_err(|e| Error::cl("clFinish", e))?;
         if host.host_dirty != 0 {
-            // The bridge wrote the host copy: it is the current one.
+            // The bridge wrote the host copy: it is the current one, once nothing queued
+            // still reads the old one.
+            self.mem.finish()?;
             self.mem.host_written(base);
             return Ok(());
         }
@@ -681,7 +696,7 @@ impl Engine for OpenClEngine {
         let r = self.execute_inner(batch, kernels, buffers);
         if r.is_err() {
             // Leave the queue idle so the next call starts clean.
-            let _ = self.mem.queue.finish();
+            let _ = self.mem.finish();
         }
         self.stats.execute_seconds += start.elapsed().as_secs_f64();
         Ok(r?)
@@ -736,6 +751,22 @@ impl Engine for OpenClEngine {
             .insert("device_buffers_pooled".into(), self.mem.pooled() as f64);
         s.extra
             .insert("fp64_on_device".into(), f64::from(u8::from(self.fp64)));
+        // What the host asked of the queue: the per-kernel round trips a GPU pays for.
+        for (name, v) in [
+            ("launches", m.launches),
+            ("writes", m.writes),
+            ("reads", m.reads),
+            ("waits", m.waits),
+        ] {
+            s.extra.insert(name.into(), v as f64);
+        }
+        if self.cfg.profile {
+            s.extra
+                .insert("device_kernel_seconds".into(), m.kernel_seconds);
+            s.extra
+                .insert("device_write_seconds".into(), m.write_seconds);
+            s.extra.insert("device_read_seconds".into(), m.read_seconds);
+        }
         let child = self.child.stats();
         s.extra
             .insert("child_kernels_run".into(), child.kernels_run as f64);

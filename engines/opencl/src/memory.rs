@@ -18,6 +18,7 @@ use hassium_engine_abi::HostBuffer;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::error_codes::{ClError, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES};
+use opencl3::event::Event;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -39,7 +40,7 @@ struct Mirror {
     host: Option<HostPtr>,
 }
 
-/// Counters for `stats()`.
+/// Counters for `stats()`: data moved, and what the host asked of the queue.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemoryStats {
     pub bytes_to_device: u64,
@@ -47,6 +48,26 @@ pub struct MemoryStats {
     pub evictions: u64,
     pub pool_hits: u64,
     pub allocations: u64,
+    /// Kernels enqueued (a reduction's combiner counts as one).
+    pub launches: u64,
+    /// Host → device writes enqueued (data and kernel arguments).
+    pub writes: u64,
+    /// Device → host reads (each waits for the queue).
+    pub reads: u64,
+    /// Times the host waited for the queue to drain (`clFinish`, blocking reads).
+    pub waits: u64,
+    /// Device time of the commands profiled (`profile = true`), by kind, in seconds.
+    pub kernel_seconds: f64,
+    pub write_seconds: f64,
+    pub read_seconds: f64,
+}
+
+/// What a profiled command did.
+#[derive(Clone, Copy)]
+pub enum Command {
+    Kernel,
+    Write,
+    Read,
 }
 
 pub struct DeviceMemory {
@@ -59,6 +80,11 @@ pub struct DeviceMemory {
     limit: u64,
     device: String,
     pub stats: MemoryStats,
+    /// Host bytes that non-blocking writes read from, kept until the queue has drained.
+    in_flight: Vec<Vec<u8>>,
+    /// With `profile = true` (a queue created with profiling), the events of the commands
+    /// enqueued since the queue last drained; their device times are added up then.
+    profiled: Option<Vec<(Command, Event)>>,
 }
 
 fn is_oom(e: &ClError) -> bool {
@@ -76,6 +102,7 @@ impl DeviceMemory {
         queue: CommandQueue,
         limit: u64,
         device: &str,
+        profile: bool,
     ) -> DeviceMemory {
         DeviceMemory {
             context,
@@ -86,7 +113,62 @@ impl DeviceMemory {
             limit,
             device: device.to_string(),
             stats: MemoryStats::default(),
+            in_flight: Vec::new(),
+            profiled: profile.then(Vec::new),
         }
+    }
+
+    /// Notes a command just enqueued, for the profile.
+    pub fn track(&mut self, kind: Command, event: Event) {
+        match kind {
+            Command::Kernel => self.stats.launches += 1,
+            Command::Write => self.stats.writes += 1,
+            Command::Read => self.stats.reads += 1,
+        }
+        if let Some(events) = &mut self.profiled {
+            events.push((kind, event));
+        }
+    }
+
+    /// Writes `bytes` into `buf` without waiting: the bytes stay here until the queue
+    /// drains.
+    pub fn write_owned(&mut self, buf: &mut Buffer<u8>, bytes: Vec<u8>) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `buf` holds at least `bytes.len()` bytes (callers size it so), and the
+        // bytes live in `in_flight` until `finish` has waited for the write.
+        let event = unsafe {
+            self.queue
+                .enqueue_write_buffer(buf, CL_NON_BLOCKING, 0, &bytes, &[])
+        }
+        .map_err(|e| Error::cl("clEnqueueWriteBuffer", e))?;
+        self.in_flight.push(bytes);
+        self.track(Command::Write, event);
+        Ok(())
+    }
+
+    /// Waits for everything enqueued, then lets go of the host bytes writes read from and
+    /// adds up the profiled device times.
+    pub fn finish(&mut self) -> Result<()> {
+        self.stats.waits += 1;
+        let done = self.queue.finish().map_err(|e| Error::cl("clFinish", e));
+        self.in_flight.clear();
+        if let Some(events) = &mut self.profiled {
+            for (kind, e) in events.drain(..) {
+                let (Ok(start), Ok(end)) = (e.profiling_command_start(), e.profiling_command_end())
+                else {
+                    continue;
+                };
+                let seconds = end.saturating_sub(start) as f64 * 1e-9;
+                match kind {
+                    Command::Kernel => self.stats.kernel_seconds += seconds,
+                    Command::Write => self.stats.write_seconds += seconds,
+                    Command::Read => self.stats.read_seconds += seconds,
+                }
+            }
+        }
+        done
     }
 
     /// Takes note of a host buffer the runtime lends: its address, and whether the bridge
@@ -162,9 +244,10 @@ impl DeviceMemory {
                 self.queue
                     .enqueue_write_buffer(buf, CL_NON_BLOCKING, 0, data, &[])
             } {
-                Ok(_) => {
+                Ok(event) => {
                     m.device_valid = true;
                     self.stats.bytes_to_device += m.nbytes as u64;
+                    self.track(Command::Write, event);
                     return Ok(());
                 }
                 // Drivers allocate lazily: the first write is where memory runs out.
@@ -218,12 +301,15 @@ impl DeviceMemory {
             // during the (blocking) read.
             let data = unsafe { std::slice::from_raw_parts_mut(hp.0, m.nbytes) };
             // SAFETY: the buffer holds at least nbytes bytes.
-            unsafe {
+            let event = unsafe {
                 self.queue
                     .enqueue_read_buffer(buf, CL_BLOCKING, 0, data, &[])
             }
             .map_err(|e| Error::cl("clEnqueueReadBuffer", e))?;
+            self.stats.waits += 1;
+            self.track(Command::Read, event);
         }
+        let m = self.bases.get_mut(&id).expect("looked up above");
         m.host_valid = true;
         self.stats.bytes_to_host += m.nbytes as u64;
         Ok(())
@@ -324,7 +410,7 @@ impl DeviceMemory {
             if fits(self.held, self.limit) {
                 break;
             }
-            self.queue.finish().map_err(|e| Error::cl("clFinish", e))?;
+            self.finish()?;
             self.download(id, None)?;
             let m = self.bases.get_mut(&id).expect("listed above");
             if !m.host_valid {

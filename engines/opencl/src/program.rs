@@ -50,6 +50,8 @@ pub struct Built {
     pub local: usize,
     /// The largest work-group `main` can run in on this device.
     pub limit: usize,
+    /// Work-group size for `fin` (as `local`, from `fin`'s own limit); 1 without `fin`.
+    pub fin_local: usize,
     // Kept alive for the kernels' sake (a program is shared by the kernels of a batch).
     _program: Arc<ProgramHandle>,
 }
@@ -266,13 +268,16 @@ impl Programs {
             } else {
                 None
             };
-            let limit = main
-                .get_work_group_size(self.builder.device.id())
-                .unwrap_or(1)
-                .max(1);
-            let local = self.wanted_local.min(limit).max(1);
+            let device = self.builder.device.id();
+            let limit_of = |k: &Kernel| k.get_work_group_size(device).unwrap_or(1).max(1);
             // Round down to a power of two: global sizes are padded to a multiple of it.
-            let local = 1usize << (usize::BITS - 1 - local.leading_zeros());
+            let local_of = |limit: usize| {
+                let local = self.wanted_local.min(limit).max(1);
+                1usize << (usize::BITS - 1 - local.leading_zeros())
+            };
+            let limit = limit_of(&main);
+            let local = local_of(limit);
+            let fin_local = fin.as_ref().map_or(1, |f| local_of(limit_of(f)));
             self.memory.insert(
                 key,
                 Arc::new(Built {
@@ -280,6 +285,7 @@ impl Programs {
                     fin,
                     local,
                     limit,
+                    fin_local,
                     _program: handle.clone(),
                 }),
             );

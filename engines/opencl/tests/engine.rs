@@ -569,3 +569,196 @@ fn tiered_builds_run_new_kernels_on_the_child_until_their_program_is_built() {
     let s = ocl.stats();
     assert_eq!((s.kernels_compiled, s.fallbacks), (1, 0), "{s:?}");
 }
+
+/// `s = sum(x * 3)` over `n` float64 elements, fused into one `Partials` kernel.
+fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
+    let mut b = Batch::default();
+    let (x, t, s) = (
+        base(&mut b, DType::Float64, n),
+        base(&mut b, DType::Float64, n),
+        base(&mut b, DType::Float64, 1),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[n]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t),
+        [v(x).into(), Operand::Scalar(Scalar::Float64(3.0))],
+    ));
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float64, &[]),
+            [v(t).into()],
+        )
+        .with_axis(0),
+    );
+    free(&mut b, t);
+    (b, x, s)
+}
+
+/// A whole-array sum on the device runs a work-group per chunk whose items compute the
+/// values and whose first `LANES` items fold them in the one fixed order every engine
+/// uses: chunks of `CHUNK` elements, element `c0 + l + k * LANES` into lane `l`, the
+/// chunk's tail into lane 0, lanes folded in order, chunks folded in order. Values of
+/// wildly different magnitudes make any other order give other bits; the sum must have
+/// the bits of that order, computed here, for every work-group size.
+#[test]
+fn a_sum_has_the_bits_of_the_fixed_order_for_every_work_group_size() {
+    use hassium_codegen::{CHUNK, LANES};
+    let n = 3 * CHUNK + 1000 + 5;
+    let (b, x, s) = scaled_sum(n);
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(7);
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = (rng.f64() - 0.5) * 10f64.powi((i % 13) as i32);
+        a.set(x, i, Scalar::Float64(v));
+        values.push(v * 3.0);
+    }
+    let mut want = 0.0f64;
+    for chunk in values.chunks(CHUNK) {
+        let mut lanes = [0.0f64; LANES];
+        let whole = chunk.len() - chunk.len() % LANES;
+        for (k, v) in chunk[..whole].iter().enumerate() {
+            lanes[k % LANES] += v;
+        }
+        for v in &chunk[whole..] {
+            lanes[0] += v;
+        }
+        let mut fold = lanes[0];
+        for l in &lanes[1..] {
+            fold += l;
+        }
+        want += fold;
+    }
+    let naive: f64 = values.iter().sum();
+    assert_ne!(
+        want.to_bits(),
+        naive.to_bits(),
+        "the data must tell orders apart"
+    );
+    for wg in [0, 8, 64, 256] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = OpenClConfig {
+            work_group_size: wg,
+            ..config(SpecializePolicy::Fixed, dir.path())
+        };
+        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+        let got = got.get(s, 0).as_f64();
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "work_group_size {wg}: {got} != {want}"
+        );
+    }
+}
+
+/// What a loop's flushes ask of the queue: per flush, one kernel launch, no read and
+/// one wait (the flush's end); a sync reads the result back with one more wait, and
+/// nothing on a second sync of the same result.
+#[test]
+fn a_loop_body_waits_once_per_flush_and_reads_only_on_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ocl = engine(SpecializePolicy::Fixed, dir.path());
+    let (b, x, s) = scaled_sum(50_000);
+    let kernels = fused(&b);
+    let contracted: Vec<BaseId> = kernels.iter().flat_map(|k| k.contracted.clone()).collect();
+    let mut a = Arrays::new(&b);
+    for i in 0..50_000 {
+        a.set(x, i, Scalar::Float64(i as f64));
+    }
+    let counts = |ocl: &OpenClEngine| {
+        let e = ocl.stats().extra;
+        [e["launches"], e["reads"], e["waits"]]
+    };
+    ocl.execute(&b, &kernels, &a.buffers(&contracted)).unwrap();
+    let first = counts(&ocl);
+    for _ in 0..3 {
+        ocl.execute(&b, &kernels, &a.buffers(&contracted)).unwrap();
+    }
+    let after = counts(&ocl);
+    // A reduction is its chunk kernel and its combiner: two launches per flush.
+    assert_eq!(
+        [
+            after[0] - first[0],
+            after[1] - first[1],
+            after[2] - first[2]
+        ],
+        [6.0, 0.0, 3.0],
+        "launches, reads, waits over three flushes"
+    );
+    let bufs = a.buffers(&contracted);
+    ocl.sync(s, bufs.get(s).unwrap()).unwrap();
+    ocl.sync(s, bufs.get(s).unwrap()).unwrap();
+    let synced = counts(&ocl);
+    assert_eq!([synced[1] - after[1], synced[2] - after[2]], [1.0, 1.0]);
+    assert_eq!(a.get(s, 0).as_f64(), 3.0 * (49_999.0 * 50_000.0 / 2.0));
+}
+
+/// A tall matrix's column sums (`RowPartials`) on the device: a work-group per chunk of
+/// rows computes whole rows into local memory and one item per column adds them up in
+/// the one-item (and CPU) order: each chunk's rows in turn from zero, then the chunks'
+/// partials in order. The bits must be those of that order for every work-group size.
+#[test]
+fn column_sums_have_the_bits_of_the_fixed_order_for_every_work_group_size() {
+    let cols: usize = 3;
+    // Rows per chunk: 8 * CHUNK elements over the columns rounded up to a power of two.
+    let rows_per_chunk = 8 * hassium_codegen::CHUNK / cols.next_power_of_two();
+    let rows = 2 * rows_per_chunk + 1234;
+    let mut b = Batch::default();
+    let (x, t, s) = (
+        base(&mut b, DType::Float64, rows * cols),
+        base(&mut b, DType::Float64, rows * cols),
+        base(&mut b, DType::Float64, cols),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[rows, cols]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t),
+        [v(x).into(), Operand::Scalar(Scalar::Float64(3.0))],
+    ));
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float64, &[cols]),
+            [v(t).into()],
+        )
+        .with_axis(0),
+    );
+    free(&mut b, t);
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(11);
+    let mut want = vec![0.0f64; cols];
+    let mut partial = vec![0.0f64; cols];
+    for r in 0..rows {
+        for (c, p) in partial.iter_mut().enumerate() {
+            let value = (rng.f64() - 0.5) * 10f64.powi(((r * cols + c) % 13) as i32);
+            a.set(x, r * cols + c, Scalar::Float64(value));
+            *p += value * 3.0;
+        }
+        if (r + 1) % rows_per_chunk == 0 || r + 1 == rows {
+            for (w, p) in want.iter_mut().zip(&mut partial) {
+                *w += *p;
+                *p = 0.0;
+            }
+        }
+    }
+    for wg in [0, 8, 64, 256] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = OpenClConfig {
+            work_group_size: wg,
+            ..config(SpecializePolicy::Fixed, dir.path())
+        };
+        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+        for (c, w) in want.iter().enumerate() {
+            let g = got.get(s, c).as_f64();
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "work_group_size {wg}, column {c}: {g} != {w}"
+            );
+        }
+    }
+}
