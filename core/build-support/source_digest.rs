@@ -1,7 +1,7 @@
 // Shared by the build scripts (`include!`d) of crates that key on-disk caches by the
-// sources that decide what they store: the fuser's partitions and the cpu engine's
-// compiled kernels. A build whose rules changed then never reads an older build's
-// entries, even under the same version number.
+// sources that decide what they store: the fuser's partitions, the cpu engine's
+// compiled kernels and the OpenCL engine's program binaries. A build whose rules
+// changed then never reads an older build's entries, even under the same version number.
 
 /// The `.rs` files under `dir`, recursively.
 fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {

@@ -297,11 +297,14 @@ impl Programs {
 impl Builder {
     /// The disk entry of a program holding the kernels `keys`, in that order.
     fn entry_path(&self, keys: &[u128]) -> Option<PathBuf> {
+        // The source digest: a binary is only valid for the codegen and engine that
+        // made it (see build.rs).
         let mut text = format!(
-            "{}|{}|{}|",
+            "{}|{}|{}|{}|",
             self.tag,
             self.options,
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            env!("HASSIUM_OPENCL_KERNEL_SOURCES")
         );
         for k in keys {
             text.push_str(&format!("{k:032x},"));
