@@ -48,8 +48,8 @@ step() { echo; echo "== $* ($(date +%T))"; }
   # Twice each: the first run builds the programs, the second reads them from the disk
   # cache. The profile splits the device's kernel, write and read time from the host's.
   export HASSIUM_ENGINES_OPENCL_PROFILE=true
-  for prog in "black_scholes --n 4000000" "heat_equation --n 4000" "leibnitz_pi" \
-    "kmeans_step --n 2000000"; do
+  for prog in "black_scholes.py --n 4000000" "heat_equation.py --n 4000" "leibnitz_pi.py" \
+    "kmeans_step.py --n 2000000"; do
     for run in cold warm; do
       step "$prog on the opencl stack with statistics ($run)"
       HASSIUM_STACK=opencl HASSIUM_STATS=1 timeout 40 bash -c \
@@ -59,7 +59,7 @@ step() { echo; echo "== $* ($(date +%T))"; }
   unset HASSIUM_ENGINES_OPENCL_PROFILE
   # The NVIDIA assembler's optimisation level (the engine asks for 0 there, see
   # build_options in engines/opencl/src/engine.rs): the same programs at level 3.
-  for prog in "black_scholes --n 4000000" "heat_equation --n 4000"; do
+  for prog in "black_scholes.py --n 4000000" "heat_equation.py --n 4000"; do
     for run in cold warm; do
       step "$prog at -cl-nv-opt-level=3 ($run)"
       HASSIUM_STACK=opencl HASSIUM_STATS=1 HASSIUM_ENGINES_OPENCL_BUILD_OPTIONS=-cl-nv-opt-level=3 \

@@ -259,9 +259,9 @@ impl Lowered {
     }
 
     /// True when a device dialect renders this row reduction (`ReduceInner` with lanes)
-    /// for work-groups of `LANES` items per row, with the same lane assignment and fold
-    /// order as one item per row (see [`Lowered::group_partials`]). A device engine then
-    /// launches `extent * LANES` items in groups of `LANES`.
+    /// for one work-group per row, with the lane assignment and fold order of one item
+    /// per row (see [`Lowered::group_partials`]), for any group size that is a multiple
+    /// of `LANES` up to [`WIDE`]. A device engine launches `extent` such groups.
     pub fn group_rows(&self) -> bool {
         matches!(self.structure, Structure::ReduceInner { lanes: true, .. })
             && matches!(self.plan, Plan::Parallel { .. })
@@ -272,10 +272,21 @@ impl Lowered {
     /// per chunk of rows, whose items compute a round of whole rows into local memory
     /// and whose first items, one per column, add them up in the one-item form's order
     /// (each column's rows in turn), for any group size up to [`WIDE`]. A device engine
-    /// launches `chunks` groups. Not with checked gathers (see
+    /// launches `chunks` groups. Only up to `BLOCK` columns (more take
+    /// [`Lowered::item_per_column`]), and not with checked gathers (see
     /// [`Lowered::group_partials`]).
     pub fn group_row_partials(&self) -> bool {
-        matches!(self.structure, Structure::RowPartials { .. }) && self.randoms.is_empty()
+        matches!(self.structure, Structure::RowPartials { wide: false, .. })
+            && self.randoms.is_empty()
+    }
+
+    /// True when a device dialect renders this `RowPartials` kernel with a work-item
+    /// per chunk and column (more than `BLOCK` columns): item `g` adds up column
+    /// `g % columns` of chunk `g / columns` row by row, the one-item form's order, and
+    /// neighbouring items read neighbouring columns. A device engine launches
+    /// `chunks * columns` items ([`Lowered::fin_columns`] is the column count).
+    pub fn item_per_column(&self) -> bool {
+        matches!(self.structure, Structure::RowPartials { wide: true, .. })
     }
 
     /// Columns a `RowPartials` kernel's `_fin` combines: on a device, one work-item each
@@ -304,6 +315,19 @@ impl Lowered {
     /// all of its calls, which a single device launch does not have.
     pub fn is_lagged(&self) -> bool {
         matches!(self.plan, Plan::Lagged { .. })
+    }
+
+    /// True when a device dialect renders this reduction or scan along axis 0 of two
+    /// loops (`ReduceOuter`/`ScanOuter`, a column sum of a matrix too wide for
+    /// `RowPartials`) with a work-item per column, each walking its column's rows in
+    /// order into a scalar accumulator: the loop form's order, without its accumulator
+    /// array of `BLOCK` columns, which would live in slow memory on a GPU. A device
+    /// engine then launches one item per unit of the range, not per [`Self::parallel_step`].
+    pub fn outer_item_per_column(&self) -> bool {
+        matches!(
+            self.structure,
+            Structure::ReduceOuter { axis: 0 } | Structure::ScanOuter { axis: 0 }
+        )
     }
 
     /// Units of a `Parallel` plan's `[begin, end)` range one iteration of the parallel

@@ -91,6 +91,11 @@ impl Renderer<'_> {
                 self.lag_row_close();
                 self.out.close();
             }
+            Structure::ReduceOuter { .. } | Structure::ScanOuter { .. }
+                if self.d.index_range == IndexRange::GlobalId && self.l.outer_item_per_column() =>
+            {
+                self.outer_item_per_column()?;
+            }
             Structure::ReduceOuter { axis } | Structure::ScanOuter { axis } => {
                 let scan = matches!(self.l.structure, Structure::ScanOuter { .. });
                 let q = axis + 1;
@@ -165,6 +170,27 @@ impl Renderer<'_> {
             _ => {}
         }
         self.lag_fin(name)?;
+        Ok(())
+    }
+
+    /// A reduction or scan along axis 0 for a device, one work-item per column (see
+    /// [`Lowered::outer_item_per_column`]): column `i1` walks its rows in order.
+    ///
+    /// [`Lowered::outer_item_per_column`]: crate::Lowered::outer_item_per_column
+    fn outer_item_per_column(&mut self) -> Result<()> {
+        let scan = matches!(self.l.structure, Structure::ScanOuter { .. });
+        self.open_par("i1", "1");
+        self.init_accs(None, scan)?;
+        let e = num(self.l.extents[0]);
+        self.out
+            .open(format!("for (int64_t i0 = 0; i0 < {e}; i0++)"));
+        self.body(Acc::Scalar)?;
+        self.out.close();
+        if !scan {
+            self.finish_accs(Finish::Scalar)?;
+        }
+        self.epilogue()?;
+        self.out.close();
         Ok(())
     }
 

@@ -57,20 +57,7 @@ impl Renderer<'_> {
         self.body(Acc::Buffer("lid"))?;
         self.out.close();
         self.out.line(self.d.barrier);
-        self.out.open(format!("if (lid < {LANES})"));
-        self.out
-            .line(format!("const int64_t full = rn - rn % {LANES};"));
-        self.out.line(STRIP_LOOP_PRAGMA);
-        self.out
-            .open(format!("for (int64_t k = lid; k < full; k += {LANES})"));
-        self.fold(&reductions, "0", "k")?;
-        self.out.close();
-        self.out.open("if (lid == 0)");
-        self.out.open("for (int64_t k = full; k < rn; k++)");
-        self.fold(&reductions, "0", "k")?;
-        self.out.close();
-        self.out.close();
-        self.out.close();
+        self.lanes_fold_round(&reductions)?;
         // The next round overwrites `t<n>` only once the lanes have read it.
         self.out.line(self.d.barrier);
         self.out.close();
@@ -140,19 +127,20 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    /// A row reduction for a device: one work-group of `LANES` items per index of the
-    /// parallel loop (see [`Lowered::group_rows`]). Item `lane` accumulates lane `lane`
-    /// of each row, item 0 also the tail; the lanes meet in local memory and item 0 folds
-    /// them in order and runs the epilogue, exactly as one item per row would.
+    /// A row reduction for a device: one work-group per index of the parallel loop (see
+    /// [`Lowered::group_rows`]). Each round, item `lid` computes element `rb + lid` of
+    /// the row into the local buffers `t<n>`, and the first `LANES` items fold them into
+    /// their lanes in the one-item form's order (strips of `LANES`, the tail into lane 0),
+    /// as [`Self::group_partials`] does for a chunk; item 0 then folds the lanes in order
+    /// and runs the epilogue.
     ///
-    /// Each item keeps only its own lane, in `acc<n>[0]`, and item 0 folds the lanes
-    /// straight from local memory: a private array of `LANES` indexed by `lane` would
-    /// live in (slow) private memory on a GPU, and all but one of its entries went unused.
+    /// [`Lowered::group_rows`]: crate::Lowered::group_rows
     pub(super) fn group_rows(&mut self, axis: usize) -> Result<()> {
         let reductions = self.reductions();
         // OpenCL C 1.2 allows local variables only at kernel function scope.
         for &n in &reductions {
             let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
             self.out.line(format!("__local {ct} lacc{n}[{LANES}];"));
         }
         let outer: Vec<usize> = (0..self.l.extents.len()).filter(|&d| d != axis).collect();
@@ -163,39 +151,66 @@ impl Renderer<'_> {
         ));
         // The whole group shares the row, so it returns (or not) together.
         self.out.line(format!("if (i{p} >= end) return;"));
-        self.out.line("const int lane = (int)get_local_id(0);");
+        self.out.line("const int lid = (int)get_local_id(0);");
+        self.out
+            .line("const int64_t wide = (int64_t)get_local_size(0);");
         for &d in &outer[1..] {
             self.open_loop(d, false);
         }
         self.init_accs(Some(1), false)?;
         let e = num(self.l.extents[axis]);
-        self.out.line("int64_t ib = 0;");
         self.out.line(STRIP_LOOP_PRAGMA);
+        // Every item of the group runs the same rounds, so each reaches every barrier.
         self.out
-            .open(format!("for (; ib + {LANES} <= {e}; ib += {LANES})"));
-        self.out.line(format!("const int64_t i{axis} = ib + lane;"));
-        self.body(Acc::Indexed("0"))?;
-        self.out.close();
-        self.out.open("if (lane == 0)");
-        self.out.open(format!(
-            "for (int64_t i{axis} = ib; i{axis} < {e}; i{axis}++)"
+            .open(format!("for (int64_t rb = 0; rb < {e}; rb += wide)"));
+        self.out.line(format!(
+            "const int64_t rn = {e} - rb < wide ? {e} - rb : wide;"
         ));
-        self.body(Acc::Indexed("0"))?;
+        self.out.open("if (lid < rn)");
+        self.out.line(format!("const int64_t i{axis} = rb + lid;"));
+        self.body(Acc::Buffer("lid"))?;
         self.out.close();
-        self.out.close();
-        for &n in &reductions {
-            self.out.line(format!("lacc{n}[lane] = acc{n}[0];"));
-        }
         self.out.line(self.d.barrier);
-        self.out.open("if (lane == 0)");
+        self.lanes_fold_round(&reductions)?;
+        // The next round overwrites `t<n>` only once the lanes have read it.
+        self.out.line(self.d.barrier);
+        self.out.close();
+        self.out.open(format!("if (lid < {LANES})"));
+        for &n in &reductions {
+            self.out.line(format!("lacc{n}[lid] = acc{n}[0];"));
+        }
+        self.out.close();
+        self.out.line(self.d.barrier);
+        self.out.open("if (lid == 0)");
         self.finish_accs(Finish::Fold("lacc"))?;
         self.epilogue()?;
         self.out.close();
-        // The next row of the group reuses the local accumulators.
+        // The next row of the group reuses the local buffers.
         self.out.line(self.d.barrier);
         for _ in &outer[1..] {
             self.out.close();
         }
+        self.out.close();
+        Ok(())
+    }
+
+    /// After a round of `rn` values in `t<n>`: item `lane < LANES` folds the round's
+    /// elements `lane`, `lane + LANES`, … of its whole strips into its lane, item 0 the
+    /// tail (only a last round has one).
+    fn lanes_fold_round(&mut self, reductions: &[usize]) -> Result<()> {
+        self.out.open(format!("if (lid < {LANES})"));
+        self.out
+            .line(format!("const int64_t full = rn - rn % {LANES};"));
+        self.out.line(STRIP_LOOP_PRAGMA);
+        self.out
+            .open(format!("for (int64_t k = lid; k < full; k += {LANES})"));
+        self.fold(reductions, "0", "k")?;
+        self.out.close();
+        self.out.open("if (lid == 0)");
+        self.out.open("for (int64_t k = full; k < rn; k++)");
+        self.fold(reductions, "0", "k")?;
+        self.out.close();
+        self.out.close();
         self.out.close();
         Ok(())
     }

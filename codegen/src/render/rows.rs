@@ -21,6 +21,9 @@ impl Renderer<'_> {
         if self.d.index_range == IndexRange::GlobalId && self.l.group_row_partials() {
             return self.group_row_partials(rows);
         }
+        if self.d.index_range == IndexRange::GlobalId && self.l.item_per_column() {
+            return self.item_per_column(rows);
+        }
         let q = num(self.l.extents[1]);
         self.open_par("c0", &rows.to_string());
         self.out.line(format!(
@@ -130,6 +133,39 @@ impl Renderer<'_> {
         }
         self.out.close();
         self.out.close();
+        self.out.close();
+        Ok(())
+    }
+
+    /// A `RowPartials` kernel of more than `BLOCK` columns for a device: a work-item per
+    /// chunk and column (see [`Lowered::item_per_column`]) adds up its column's rows of
+    /// the chunk in order, as the one-item form does, into a scalar accumulator.
+    ///
+    /// [`Lowered::item_per_column`]: crate::Lowered::item_per_column
+    fn item_per_column(&mut self, rows: usize) -> Result<()> {
+        let q = num(self.l.extents[1]);
+        let nred = self.l.nreductions;
+        let g = self.d.global;
+        self.out.open("");
+        self.out
+            .line("const int64_t g = (int64_t)get_global_id(0);");
+        self.out.line(format!("const int64_t i1 = g % {q};"));
+        self.out
+            .line(format!("const int64_t c0 = begin + (g / {q}) * {rows};"));
+        self.out.line("if (c0 >= end) return;");
+        self.out.line(format!(
+            "const int64_t c1 = c0 + {rows} < end ? c0 + {rows} : end;"
+        ));
+        self.init_accs(None, false)?;
+        self.out.open("for (int64_t i0 = c0; i0 < c1; i0++)");
+        self.body(Acc::Scalar)?;
+        self.out.close();
+        for (r, n) in self.reductions().into_iter().enumerate() {
+            let ct = self.d.compute(self.l.instrs[n].in_dtype);
+            self.out.line(format!(
+                "*({g}{ct} *)(part + (((c0 / {rows}) * {nred} + {r}) * {q} + i1) * 16) = acc{n};"
+            ));
+        }
         self.out.close();
         Ok(())
     }

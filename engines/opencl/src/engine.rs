@@ -482,14 +482,26 @@ impl OpenClEngine {
                 set(&built.main, 0, extent as i64)?;
                 launch(&built.main, 1, 1)?;
             }
-            Plan::Parallel { extent, .. } if l.group_rows() => {
+            Plan::Parallel { extent, inner } if l.group_rows() => {
                 lanes_fit(built)?;
                 set(&built.main, 0, extent as i64)?;
-                launch(&built.main, extent * LANES, LANES)?;
+                // No wider than a row needs (`inner` bounds its length): every multiple
+                // of LANES gives the same result.
+                let wide = built
+                    .local
+                    .min(WIDE)
+                    .min(inner.next_multiple_of(LANES))
+                    .max(LANES);
+                launch(&built.main, extent * wide, wide)?;
             }
             Plan::Parallel { extent, .. } => {
                 set(&built.main, 0, extent as i64)?;
-                launch(&built.main, extent.div_ceil(l.parallel_step()), built.local)?;
+                let step = if l.outer_item_per_column() {
+                    1
+                } else {
+                    l.parallel_step()
+                };
+                launch(&built.main, extent.div_ceil(step), built.local)?;
             }
             Plan::Partials { extent, chunks, .. } => {
                 set(&built.main, 0, extent as i64)?;
@@ -502,6 +514,8 @@ impl OpenClEngine {
                 } else if l.group_row_partials() {
                     let wide = built.local.min(WIDE);
                     launch(&built.main, chunks * wide, wide)?;
+                } else if l.item_per_column() {
+                    launch(&built.main, chunks * l.fin_columns(), built.local)?;
                 } else {
                     launch(&built.main, chunks, built.local)?;
                 }

@@ -596,6 +596,25 @@ fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
     (b, x, s)
 }
 
+/// The sum of `values` in the lane order every engine uses: element `l + k * LANES` into
+/// lane `l`, the tail (under `LANES` elements) into lane 0, the lanes folded in order.
+fn lanes_sum(values: &[f64]) -> f64 {
+    use hassium_codegen::LANES;
+    let mut lanes = [0.0f64; LANES];
+    let whole = values.len() - values.len() % LANES;
+    for (k, v) in values[..whole].iter().enumerate() {
+        lanes[k % LANES] += v;
+    }
+    for v in &values[whole..] {
+        lanes[0] += v;
+    }
+    let mut fold = lanes[0];
+    for l in &lanes[1..] {
+        fold += l;
+    }
+    fold
+}
+
 /// A whole-array sum on the device runs a work-group per chunk whose items compute the
 /// values and whose first `LANES` items fold them in the one fixed order every engine
 /// uses: chunks of `CHUNK` elements, element `c0 + l + k * LANES` into lane `l`, the
@@ -604,7 +623,7 @@ fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
 /// the bits of that order, computed here, for every work-group size.
 #[test]
 fn a_sum_has_the_bits_of_the_fixed_order_for_every_work_group_size() {
-    use hassium_codegen::{CHUNK, LANES};
+    use hassium_codegen::CHUNK;
     let n = 3 * CHUNK + 1000 + 5;
     let (b, x, s) = scaled_sum(n);
     let mut a = Arrays::new(&b);
@@ -617,19 +636,7 @@ fn a_sum_has_the_bits_of_the_fixed_order_for_every_work_group_size() {
     }
     let mut want = 0.0f64;
     for chunk in values.chunks(CHUNK) {
-        let mut lanes = [0.0f64; LANES];
-        let whole = chunk.len() - chunk.len() % LANES;
-        for (k, v) in chunk[..whole].iter().enumerate() {
-            lanes[k % LANES] += v;
-        }
-        for v in &chunk[whole..] {
-            lanes[0] += v;
-        }
-        let mut fold = lanes[0];
-        for l in &lanes[1..] {
-            fold += l;
-        }
-        want += fold;
+        want += lanes_sum(chunk);
     }
     let naive: f64 = values.iter().sum();
     assert_ne!(
@@ -696,16 +703,24 @@ fn a_loop_body_waits_once_per_flush_and_reads_only_on_sync() {
     assert_eq!(a.get(s, 0).as_f64(), 3.0 * (49_999.0 * 50_000.0 / 2.0));
 }
 
-/// A tall matrix's column sums (`RowPartials`) on the device: a work-group per chunk of
-/// rows computes whole rows into local memory and one item per column adds them up in
+/// A tall matrix's column sums (`RowPartials`) on the device: for 3 columns a work-group
+/// per chunk of rows computes whole rows into local memory and one item per column adds
+/// them up; for 300 (more than `BLOCK`) an item per chunk and column does; for 5000 (one
+/// pass per column, `ReduceOuter`) an item per column. Either way in
 /// the one-item (and CPU) order: each chunk's rows in turn from zero, then the chunks'
 /// partials in order. The bits must be those of that order for every work-group size.
 #[test]
 fn column_sums_have_the_bits_of_the_fixed_order_for_every_work_group_size() {
-    let cols: usize = 3;
     // Rows per chunk: 8 * CHUNK elements over the columns rounded up to a power of two.
-    let rows_per_chunk = 8 * hassium_codegen::CHUNK / cols.next_power_of_two();
-    let rows = 2 * rows_per_chunk + 1234;
+    let chunk_rows = |cols: usize| (8 * hassium_codegen::CHUNK / cols.next_power_of_two()).max(64);
+    column_sums_in_fixed_order(3, 2 * chunk_rows(3) + 1234, chunk_rows(3));
+    column_sums_in_fixed_order(300, 2 * chunk_rows(300) + 1234, chunk_rows(300));
+    // Over 4096 columns a column sum is one pass down each column (`ReduceOuter`), on a
+    // device an item per column.
+    column_sums_in_fixed_order(5000, 150, 150);
+}
+
+fn column_sums_in_fixed_order(cols: usize, rows: usize, rows_per_chunk: usize) {
     let mut b = Batch::default();
     let (x, t, s) = (
         base(&mut b, DType::Float64, rows * cols),
@@ -758,6 +773,64 @@ fn column_sums_have_the_bits_of_the_fixed_order_for_every_work_group_size() {
                 g.to_bits(),
                 w.to_bits(),
                 "work_group_size {wg}, column {c}: {g} != {w}"
+            );
+        }
+    }
+}
+
+/// Row sums (`ReduceInner` with lanes) on the device: a work-group per row computes the
+/// row's values a round at a time and the first `LANES` items fold them in the lane
+/// order of one item per row; the bits must be that order's for every group size.
+#[test]
+fn row_sums_have_the_bits_of_the_lane_order_for_every_work_group_size() {
+    let (rows, cols) = (37, 1003);
+    let mut b = Batch::default();
+    let (x, t, s) = (
+        base(&mut b, DType::Float64, rows * cols),
+        base(&mut b, DType::Float64, rows * cols),
+        base(&mut b, DType::Float64, rows),
+    );
+    let v = |id| View::contiguous(id, DType::Float64, &[rows, cols]);
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        v(t),
+        [v(x).into(), Operand::Scalar(Scalar::Float64(3.0))],
+    ));
+    b.instrs.push(
+        Instr::new(
+            Opcode::AddReduce,
+            View::contiguous(s, DType::Float64, &[rows]),
+            [v(t).into()],
+        )
+        .with_axis(1),
+    );
+    free(&mut b, t);
+    let mut a = Arrays::new(&b);
+    let mut rng = Rng(5);
+    let mut want = Vec::new();
+    for r in 0..rows {
+        let mut row = Vec::new();
+        for c in 0..cols {
+            let value = (rng.f64() - 0.5) * 10f64.powi(((r + c) % 13) as i32);
+            a.set(x, r * cols + c, Scalar::Float64(value));
+            row.push(value * 3.0);
+        }
+        want.push(lanes_sum(&row));
+    }
+    for wg in [0, 8, 64, 256] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = OpenClConfig {
+            work_group_size: wg,
+            ..config(SpecializePolicy::Fixed, dir.path())
+        };
+        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+        for (r, w) in want.iter().enumerate() {
+            let g = got.get(s, r).as_f64();
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "work_group_size {wg}, row {r}: {g} != {w}"
             );
         }
     }
