@@ -48,7 +48,7 @@ echo "== Python extension tests (bridge-python/tests)"
 if $quick; then
   echo "== Python differential suite on the cpu stack (quick: 100 random programs)"
   HASSIUM_TEST_STACKS=cpu HASSIUM_TEST_RANDOM_PROGRAMS=100 \
-    tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
+    tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py || failed+=("pytest")
   if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED: ${failed[*]}"
     exit 1
@@ -59,7 +59,7 @@ fi
 
 echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
-  tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py || failed+=("pytest")
+  tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py || failed+=("pytest")
 
 # On PoCL every distinct kernel is an OpenCL C compile: the full suite takes about 40
 # minutes on 2 cores with PoCL's cache cold (7 when warm), so CI runs the runtime, runner
@@ -89,11 +89,14 @@ for variant in "ENGINES_CPU_THREADS=1 ENGINES_CPU_SPECIALIZE=dynamic ENGINES_CPU
   # shellcheck disable=SC2046,SC2086 # one HASSIUM_ variable per word of the variant
   env HASSIUM_STACK=cpu $(printf 'HASSIUM_%s ' $variant) \
     .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" tests/python \
-    --ignore=tests/python/test_bench_smoke.py "${skip[@]}" || failed+=("pytest (cpu $variant)")
+    --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py "${skip[@]}" || failed+=("pytest (cpu $variant)")
 done
 
-echo "== benchmark smoke test"
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_bench_smoke.py || failed+=("bench smoke")
+# Both start their own processes (the vectorisation corpus on the cpu stack), so they run
+# once, not once per stack.
+echo "== benchmark smoke test, and the vectorisation of a corpus of kernels"
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_bench_smoke.py \
+  tests/python/test_vectorised.py || failed+=("bench smoke / vectorised")
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"

@@ -113,6 +113,14 @@ impl std::fmt::Display for RuntimeStats {
                 "\n  {label:<22} {:.12} {} calls, {:.4}s, {:.2} GB/s, {} instrs over {} elements",
                 k.key, k.calls, k.seconds, k.gb_per_s, k.instrs, k.elements
             )?;
+            // Whether the compiler vectorised its simd loops, where it said.
+            match k.simd_loops {
+                Some((done, all)) if done == all && all > 0 => write!(f, ", vectorised")?,
+                Some((done, all)) if all > 0 => {
+                    write!(f, ", NOT vectorised ({done} of {all} simd loops)")?
+                }
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -139,5 +147,31 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("threads"), "{text}");
+    }
+
+    #[test]
+    fn the_slowest_kernels_say_whether_their_loops_vectorised() {
+        use hassium_engine_abi::KernelStats;
+        let mut s = RuntimeStats::default();
+        for (key, simd_loops) in [("a", Some((2, 2))), ("b", Some((0, 1))), ("c", None)] {
+            s.engine.kernels.push(KernelStats {
+                key: key.repeat(32),
+                simd_loops,
+                ..Default::default()
+            });
+        }
+        let text = s.to_string();
+        let line = |k: &str| {
+            text.lines()
+                .find(|l| l.contains(&k.repeat(12)))
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(line("a").ends_with(", vectorised"), "{text}");
+        assert!(
+            line("b").ends_with(", NOT vectorised (0 of 1 simd loops)"),
+            "{text}"
+        );
+        assert!(line("c").ends_with(" elements"), "{text}");
     }
 }

@@ -143,11 +143,36 @@ impl Renderer<'_> {
                 ops::elementwise(d, op, t, ot, &args)?
             }
         };
-        self.out.line(format!("const {oct} r{n} = {expr};"));
+        let rt = if ot == DType::Bool {
+            self.bool_register()
+        } else {
+            oct
+        };
+        self.out.line(format!("const {rt} r{n} = {expr};"));
         if let Some(out) = i.out {
             self.store(out, &format!("r{n}"));
         }
         Ok(())
+    }
+
+    /// The C type of a boolean register (a comparison's or logical operation's result
+    /// in a kernel): an integer as wide as the kernel's widest element, holding 0 or 1.
+    /// A `uint8_t` register among `double`s leaves the loop with lanes of two widths, and
+    /// GCC 12 then does not vectorise it at all ("no vectype for stmt"): a Black-Scholes
+    /// written with `w * ~mask + (1.0 - w) * mask` ran its `exp` and `log` as scalar calls
+    /// at 5× the time of the `np.where` form. Stored booleans stay bytes.
+    pub(super) fn bool_register(&self) -> &'static str {
+        let widest = (self.l.slot_dtypes.iter().copied())
+            .chain(self.l.instrs.iter().flat_map(|i| [i.in_dtype, i.out_dtype]))
+            .map(DType::size)
+            .max()
+            .unwrap_or(1);
+        match widest {
+            8.. => "int64_t",
+            4 => "int32_t",
+            2 => "int16_t",
+            _ => self.d.compute(DType::Bool),
+        }
     }
 
     /// Reduction (or scan) `n`'s combining operation on the accumulator `acc` and `value`.

@@ -70,17 +70,20 @@ impl Renderer<'_> {
             && !matches!(self.l.plan, crate::Plan::Lagged { .. })
     }
 
-    /// Whether every lane reduction accumulates a 64-bit scalar, so that `LANES` lanes
-    /// fill a 512-bit vector and the lanes can live in one register (`lanes_strips`).
+    /// Whether every lane reduction accumulates a 64-bit scalar and every buffer holds
+    /// 64-bit elements, so that `LANES` lanes fill a 512-bit vector and the lanes can live
+    /// in one register (`lanes_strips`).
     /// Narrower types keep the block buffers, whose loop the compiler vectorises at its
     /// full width (16 `float`s) rather than at `LANES`.
     fn lanes_fill_vector(&self) -> bool {
-        self.reductions().iter().all(|&n| {
-            matches!(
-                self.l.instrs[n].in_dtype,
-                DType::Float64 | DType::Int64 | DType::UInt64
-            )
-        })
+        let wide = |t: DType| matches!(t, DType::Float64 | DType::Int64 | DType::UInt64);
+        // A narrower load (a mask's bytes counted into an int64 sum) would be widened
+        // inside the 8-lane strip, which GCC 12 does not vectorise ("no vectype for
+        // stmt" on the lanes); the blocked form converts a whole tile at full width.
+        self.reductions()
+            .iter()
+            .all(|&n| wide(self.l.instrs[n].in_dtype))
+            && self.l.slot_dtypes.iter().all(|&t| wide(t))
     }
 
     /// The reduction loop of `var` over `[lo, hi)` as strips of `LANES` consecutive

@@ -47,6 +47,11 @@ pub struct KernelStats {
     /// Bytes its calls must move at least (the engine's estimate).
     pub bytes_moved: u64,
     pub gb_per_s: f64,
+    /// The simd loops of its compiled code that the compiler vectorised, and how many it
+    /// has, from the compiler's own report; `None` where the engine does not know (no
+    /// report from this compiler, or an entry cached before it was recorded).
+    #[serde(default)]
+    pub simd_loops: Option<(u32, u32)>,
 }
 
 impl KernelStats {

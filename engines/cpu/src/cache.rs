@@ -34,6 +34,9 @@ pub type KernelFn =
 pub struct Compiled {
     pub main: KernelFn,
     pub fin: Option<KernelFn>,
+    /// `(vectorised, total)` simd loops, where the compiler reported them (see
+    /// `vectorised`).
+    pub simd_loops: Option<(u32, u32)>,
 }
 
 /// What one kernel of a compile job is called.
@@ -151,7 +154,12 @@ impl DiskCache {
         Ok(*f)
     }
 
-    fn resolve(&self, lib_path: &Path, e: &Entry) -> Result<Compiled> {
+    fn resolve(
+        &self,
+        lib_path: &Path,
+        e: &Entry,
+        simd_loops: Option<(u32, u32)>,
+    ) -> Result<Compiled> {
         let lib = self.open_lib(lib_path)?;
         let main = Self::symbol(lib, &e.symbol, lib_path)?;
         let fin = if e.has_fin {
@@ -159,7 +167,11 @@ impl DiskCache {
         } else {
             None
         };
-        Ok(Compiled { main, fin })
+        Ok(Compiled {
+            main,
+            fin,
+            simd_loops,
+        })
     }
 
     /// Loads `key` from disk; a damaged entry is deleted (with its library when that is
@@ -272,7 +284,12 @@ impl DiskCache {
             symbol: sym.to_string(),
             has_fin: *fin == "1",
         };
-        self.resolve(&lib_path, &e)
+        // Entries written before the report was kept have no `vec` line.
+        let simd_loops = fields.get("vec").and_then(|v| {
+            let (done, all) = v.split_once('/')?;
+            Some((done.parse().ok()?, all.parse().ok()?))
+        });
+        self.resolve(&lib_path, &e, simd_loops)
             .map_err(|err| (err.to_string(), Some(lib_path)))
     }
 
@@ -287,8 +304,9 @@ impl DiskCache {
         let lib = self.build(compiler, source, true)?;
         let mut out = Vec::with_capacity(entries.len());
         for e in entries {
-            let c = self.resolve(&lib.path, e)?;
-            self.write_entry(&lib, e)?;
+            let simd_loops = lib.simd_loops(source, e);
+            let c = self.resolve(&lib.path, e, simd_loops)?;
+            self.write_entry(&lib, e, simd_loops)?;
             out.push((e.key, c));
         }
         Ok(out)
@@ -304,7 +322,9 @@ impl DiskCache {
         entries: &[Entry],
     ) -> Result<()> {
         let lib = self.build(compiler, source, false)?;
-        entries.iter().try_for_each(|e| self.write_entry(&lib, e))
+        entries
+            .iter()
+            .try_for_each(|e| self.write_entry(&lib, e, lib.simd_loops(source, e)))
     }
 
     /// Stops the compilers running now (their whole process groups) and deletes their
@@ -326,14 +346,15 @@ impl DiskCache {
         std::fs::create_dir_all(&self.dir).map_err(|e| cache_err(&self.dir, e))?;
         let c_path = temp_path(&self.dir, "c");
         let tmp_lib = temp_path(&self.dir, "so");
-        let files = [c_path.clone(), tmp_lib.clone()];
+        let report_path = temp_path(&self.dir, "vec");
+        let files = [c_path.clone(), tmp_lib.clone(), report_path.clone()];
         // Held from before the source is written until the compiler is listed, so that
         // `stop_running` either finds it listed or has already closed the set.
         let mut gate = track.then(|| self.running.lock());
         if gate.as_ref().is_some_and(|g| g.closed) {
             return Err(cache_err(&c_path, "the process is exiting"));
         }
-        let result = compiler.compile(source, &c_path, &tmp_lib, &mut |pid| {
+        let result = compiler.compile(source, &c_path, &tmp_lib, &report_path, &mut |pid| {
             if let Some(mut g) = gate.take() {
                 g.list.push(Running {
                     pid: Some(pid),
@@ -355,12 +376,20 @@ impl DiskCache {
             }
         }
         let _ = std::fs::remove_file(&c_path);
+        // GCC's list of the loops it vectorised (none from another compiler).
+        let report = compiler
+            .gcc
+            .then(|| read_regular(&report_path, MAX_REPORT_BYTES).ok())
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let _ = std::fs::remove_file(&report_path);
         // `HASSIUM_DUMP=dir` also keeps each translation unit, for reading and for
-        // compiling by hand.
-        hassium_engine_abi::dump_source(
-            &format!("cpu-{:016x}.c", xxh3_64(source.as_bytes())),
-            source,
-        );
+        // compiling by hand, and the compiler's report of what it vectorised.
+        let unit = format!("cpu-{:016x}", xxh3_64(source.as_bytes()));
+        hassium_engine_abi::dump_source(&format!("{unit}.c"), source);
+        if let Some(r) = &report {
+            hassium_engine_abi::dump_source(&format!("{unit}.vec.txt"), r);
+        }
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp_lib);
             return Err(e);
@@ -393,10 +422,15 @@ impl DiskCache {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Ok(Library { path, name, sum })
+        Ok(Library {
+            path,
+            name,
+            sum,
+            report,
+        })
     }
 
-    fn write_entry(&self, lib: &Library, e: &Entry) -> Result<()> {
+    fn write_entry(&self, lib: &Library, e: &Entry, simd_loops: Option<(u32, u32)>) -> Result<()> {
         if !self.persistent {
             return Ok(());
         }
@@ -407,10 +441,13 @@ impl DiskCache {
                 format!("kernel `{}` is misnamed", e.symbol),
             ));
         }
-        let body = format!(
+        let mut body = format!(
             "{ENTRY_HEADER}\nlib={}\nsym={}\nfin={}\nsum={}",
             lib.name, e.symbol, e.has_fin as u8, lib.sum
         );
+        if let Some((done, all)) = simd_loops {
+            body.push_str(&format!("\nvec={done}/{all}"));
+        }
         let text = format!("{body}\ncheck={:016x}\n", xxh3_64(body.as_bytes()));
         write_atomic(&path, text.as_bytes()).map_err(|err| cache_err(&path, err))
     }
@@ -445,6 +482,8 @@ impl DiskCache {
 const ENTRY_HEADER: &str = "hassium-kernel-entry 2";
 /// Entries are about 150 bytes; anything much longer is not one.
 const MAX_ENTRY_BYTES: u64 = 4096;
+/// GCC's vectorisation report of one compile: about 100 KB for a dozen kernels.
+const MAX_REPORT_BYTES: u64 = 64 << 20;
 /// A library holds the kernels of one compile: far less than this.
 const MAX_LIBRARY_BYTES: u64 = 1 << 30;
 
@@ -493,13 +532,22 @@ struct Library {
     path: PathBuf,
     name: String,
     sum: String,
+    /// GCC's report of the loops it vectorised in the library's source.
+    report: Option<String>,
+}
+
+impl Library {
+    /// `(vectorised, total)` simd loops of entry `e`'s kernel, where GCC reported.
+    fn simd_loops(&self, source: &str, e: &Entry) -> Option<(u32, u32)> {
+        (self.report.as_deref()).map(|r| crate::vectorised::simd_loops(source, r, &e.symbol))
+    }
 }
 
 /// A compile of this process: its compiler's process group while it runs, and its
 /// temporary files.
 struct Running {
     pid: Option<u32>,
-    files: [PathBuf; 2],
+    files: [PathBuf; 3],
 }
 
 impl Running {

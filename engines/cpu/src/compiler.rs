@@ -15,10 +15,13 @@ use xxhash_rust::xxh3::xxh3_64;
 pub const LIBMVEC_DECLS: &str =
     "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define HS_VEC __attribute__((simd(\"notinbranch\")))
+/* sin and cos are compiled as plain functions (see `Compiler::compile`): const tells GCC
+   what it knew of the builtins, without errno, that they read and write no memory. */
+#define HS_PURE __attribute__((const))
 HS_VEC double exp(double); HS_VEC float expf(float);
 HS_VEC double log(double); HS_VEC float logf(float);
-HS_VEC double sin(double); HS_VEC float sinf(float);
-HS_VEC double cos(double); HS_VEC float cosf(float);
+HS_VEC HS_PURE double sin(double); HS_VEC HS_PURE float sinf(float);
+HS_VEC HS_PURE double cos(double); HS_VEC HS_PURE float cosf(float);
 HS_VEC double pow(double, double); HS_VEC float powf(float, float);
 #if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)
 HS_VEC double exp2(double); HS_VEC float exp2f(float);
@@ -54,6 +57,8 @@ pub struct Compiler {
     pub identity: u64,
     /// Whether glibc's libmvec can be linked.
     pub libmvec: bool,
+    /// GCC (not Clang): it writes which loops it vectorised to a report file.
+    pub gcc: bool,
 }
 
 /// Flags every compile gets beyond the configured ones: no errno from libm (lets the
@@ -210,6 +215,7 @@ impl Compiler {
             flags: flags.to_vec(),
             identity: identity(&first, flags, libmvec, host_cpu),
             libmvec,
+            gcc: !first.to_lowercase().contains("clang"),
         })
     }
 
@@ -232,11 +238,14 @@ impl Compiler {
     /// Compiles `source` (written to `c_path`) into the shared object `so_path`.
     /// `started` learns the compiler's process id, which is also its process group's:
     /// killing that group stops the driver and the programs it runs (cc1, as, ld).
+    /// With GCC, `report` receives its list of the loops it vectorised (and of those it
+    /// turned into library calls).
     pub fn compile(
         &self,
         source: &str,
         c_path: &Path,
         so_path: &Path,
+        report: &Path,
         started: &mut dyn FnMut(u32),
     ) -> Result<()> {
         std::fs::write(c_path, source).map_err(|e| Error::Cache {
@@ -244,6 +253,27 @@ impl Compiler {
             reason: e.to_string(),
         })?;
         let mut cmd = self.command();
+        if self.gcc {
+            let mut flag = std::ffi::OsString::from("-fopt-info-vec-loop-all=");
+            flag.push(report);
+            cmd.arg(flag);
+            // GCC folds identical kernels of one translation unit into one (a call to its
+            // twin), and then reports only the twin's loops: keep each its own, so the
+            // report speaks of every kernel. The code is the same.
+            cmd.arg("-fno-ipa-icf");
+        }
+        if self.gcc && self.libmvec {
+            // GCC merges `sin(x)` and `cos(x)` of one value into a `sincos` call that
+            // returns through memory, and then vectorises nothing in the loop (a lattice
+            // Boltzmann kernel's velocities): as plain functions (declared `const` in
+            // LIBMVEC_DECLS) they stay two calls, each vectorised through libmvec.
+            cmd.args([
+                "-fno-builtin-sin",
+                "-fno-builtin-cos",
+                "-fno-builtin-sinf",
+                "-fno-builtin-cosf",
+            ]);
+        }
         cmd.arg("-o").arg(so_path).arg(c_path);
         if self.libmvec {
             cmd.arg("-lmvec");

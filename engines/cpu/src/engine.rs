@@ -22,6 +22,14 @@ use std::sync::Arc;
 use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_128;
 
+/// One run of a native kernel, for its statistics.
+struct Run {
+    instrs: u64,
+    bytes: u64,
+    elements: u64,
+    simd_loops: Option<(u32, u32)>,
+}
+
 /// The CPU engine. See the crate documentation.
 pub struct CpuEngine {
     cfg: CpuConfig,
@@ -283,7 +291,7 @@ impl CpuEngine {
 
     /// Counts one native run (a compiled kernel, or `MATMUL_KEY`) that started at `ran`;
     /// the engine's `kernels_run` and `bytes_moved` are these counts summed.
-    fn count_run(&mut self, key: u128, instrs: u64, ran: Instant, bytes: u64, elements: u64) {
+    fn count_run(&mut self, key: u128, run: Run, ran: Instant) {
         let seconds = ran.elapsed().as_secs_f64();
         self.kernel_stats
             .entry(key)
@@ -293,10 +301,11 @@ impl CpuEngine {
                 } else {
                     format!("{key:032x}")
                 },
-                instrs,
+                instrs: run.instrs,
+                simd_loops: run.simd_loops,
                 ..KernelStats::default()
             })
-            .add(seconds, bytes, elements);
+            .add(seconds, run.bytes, run.elements);
     }
 
     /// Lowers a kernel as `spec` says, or reuses the lowering of an earlier kernel of the
@@ -587,7 +596,13 @@ impl CpuEngine {
                         let bytes = ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
                             * v.dtype.size()) as u64;
                         let elements = (v.nelem() * kk) as u64;
-                        self.count_run(MATMUL_KEY, 1, ran, bytes, elements);
+                        let run = Run {
+                            instrs: 1,
+                            bytes,
+                            elements,
+                            simd_loops: None,
+                        };
+                        self.count_run(MATMUL_KEY, run, ran);
                     } else {
                         self.interpret(batch, k, buffers, &mut mem)?;
                     }
@@ -615,9 +630,13 @@ impl CpuEngine {
                                 &args,
                             )
                             .map_err(|e| k.error_in(batch, e))?;
-                            let instrs = k.instrs.len() as u64;
-                            let elements = lowered.elements as u64;
-                            self.count_run(key, instrs, ran, lowered.bytes, elements);
+                            let run = Run {
+                                instrs: k.instrs.len() as u64,
+                                bytes: lowered.bytes,
+                                elements: lowered.elements as u64,
+                                simd_loops: c.simd_loops,
+                            };
+                            self.count_run(key, run, ran);
                         }
                         None => {
                             if let Some(calls) = self.shared.pending.lock().get_mut(&key) {

@@ -10,7 +10,8 @@
 //!
 //! Layout: [`config`] parses the TOML table; [`compiler`] runs `cc`; [`cache`] is the
 //! memory and disk kernel cache; [`run`] calls compiled kernels on the pool; [`tiered`]
-//! is the background compile thread; [`matmul`] the GEMM extension; [`engine`] ties them.
+//! is the background compile thread; [`vectorised`] reads which loops the compiler
+//! vectorised; [`matmul`] the GEMM extension; [`engine`] ties them.
 
 mod cache;
 mod compiler;
@@ -20,6 +21,7 @@ mod error;
 mod matmul;
 mod run;
 mod tiered;
+mod vectorised;
 
 pub use compiler::LIBMVEC_DECLS;
 pub use config::{CpuConfig, SpecializePolicy};
