@@ -177,11 +177,12 @@ def measure_program(
         for runner in active:
             res = results[(program, runner.name)]
             cache = None
-            if runner.kind == "hassium":
+            if runner.kind in ("hassium", "jax"):
                 # The warm cache of (stack, program) is filled by the first cold run,
                 # which finds it empty; later cold runs get fresh directories.
-                warm = tmp / f"cache-{runner.stack}-{program}"
-                cold = tmp / f"cache-{runner.stack}-{program}-cold{rep}"
+                owner = runner.stack if runner.kind == "hassium" else runner.kind
+                warm = tmp / f"cache-{owner}-{program}"
+                cold = tmp / f"cache-{owner}-{program}-cold{rep}"
                 cache = warm if (not runner.cold or rep == 0) else cold
             script = runner.script(program)
             run = run_once(runner, script, cli, args.python, cache, args.timeout)

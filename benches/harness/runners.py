@@ -28,9 +28,7 @@ EMPTY_PROGRAMS = {
 
 @dataclass(frozen=True)
 class Runner:
-    name: (
-        str  # column title: numpy, numexpr, jax, hassium-<stack>, hassium-<stack>-cold
-    )
+    name: str  # column title: numpy, numexpr, jax, jax-cold, hassium-<stack>[-cold]
     kind: str  # numpy | numexpr | jax | hassium
     stack: str | None = None
     cold: bool = False
@@ -53,6 +51,20 @@ class Runner:
             env["HASSIUM_STATS"] = "1"
             if cache_dir is not None:
                 env[CACHE_ENV] = str(cache_dir)
+        elif self.kind == "jax":
+            # JAX at its best: compiled programs come from its persistent cache, as
+            # Hassium's warm runs take kernels from theirs (every program, however
+            # quick to compile, and however small). A cold run's directory is empty.
+            env.pop("JAX_COMPILATION_CACHE_DIR", None)
+            if cache_dir is not None:
+                env["JAX_COMPILATION_CACHE_DIR"] = str(cache_dir)
+                env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+                env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+        elif self.kind == "numexpr":
+            # Every core: numexpr caps its threads at 8 unless told otherwise.
+            cores = str(os.cpu_count() or 1)
+            env["NUMEXPR_MAX_THREADS"] = cores
+            env["NUMEXPR_NUM_THREADS"] = cores
         return env
 
 
@@ -111,6 +123,9 @@ def available_runners(python: str) -> list[Runner]:
             [python, "-c", f"import {peer}"], check=False, capture_output=True
         )
         if probe.returncode == 0:
+            if peer == "jax":
+                # Cold: compiling every run; warm: from its persistent cache.
+                runners.append(Runner("jax-cold", peer, cold=True))
             runners.append(Runner(peer, peer))
     for stack in hassium_stacks(python):
         runners.append(Runner(f"hassium-{stack}-cold", "hassium", stack, cold=True))

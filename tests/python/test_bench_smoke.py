@@ -159,3 +159,21 @@ def test_stream_reference_is_the_median_of_the_measurements_with_their_range():
     gbs, label = harness.stream_summary([(40.0, how), (26.5, how), (30.0, how)])
     assert gbs == 30.0
     assert label.startswith(how) and "median of 3" in label and "26.5–40.0" in label
+
+
+def test_jax_runs_warm_from_its_persistent_cache_and_cold_without(
+    tmp_path, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(ROOT / "benches"))
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "the-users-own"))
+    from harness.runners import Runner
+
+    warm = Runner("jax", "jax").env(tmp_path / "cache-jax-p")
+    assert warm["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "cache-jax-p")
+    # Every program is cached, however quick its compile or small its entry.
+    assert warm["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
+    assert warm["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "0"
+    cold = Runner("jax-cold", "jax", cold=True).env(None)
+    assert "JAX_COMPILATION_CACHE_DIR" not in cold
+    numexpr = Runner("numexpr", "numexpr").env(None)
+    assert numexpr["NUMEXPR_NUM_THREADS"] == str(os.cpu_count() or 1)
