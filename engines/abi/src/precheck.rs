@@ -6,8 +6,8 @@
 //! other array as it was, and the runtime can only give the same when the failing kernel
 //! wrote nothing or can run again (see `vem`'s `after_failure`). So before a kernel runs,
 //! the operands that can make it fail are checked here, when they are in memory:
-//! - every scatter's index (a scatter updates its own target), but a masked one's (the
-//!   kernel checks the indices its mask selects);
+//! - every scatter's index (a scatter updates its own target); a masked one's where its
+//!   mask selects it, when the mask is in memory too (else the kernel checks);
 //! - in a kernel that overwrites what it reads ([`Kernel::overwrites_its_reads`]), every
 //!   gather's index and every signed integer power's exponent too.
 //!
@@ -29,21 +29,27 @@ fn checked<'a>(batch: &'a Batch, kernel: &'a Kernel) -> impl Iterator<Item = (us
     }) && kernel.overwrites_its_reads(batch);
     kernel.instrs.iter().filter_map(move |&i| {
         let instr = &batch.instrs[i];
-        // A masked scatter ignores the indices its mask leaves out: the kernel checks it.
-        let checkable = instr.op != Opcode::CondScatter;
-        if !(checkable && (instr.reads_output() || all && instr.can_fail_when_run())) {
+        if !(instr.reads_output() || all && instr.can_fail_when_run()) {
             return None;
         }
         instr.failing_operand().map(|v| (i, v))
     })
 }
 
-/// The bases [`check`] reads.
+/// A masked scatter's mask: only the indices it selects must be in range.
+fn mask_of(instr: &Instr) -> Option<&View> {
+    (instr.op == Opcode::CondScatter)
+        .then(|| instr.ins.get(2).and_then(|o| o.as_view()))
+        .flatten()
+}
+
+/// The bases [`check`] reads: failing operands, and a masked scatter's mask.
 pub fn checked_bases<'a>(
     batch: &'a Batch,
     kernel: &'a Kernel,
 ) -> impl Iterator<Item = BaseId> + 'a {
-    checked(batch, kernel).map(|(_, v)| v.base)
+    checked(batch, kernel)
+        .flat_map(|(i, v)| std::iter::once(v.base).chain(mask_of(&batch.instrs[i]).map(|m| m.base)))
 }
 
 /// The failure (as the instruction would report it, having written nothing) of the first
@@ -62,7 +68,29 @@ pub fn check(batch: &Batch, kernel: &Kernel, buffers: &Buffers) -> Result<(), Co
         if written_before || buf.data.is_null() {
             continue;
         }
-        if let Some(e) = failure(instr, view, buf.data, buf.nelem as usize) {
+        // A masked scatter: the mask must be in host memory too (else the kernel checks).
+        let mask = match mask_of(instr) {
+            None => None,
+            Some(m) => {
+                let in_kernel = kernel.instrs[..pos]
+                    .iter()
+                    .any(|&j| batch.instrs[j].out.base == m.base);
+                match buffers.get(m.base) {
+                    Some(mb) if !in_kernel && !mb.data.is_null() && m.dtype == DType::Bool => {
+                        Some((m, mb))
+                    }
+                    _ => continue,
+                }
+            }
+        };
+        let selected = mask.map(|(m, mb)| {
+            // SAFETY: the runtime keeps the mask's buffer (`nelem` bools) alive for this
+            // call, and `m` is a verified view of it with the index's shape.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(mb.data as *const u8, mb.nelem as usize) };
+            (m, bytes)
+        });
+        if let Some(e) = failure(instr, view, buf.data, buf.nelem as usize, selected) {
             return Err(CoreError::Failed {
                 index: i,
                 op: instr.op.name(),
@@ -74,8 +102,16 @@ pub fn check(batch: &Batch, kernel: &Kernel, buffers: &Buffers) -> Result<(), Co
     Ok(())
 }
 
-/// What `instr` fails with on the values of its failing operand `view` over `data`.
-fn failure(instr: &Instr, view: &View, data: *mut u8, nelem: usize) -> Option<CoreError> {
+/// What `instr` fails with on the values of its failing operand `view` over `data`; for a
+/// masked scatter, only at the elements `mask` (a view of the index's shape over its
+/// bytes) selects.
+fn failure(
+    instr: &Instr,
+    view: &View,
+    data: *mut u8,
+    nelem: usize,
+    mask: Option<(&View, &[u8])>,
+) -> Option<CoreError> {
     /// The first element of `view` (row-major) over `data` that `bad` accepts.
     fn first<T: Copy>(
         data: *mut u8,
@@ -97,7 +133,14 @@ fn failure(instr: &Instr, view: &View, data: *mut u8, nelem: usize) -> Option<Co
             _ => &instr.out,
         };
         let n = target.shape.first().copied().unwrap_or(0) as i64;
-        let bad = first::<i64>(data, nelem, view, |v| v < -n || v >= n)?;
+        let bad = match mask {
+            None => first::<i64>(data, nelem, view, |v| v < -n || v >= n)?,
+            Some((m, bytes)) => {
+                // SAFETY: as in `first`.
+                let values = unsafe { std::slice::from_raw_parts(data as *const i64, nelem) };
+                first_selected(values, view, bytes, m, |v| v < -n || v >= n)?
+            }
+        };
         return Some(CoreError::OutOfBounds(format!(
             "index {bad} is out of bounds for axis 0 with size {n}"
         )));
@@ -112,8 +155,33 @@ fn failure(instr: &Instr, view: &View, data: *mut u8, nelem: usize) -> Option<Co
     negative.then(|| CoreError::Invalid(NEGATIVE_POWER.into()))
 }
 
+/// The first element of `view` (row-major) in `values` whose element of `mask` (a view
+/// of the same shape over `bytes`) is true and that `bad` accepts.
+fn first_selected<T: Copy>(
+    values: &[T],
+    view: &View,
+    bytes: &[u8],
+    mask: &View,
+    bad: impl Fn(T) -> bool,
+) -> Option<T> {
+    if mask.shape != view.shape {
+        return None; // not a verified pair: leave it to the kernel
+    }
+    let mut selected = Vec::with_capacity(view.nelem());
+    first_in(bytes, mask, |b| {
+        selected.push(b != 0);
+        false
+    });
+    let mut k = 0;
+    first_in(values, view, |v| {
+        let hit = selected.get(k).copied().unwrap_or(false) && bad(v);
+        k += 1;
+        hit
+    })
+}
+
 /// The first element of `view` (row-major) in `values` that `bad` accepts.
-fn first_in<T: Copy>(values: &[T], view: &View, bad: impl Fn(T) -> bool) -> Option<T> {
+fn first_in<T: Copy>(values: &[T], view: &View, mut bad: impl FnMut(T) -> bool) -> Option<T> {
     if view.shape.contains(&0) {
         return None;
     }

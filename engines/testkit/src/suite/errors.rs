@@ -107,3 +107,53 @@ pub fn negative_integer_power_reports_numpys_message(sub: &dyn Subject) {
         }
     }
 }
+
+/// A masked scatter whose mask selects an out-of-range index fails with NumPy's message
+/// and writes nothing, even where the bad index comes after good ones; out-of-range
+/// indices its mask leaves out are ignored.
+pub fn a_refused_masked_scatter_writes_nothing(sub: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sub.engine(2, Spec::Fixed, dir.path());
+    let t = DType::Float64;
+    let mut b = Batch::default();
+    let dst = base(&mut b, t, 50);
+    let idx = base(&mut b, DType::Int64, 40);
+    let val = base(&mut b, t, 40);
+    let mask = base(&mut b, DType::Bool, 40);
+    b.instrs.push(Instr::new(
+        Opcode::CondScatter,
+        View::contiguous(dst, t, &[50]),
+        [
+            View::contiguous(idx, DType::Int64, &[40]).into(),
+            View::contiguous(val, t, &[40]).into(),
+            View::contiguous(mask, DType::Bool, &[40]).into(),
+        ],
+    ));
+    let mut a = Arrays::new(&b);
+    for i in 0..50 {
+        a.set(dst, i, Scalar::Float64(-(i as f64)));
+    }
+    for i in 0..40 {
+        a.set(idx, i, Scalar::Int64(i as i64));
+        a.set(val, i, Scalar::Float64(1000.0 + i as f64));
+        a.set(mask, i, Scalar::Bool(true));
+    }
+    // Out of range but masked out: ignored.
+    a.set(idx, 3, Scalar::Int64(500));
+    a.set(mask, 3, Scalar::Bool(false));
+    let (want, got) = run_both(&b, &singletons(&b), &a, e.as_mut());
+    assert_eq!(diff(&want, &got, &[dst]), None);
+    // Selected, after 30 good ones.
+    a.set(idx, 30, Scalar::Int64(77));
+    let before: Vec<f64> = (0..50).map(|i| a.get(dst, i).as_f64()).collect();
+    let mut e = sub.engine(2, Spec::Fixed, dir.path());
+    let err = e.execute(&b, &singletons(&b), &a.buffers(&[])).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("index 77 is out of bounds for axis 0 with size 50"),
+        "{err}"
+    );
+    sync_all(e.as_mut(), &mut a, &[]);
+    let after: Vec<f64> = (0..50).map(|i| a.get(dst, i).as_f64()).collect();
+    assert_eq!(before, after, "the target must be as it was");
+}

@@ -92,6 +92,7 @@ macro_rules! differential_suite {
             gather_scatter_and_scatter_add_match_including_negative_indices,
             out_of_bounds_gather_reports_numpys_message,
             negative_integer_power_reports_numpys_message,
+            a_refused_masked_scatter_writes_nothing,
             range_and_random_match_the_reference_bit_for_bit,
             complex_kernels_leave_the_native_path_and_are_counted,
             matmul_matches_for_float_and_int_dtypes
