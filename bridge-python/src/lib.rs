@@ -26,6 +26,8 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyNdArray>()?;
     m.add_class::<array::Flags>()?;
     m.add("UnsupportedError", py.get_type::<py::UnsupportedError>())?;
+    // The most dimensions an array may have (the Array API's "max dimensions").
+    m.add("MAX_DIMS", hassium_core::MAX_DIMS)?;
     m.add_function(wrap_pyfunction!(module::ufuncs::ufunc, m)?)?;
     m.add_function(wrap_pyfunction!(module::ufuncs::ufuncs, m)?)?;
     m.add_function(wrap_pyfunction!(module::ufuncs::reduce, m)?)?;

@@ -137,6 +137,10 @@ hassium_version = getattr(_hassium, "__version__", "0.1.0")
 from . import _dispatch
 from . import linalg as linalg
 from . import random as random
+from ._inspection import __array_namespace_info__ as __array_namespace_info__
+
+# The Array API standard this namespace follows (its inspection API included).
+__array_api_version__ = "2024.12"
 
 _dispatch.install()
 

@@ -252,11 +252,11 @@ def std(
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
+    """The count as an array, 0-d without an axis, like every other reduction (NumPy
+    gives an integer scalar there): it stays lazy until read, and works as an index,
+    a ``range`` bound or in a comparison as the scalar does."""
     a = _arr(a)
     mask = a if a.dtype == np.bool_ else _ext.ufunc("not_equal", a, 0)
-    result = _ext.reduce(
+    return _ext.reduce(
         "add", mask, axis=axis, dtype=np.dtype(np.intp), keepdims=_bool(keepdims)
     )
-    if axis is None and not keepdims:
-        return int(result)
-    return result

@@ -146,10 +146,29 @@ impl PyNdArray {
         let _ = api_version;
         Ok(PyModule::import(py, "hassium")?.into_any().unbind())
     }
-    #[pyo3(signature = (**kwargs))]
-    fn __dlpack__(slf: &Bound<'_, Self>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+    /// The Array API's DLPack export, through the NumPy view of the host copy. Only the
+    /// arguments given are passed on, so a NumPy that predates one still answers.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        slf: &Bound<'_, Self>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<&Bound<'_, PyAny>>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let kwargs = PyDict::new(slf.py());
+        for (name, value) in [
+            ("stream", stream),
+            ("max_version", max_version),
+            ("dl_device", dl_device),
+            ("copy", copy),
+        ] {
+            if let Some(v) = value {
+                kwargs.set_item(name, v)?;
+            }
+        }
         Ok(to_numpy(slf)?
-            .call_method("__dlpack__", (), kwargs)?
+            .call_method("__dlpack__", (), Some(&kwargs))?
             .unbind())
     }
     fn __dlpack_device__(&self) -> (i32, i32) {
