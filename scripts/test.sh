@@ -98,6 +98,9 @@ echo "== benchmark smoke test, and the vectorisation of a corpus of kernels"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_bench_smoke.py \
   tests/python/test_vectorised.py || failed+=("bench smoke / vectorised")
 
+echo "== Array API conformance suite, NumPy and Hassium side by side"
+scripts/array-api.sh || failed+=("array-api-tests")
+
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
