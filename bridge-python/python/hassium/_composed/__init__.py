@@ -13,14 +13,31 @@ function is called on a Hassium array.
 The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
 tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_indices``
 (index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions) and
-``_statistics`` (averages, counts, covariances, convolution, histograms) and ``_sorting``
-(the Array API's keywords over NumPy's sort), on the shared
+``_statistics`` (averages, counts, covariances, convolution, histograms), ``_selecting``
+(by mask, flat index or diagonal; the cumulative sums) and ``_sorting`` (the Array API's
+keywords over NumPy's sort), on the shared
 ``_helpers``. This package gathers them into ``FUNCTIONS``.
 """
 
-from . import _arranging, _differences, _indices, _nan, _sorting, _statistics
+from . import (
+    _arranging,
+    _differences,
+    _indices,
+    _nan,
+    _selecting,
+    _sorting,
+    _statistics,
+)
 
-_SECTIONS = (_arranging, _differences, _indices, _nan, _sorting, _statistics)
+_SECTIONS = (
+    _arranging,
+    _differences,
+    _indices,
+    _nan,
+    _selecting,
+    _sorting,
+    _statistics,
+)
 
 #: Natives by name, merged into ``_native.FUNCTIONS``.
 FUNCTIONS = {

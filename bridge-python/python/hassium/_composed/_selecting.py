@@ -1,0 +1,155 @@
+"""Selecting and placing elements by a mask, by flat indices or along the diagonal
+(``compress``, ``extract``, ``place``, ``putmask``, ``put``, ``fill_diagonal``), and the
+Array API's cumulative sums and products: compositions of the native gathers,
+scatters, boolean indexing, ``where`` and scans, with NumPy's rules and messages.
+
+Writing functions write through the array they are given; where that array is not
+C-contiguous, its flat view would be a copy, so those cases go through NumPy
+(``_Unsupported``), as do arguments NumPy reads in ways not spelled out here.
+"""
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .. import _hassium as _ext
+from .. import _native as _n
+from ._arranging import take
+from ._helpers import _into
+
+ndarray = _ext.ndarray
+
+
+def _flat_view(a, what):
+    """``a`` as a 1-d view that writes through, or ``_Unsupported``."""
+    if not isinstance(a, ndarray):
+        raise _n._Unsupported
+    if not a.flags.writeable:
+        raise ValueError(f"{what}: output array is read-only")
+    if not a.flags.c_contiguous:
+        raise _n._Unsupported
+    return a.reshape(-1)
+
+
+def _cycled(values, n, dtype):
+    """``values`` flattened and repeated to ``n`` elements of ``dtype``."""
+    v = _n._arr(values).reshape(-1)
+    if v.dtype != dtype:
+        v = v.astype(dtype)
+    if v.shape[0] == n:
+        return v
+    return take(v, _ext.arange(0, n, 1, np.dtype(np.intp)), mode="wrap")
+
+
+def compress(condition, a, axis=None, out=None):
+    cond = _n._arr(condition)
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    if cond.dtype != np.bool_:
+        cond = _ext.ufunc("not_equal", cond, 0)
+    a = _n._arr(a)
+    idx = _n.nonzero(cond)[0]
+    return take(a, idx, axis=axis, out=out)
+
+
+def extract(condition, arr):
+    cond = _n._arr(condition).reshape(-1)
+    if cond.dtype != np.bool_:
+        cond = _ext.ufunc("not_equal", cond, 0)
+    return take(_n._arr(arr).reshape(-1), _n.nonzero(cond)[0])
+
+
+def place(arr, mask, vals):
+    flat = _flat_view(arr, "place")
+    m = _n._arr(mask).reshape(-1)
+    if m.shape[0] != flat.shape[0]:
+        raise ValueError("place: mask and data must be the same size")
+    if m.dtype != np.bool_:
+        m = _ext.ufunc("not_equal", m, 0)
+    n = int(_n.count_nonzero(m))
+    if n == 0:
+        return
+    v = _n._arr(vals).reshape(-1)
+    if v.shape[0] == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    flat[m] = _cycled(v, n, flat.dtype)
+
+
+def putmask(a, mask, values):
+    flat = _flat_view(a, "putmask")
+    m = _n._arr(mask).reshape(-1)
+    if m.shape[0] != flat.shape[0]:
+        raise ValueError("putmask: mask and data must be the same size")
+    if m.dtype != np.bool_:
+        m = _ext.ufunc("not_equal", m, 0)
+    v = _n._arr(values).reshape(-1)
+    if v.shape[0] == 0:
+        return
+    # a.flat[i] = values[i % len(values)] wherever the mask is set: one lazy select.
+    flat[...] = _n.where(m, _cycled(v, flat.shape[0], flat.dtype), flat)
+
+
+def put(a, ind, v, mode="raise"):
+    flat = _flat_view(a, "put")
+    idx = _n._arr(ind).reshape(-1)
+    if idx.dtype.kind not in "iu":
+        raise _n._Unsupported  # NumPy's casting rules for other index types
+    vals = _n._arr(v).reshape(-1)
+    if idx.shape[0] == 0 or vals.shape[0] == 0:
+        return
+    n = flat.shape[0]
+    if mode == "wrap":
+        idx = _ext.ufunc("remainder", idx, n)
+    elif mode == "clip":
+        idx = _n.clip(idx, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(
+            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
+        )
+    flat[idx] = _cycled(vals, idx.shape[0], flat.dtype)
+
+
+def fill_diagonal(a, val, wrap=False):
+    if not isinstance(a, ndarray):
+        raise _n._Unsupported
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        end = None if wrap else a.shape[1] * a.shape[1]
+    else:
+        if any(d != a.shape[0] for d in a.shape):
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + sum(int(np.prod(a.shape[:k])) for k in range(1, a.ndim))
+        end = None
+    diag = _flat_view(a, "fill_diagonal")[:end:step]
+    if diag.shape[0]:
+        diag[...] = _cycled(val, diag.shape[0], a.dtype)
+
+
+def _cumulative(name, x, axis, dtype, include_initial, identity):
+    x = _n._arr(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                "For arrays which have more than one dimension ``axis`` argument is "
+                "required."
+            )
+        if x.ndim == 0:
+            x = x.reshape(1)
+        axis = 0
+    axis = normalize_axis_index(axis, x.ndim)
+    res = getattr(_n, name)(x, axis=axis, dtype=dtype)
+    if include_initial:
+        shape = list(res.shape)
+        shape[axis] = 1
+        first = _ext.full(tuple(shape), identity, res.dtype)
+        res = _n.concatenate([first, res], axis=axis)
+    return res
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, out=None):
+    return _into(out, _cumulative("cumsum", x, axis, dtype, include_initial, 0))
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False, out=None):
+    return _into(out, _cumulative("cumprod", x, axis, dtype, include_initial, 1))
