@@ -126,11 +126,15 @@ pub const C99: Dialect = Dialect {
 /// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
 /// math is overloaded (no suffixes), float16 is `half` (needs cl_khr_fp16). Extensions
 /// are enabled only where the device has them, so one source builds on devices without
-/// fp64 or fp16 (their kernels go to another engine).
+/// fp64 or fp16 (their kernels go to another engine). FP_CONTRACT is off, as the cpu
+/// engine's `-ffp-contract=off`: OpenCL C lets a compiler fuse `a * b + c` into one
+/// rounding unless told otherwise, and NVIDIA's fused a column sum's product into its
+/// running sum across statements (an ulp from NumPy's and the CPU engine's sums, found
+/// on an H200 by `column_sums_have_the_bits_of_the_fixed_order_for_every_work_group_size`).
 pub const OPENCL: Dialect = Dialect {
     name: "opencl",
-    header:
-        "typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;\n\
+    header: "#pragma OPENCL FP_CONTRACT OFF
+typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;\n\
 typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;\n\
 #ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n\
 #ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#endif\n\

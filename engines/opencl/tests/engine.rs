@@ -772,7 +772,7 @@ fn column_sums_in_fixed_order(cols: usize, rows: usize, rows_per_chunk: usize) {
             assert_eq!(
                 g.to_bits(),
                 w.to_bits(),
-                "work_group_size {wg}, column {c}: {g} != {w}"
+                "{cols} columns, work_group_size {wg}, column {c}: {g} != {w}"
             );
         }
     }
