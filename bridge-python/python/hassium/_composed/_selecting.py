@@ -19,12 +19,21 @@ from ._helpers import _into
 ndarray = _ext.ndarray
 
 
+#: NumPy's words for a read-only target, per function.
+_READ_ONLY = {
+    "put": "put: output array is read-only",
+    "putmask": "putmask: output array is read-only",
+    "place": "WRITEBACKIFCOPY base is read-only",
+    "fill_diagonal": "underlying array is read-only",
+}
+
+
 def _flat_view(a, what):
     """``a`` as a 1-d view that writes through, or ``_Unsupported``."""
     if not isinstance(a, ndarray):
         raise _n._Unsupported
     if not a.flags.writeable:
-        raise ValueError(f"{what}: output array is read-only")
+        raise ValueError(_READ_ONLY[what])
     if not a.flags.c_contiguous:
         raise _n._Unsupported
     return a.reshape(-1)
