@@ -77,7 +77,8 @@ pub struct OpenClConfig {
     pub build_options: String,
     /// Times every command on the device (a queue with profiling) and reports the sums
     /// in the statistics (`device_kernel_seconds`, `device_write_seconds`,
-    /// `device_read_seconds`). Costs a little per command.
+    /// `device_read_seconds`) and each kernel's device time (the slowest kernels).
+    /// Costs a little per command.
     #[serde(deserialize_with = "flag")]
     pub profile: bool,
 }

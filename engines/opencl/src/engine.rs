@@ -12,7 +12,10 @@ use hassium_codegen::{
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, DType, Error as CoreError, Kernel, KeyMode, Opcode,
 };
-use hassium_engine_abi::{precheck, Buffers, Engine, EngineContext, EngineStats, HostBuffer};
+use hassium_engine_abi::{
+    precheck, slowest_kernels, Buffers, Engine, EngineContext, EngineStats, HostBuffer,
+    KernelStats, MAX_KERNEL_STATS,
+};
 use hassium_engine_reference::ReferenceEngine;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -45,6 +48,9 @@ pub struct OpenClEngine {
     sync_seconds: f64,
     /// The process that created the context (see `check_process`).
     pid: u32,
+    /// With `profile`, each kernel's calls, size and traffic; its device seconds come
+    /// from the queue's profile (`DeviceMemory::kernel_times`).
+    kernel_stats: HashMap<u128, KernelStats>,
 }
 
 // SAFETY: OpenCL handles may be used from any thread; the engine is used by one thread at
@@ -171,6 +177,7 @@ impl OpenClEngine {
             stats,
             sync_seconds: 0.0,
             pid: std::process::id(),
+            kernel_stats: HashMap::new(),
         })
     }
 
@@ -400,7 +407,7 @@ impl OpenClEngine {
         &mut self,
         batch: &Batch,
         kernel: &Kernel,
-        l: &Lowered,
+        (l, key): (&Lowered, u128),
         built: &Built,
     ) -> Result<()> {
         let pinned: HashSet<BaseId> = l.slots.iter().copied().collect();
@@ -535,7 +542,18 @@ impl OpenClEngine {
             }
         }
         for event in launched {
-            self.mem.track(Command::Kernel, event);
+            self.mem.track_kernel(Command::Kernel, event, Some(key));
+        }
+        if self.cfg.profile {
+            let elements = l.elements as u64;
+            self.kernel_stats
+                .entry(key)
+                .or_insert_with(|| KernelStats {
+                    key: format!("{key:032x}"),
+                    instrs: kernel.instrs.len() as u64,
+                    ..KernelStats::default()
+                })
+                .add(0.0, l.bytes, elements);
         }
         if checks {
             // The runtime stops a batch at its first failing kernel (later kernels may
@@ -624,7 +642,7 @@ impl OpenClEngine {
                         }
                         precheck::check(batch, k, buffers).map_err(Error::Bytecode)?;
                     }
-                    self.run_on_device(batch, k, lowered, &b)?;
+                    self.run_on_device(batch, k, (lowered, *key), &b)?;
                 }
             }
         }
@@ -775,6 +793,16 @@ impl Engine for OpenClEngine {
             s.extra.insert(name.into(), v as f64);
         }
         if self.cfg.profile {
+            // The slowest kernels by their device time, as the cpu engine lists them.
+            let timed = self.kernel_stats.iter().map(|(key, k)| {
+                let mut k = k.clone();
+                k.seconds = self.mem.kernel_times.get(key).copied().unwrap_or(0.0);
+                if k.seconds > 0.0 {
+                    k.gb_per_s = k.bytes_moved as f64 / k.seconds / 1e9;
+                }
+                k
+            });
+            s.kernels = slowest_kernels(timed, MAX_KERNEL_STATS);
             s.extra
                 .insert("device_kernel_seconds".into(), m.kernel_seconds);
             s.extra

@@ -83,8 +83,11 @@ pub struct DeviceMemory {
     /// Host bytes that non-blocking writes read from, kept until the queue has drained.
     in_flight: Vec<Vec<u8>>,
     /// With `profile = true` (a queue created with profiling), the events of the commands
-    /// enqueued since the queue last drained; their device times are added up then.
-    profiled: Option<Vec<(Command, Event)>>,
+    /// enqueued since the queue last drained, with the kernel key of a launch; their
+    /// device times are added up then.
+    profiled: Option<Vec<(Command, Event, Option<u128>)>>,
+    /// Profiled device seconds per kernel key (its launches, the combiner's included).
+    pub kernel_times: HashMap<u128, f64>,
 }
 
 fn is_oom(e: &ClError) -> bool {
@@ -115,18 +118,24 @@ impl DeviceMemory {
             stats: MemoryStats::default(),
             in_flight: Vec::new(),
             profiled: profile.then(Vec::new),
+            kernel_times: HashMap::new(),
         }
     }
 
     /// Notes a command just enqueued, for the profile.
     pub fn track(&mut self, kind: Command, event: Event) {
+        self.track_kernel(kind, event, None);
+    }
+
+    /// [`Self::track`] for a launch of kernel `key`, whose device time is kept per key.
+    pub fn track_kernel(&mut self, kind: Command, event: Event, key: Option<u128>) {
         match kind {
             Command::Kernel => self.stats.launches += 1,
             Command::Write => self.stats.writes += 1,
             Command::Read => self.stats.reads += 1,
         }
         if let Some(events) = &mut self.profiled {
-            events.push((kind, event));
+            events.push((kind, event, key));
         }
     }
 
@@ -155,7 +164,7 @@ impl DeviceMemory {
         let done = self.queue.finish().map_err(|e| Error::cl("clFinish", e));
         self.in_flight.clear();
         if let Some(events) = &mut self.profiled {
-            for (kind, e) in events.drain(..) {
+            for (kind, e, key) in events.drain(..) {
                 let (Ok(start), Ok(end)) = (e.profiling_command_start(), e.profiling_command_end())
                 else {
                     continue;
@@ -165,6 +174,9 @@ impl DeviceMemory {
                     Command::Kernel => self.stats.kernel_seconds += seconds,
                     Command::Write => self.stats.write_seconds += seconds,
                     Command::Read => self.stats.read_seconds += seconds,
+                }
+                if let Some(k) = key {
+                    *self.kernel_times.entry(k).or_default() += seconds;
                 }
             }
         }

@@ -835,3 +835,40 @@ fn row_sums_have_the_bits_of_the_lane_order_for_every_work_group_size() {
         }
     }
 }
+
+/// With `profile = true` the statistics list each kernel with its calls and the device
+/// time of its launches (the combiner's included), as the cpu engine lists its slowest
+/// kernels; without it, none (the engine has no device times to sort them by).
+#[test]
+fn a_profiled_engine_lists_its_kernels_with_their_device_time() {
+    let (b, x, _) = scaled_sum(100_000);
+    let kernels = fused(&b);
+    let contracted: Vec<BaseId> = kernels.iter().flat_map(|k| k.contracted.clone()).collect();
+    let mut a = Arrays::new(&b);
+    for i in 0..100_000 {
+        a.set(x, i, Scalar::Float64(i as f64));
+    }
+    for profile in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = OpenClConfig {
+            profile,
+            ..config(SpecializePolicy::Fixed, dir.path())
+        };
+        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+        for _ in 0..3 {
+            ocl.execute(&b, &kernels, &a.buffers(&contracted)).unwrap();
+        }
+        let s = ocl.stats();
+        if !profile {
+            assert!(s.kernels.is_empty(), "{:?}", s.kernels);
+            assert!(!s.extra.contains_key("device_kernel_seconds"));
+            continue;
+        }
+        assert_eq!(s.kernels.len(), 1, "{:?}", s.kernels);
+        let k = &s.kernels[0];
+        assert_eq!((k.calls, k.key.len(), k.instrs), (3, 32, 2), "{k:?}");
+        assert!(k.seconds > 0.0 && k.seconds <= s.extra["device_kernel_seconds"] + 1e-12);
+        // Per call: the input read and the one result written.
+        assert_eq!(k.bytes_moved, 3 * (100_000 * 8 + 8), "{k:?}");
+    }
+}
