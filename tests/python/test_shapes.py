@@ -1,5 +1,7 @@
 """Shape manipulation, joining and rolling against NumPy, with NumPy's errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import DTYPES, assert_same, both, sample
@@ -286,3 +288,36 @@ def test_roll_of_an_empty_array_and_bad_axis(hs):
     assert_same(hs.roll(h, 2, axis=0), np.roll(n, 2, axis=0))
     with pytest.raises(AxisError):
         hs.roll(hs.ones(3), 1, axis=1)
+
+
+def test_setting_strides_makes_numpys_views_with_its_checks_and_deprecation(hs):
+    """``view.strides = ...`` (deprecated in NumPy 2.4, still allowed): a diagonal made
+    by strides writes through to its base; strides reaching outside the base's memory,
+    or of the wrong length, raise NumPy's errors; each set warns as NumPy does."""
+
+    def run(xp):
+        out = []
+        a = xp.zeros((3, 3))
+        d = a.reshape(-1)[:3]
+        with pytest.warns(DeprecationWarning, match="strides"):
+            d.strides = (32,)
+        d[...] = 1.0
+        out.append(np.asarray(a).tolist())
+        for base, strides in [
+            (xp.arange(4.0), (40,)),
+            (xp.arange(4.0), (8, 8)),
+            (xp.arange(4.0), (-8,)),
+            (xp.arange(6.0)[::-1], (-16,)),
+            (xp.arange(6.0)[::-1], (-8,)),
+            (xp.arange(12.0).reshape(3, 4)[:, 1:3], (32, -8)),
+        ]:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    base.strides = strides
+                out.append(("ok", np.asarray(base).tolist()))
+            except ValueError as e:
+                out.append(("ValueError", str(e)))
+        return out
+
+    assert run(hs) == run(np)

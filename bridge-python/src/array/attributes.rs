@@ -159,6 +159,57 @@ impl PyNdArray {
         let sz = self.arr.dtype().size() as isize;
         PyTuple::new(py, self.arr.view.strides.iter().map(|s| s * sz))
     }
+    /// `a.strides = ...`, with NumPy's checks: one stride per axis, and every element
+    /// of the new view inside the base's memory ("strides is not compatible with
+    /// available memory"). NumPy 2.4 deprecates it (use `as_strided`), and so warns here.
+    /// Hassium's views step by whole elements, so a byte stride that is not a multiple of
+    /// the item size is refused with its own message.
+    #[setter(strides)]
+    fn set_strides(&mut self, py: Python<'_>, strides: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let strides =
+            strides.ok_or_else(|| PyAttributeError::new_err("Cannot delete array strides"))?;
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
+            c"Setting the strides on a NumPy array has been deprecated in NumPy 2.4.\nAs an alternative, you can create a new view using np.lib.stride_tricks.as_strided.",
+            1,
+        )?;
+        let bytes: Vec<isize> = strides.extract()?;
+        let view = &self.arr.view;
+        if bytes.len() != view.ndim() {
+            return Err(PyValueError::new_err(format!(
+                "strides must be  same length as shape ({})", // NumPy's two spaces
+                view.ndim()
+            )));
+        }
+        let size = self.arr.dtype().size() as isize;
+        if bytes.iter().any(|b| b % size != 0) {
+            return Err(PyValueError::new_err(format!(
+                "hassium: strides must be multiples of the item size ({size} bytes); hassium's \
+                 views step by whole elements"
+            )));
+        }
+        let elems: Vec<isize> = bytes.iter().map(|b| b / size).collect();
+        let base_len = crate::rt::with_rt(|rt| {
+            Ok(rt.base(self.arr.view.base).map_or(0, |b| b.nelem as isize))
+        })?;
+        // The lowest and highest element the new view reaches, relative to its offset.
+        let (mut lo, mut hi) = (0isize, 0isize);
+        let empty = view.shape.contains(&0);
+        for (&n, &s) in view.shape.iter().zip(&elems) {
+            let far = (n as isize - 1).saturating_mul(s);
+            lo = lo.saturating_add(far.min(0));
+            hi = hi.saturating_add(far.max(0));
+        }
+        let offset = view.offset;
+        if !empty && (offset + lo < 0 || offset.saturating_add(hi) >= base_len) {
+            return Err(PyValueError::new_err(
+                "strides is not compatible with available memory",
+            ));
+        }
+        self.arr.view.strides = elems.into();
+        Ok(())
+    }
     #[getter(T)]
     fn t(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         let v = slf.borrow().arr.view.reversed_axes();
