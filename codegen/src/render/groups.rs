@@ -34,18 +34,7 @@ impl Renderer<'_> {
             self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
             self.out.line(format!("__local {ct} lacc{n}[{LANES}];"));
         }
-        self.out.open("");
-        self.out.line(format!(
-            "const int64_t c0 = begin + (int64_t)get_group_id(0) * {CHUNK};"
-        ));
-        // The whole group shares c0, so it returns (or not) together.
-        self.out.line("if (c0 >= end) return;");
-        self.out.line(format!(
-            "const int64_t c1 = c0 + {CHUNK} < end ? c0 + {CHUNK} : end;"
-        ));
-        self.out.line("const int lid = (int)get_local_id(0);");
-        self.out
-            .line("const int64_t wide = (int64_t)get_local_size(0);");
+        self.open_chunk_group(CHUNK);
         self.init_accs(Some(1), false)?;
         self.out.line(STRIP_LOOP_PRAGMA);
         // Every item of the group runs the same rounds, so each reaches every barrier.
@@ -72,6 +61,24 @@ impl Renderer<'_> {
         self.out.close();
         self.out.close();
         Ok(())
+    }
+
+    /// Opens the block of a work-group that takes chunk `get_group_id(0)` of `units`
+    /// units of `[begin, end)`: `c0` and `c1` bound the chunk, `lid` is the item and
+    /// `wide` the group's size. The whole group shares `c0`, so it returns (or not)
+    /// together and every item reaches the same barriers.
+    pub(super) fn open_chunk_group(&mut self, units: usize) {
+        self.out.open("");
+        self.out.line(format!(
+            "const int64_t c0 = begin + (int64_t)get_group_id(0) * {units};"
+        ));
+        self.out.line("if (c0 >= end) return;");
+        self.out.line(format!(
+            "const int64_t c1 = c0 + {units} < end ? c0 + {units} : end;"
+        ));
+        self.out.line("const int lid = (int)get_local_id(0);");
+        self.out
+            .line("const int64_t wide = (int64_t)get_local_size(0);");
     }
 
     /// A `Partials` kernel's `_fin` for a device: one work-group (see

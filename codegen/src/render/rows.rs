@@ -85,18 +85,7 @@ impl Renderer<'_> {
             let ct = self.d.compute(self.l.instrs[n].in_dtype);
             self.out.line(format!("__local {ct} t{n}[{WIDE}];"));
         }
-        self.out.open("");
-        self.out.line(format!(
-            "const int64_t c0 = begin + (int64_t)get_group_id(0) * {rows};"
-        ));
-        // The whole group shares c0, so it returns (or not) together.
-        self.out.line("if (c0 >= end) return;");
-        self.out.line(format!(
-            "const int64_t c1 = c0 + {rows} < end ? c0 + {rows} : end;"
-        ));
-        self.out.line("const int lid = (int)get_local_id(0);");
-        self.out
-            .line("const int64_t wide = (int64_t)get_local_size(0);");
+        self.open_chunk_group(rows);
         self.out.line(STRIP_LOOP_PRAGMA);
         self.out
             .open(format!("for (int64_t qb = 0; qb < {q}; qb += wide)"));

@@ -570,15 +570,20 @@ fn tiered_builds_run_new_kernels_on_the_child_until_their_program_is_built() {
     assert_eq!((s.kernels_compiled, s.fallbacks), (1, 0), "{s:?}");
 }
 
-/// `s = sum(x * 3)` over `n` float64 elements, fused into one `Partials` kernel.
-fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
+/// `s = sum(x * 3, axis)` over a float64 `x` of `shape`, fused into one kernel.
+fn scaled_reduction(shape: &[usize], axis: usize) -> (Batch, BaseId, BaseId) {
+    let n: usize = shape.iter().product();
+    let out: Vec<usize> = (0..shape.len())
+        .filter(|&d| d != axis)
+        .map(|d| shape[d])
+        .collect();
     let mut b = Batch::default();
     let (x, t, s) = (
         base(&mut b, DType::Float64, n),
         base(&mut b, DType::Float64, n),
-        base(&mut b, DType::Float64, 1),
+        base(&mut b, DType::Float64, out.iter().product()),
     );
-    let v = |id| View::contiguous(id, DType::Float64, &[n]);
+    let v = |id| View::contiguous(id, DType::Float64, shape);
     b.instrs.push(Instr::new(
         Opcode::Multiply,
         v(t),
@@ -587,13 +592,35 @@ fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
     b.instrs.push(
         Instr::new(
             Opcode::AddReduce,
-            View::contiguous(s, DType::Float64, &[]),
+            View::contiguous(s, DType::Float64, &out),
             [v(t).into()],
         )
-        .with_axis(0),
+        .with_axis(axis),
     );
     free(&mut b, t);
     (b, x, s)
+}
+
+/// `s = sum(x * 3)` over `n` float64 elements, fused into one `Partials` kernel.
+fn scaled_sum(n: usize) -> (Batch, BaseId, BaseId) {
+    scaled_reduction(&[n], 0)
+}
+
+/// `b` run on engines with every work-group size the reductions take (0 is the
+/// engine's own choice), each result with its size.
+fn for_every_work_group_size(b: &Batch, a: &Arrays) -> Vec<(usize, Arrays)> {
+    [0, 8, 64, 256]
+        .into_iter()
+        .map(|wg| {
+            let dir = tempfile::tempdir().unwrap();
+            let cfg = OpenClConfig {
+                work_group_size: wg,
+                ..config(SpecializePolicy::Fixed, dir.path())
+            };
+            let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+            (wg, run_both(b, &fused(b), a, &mut ocl).1)
+        })
+        .collect()
 }
 
 /// The sum of `values` in the lane order every engine uses: element `l + k * LANES` into
@@ -644,14 +671,7 @@ fn a_sum_has_the_bits_of_the_fixed_order_for_every_work_group_size() {
         naive.to_bits(),
         "the data must tell orders apart"
     );
-    for wg in [0, 8, 64, 256] {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = OpenClConfig {
-            work_group_size: wg,
-            ..config(SpecializePolicy::Fixed, dir.path())
-        };
-        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
-        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+    for (wg, got) in for_every_work_group_size(&b, &a) {
         let got = got.get(s, 0).as_f64();
         assert_eq!(
             got.to_bits(),
@@ -721,27 +741,7 @@ fn column_sums_have_the_bits_of_the_fixed_order_for_every_work_group_size() {
 }
 
 fn column_sums_in_fixed_order(cols: usize, rows: usize, rows_per_chunk: usize) {
-    let mut b = Batch::default();
-    let (x, t, s) = (
-        base(&mut b, DType::Float64, rows * cols),
-        base(&mut b, DType::Float64, rows * cols),
-        base(&mut b, DType::Float64, cols),
-    );
-    let v = |id| View::contiguous(id, DType::Float64, &[rows, cols]);
-    b.instrs.push(Instr::new(
-        Opcode::Multiply,
-        v(t),
-        [v(x).into(), Operand::Scalar(Scalar::Float64(3.0))],
-    ));
-    b.instrs.push(
-        Instr::new(
-            Opcode::AddReduce,
-            View::contiguous(s, DType::Float64, &[cols]),
-            [v(t).into()],
-        )
-        .with_axis(0),
-    );
-    free(&mut b, t);
+    let (b, x, s) = scaled_reduction(&[rows, cols], 0);
     let mut a = Arrays::new(&b);
     let mut rng = Rng(11);
     let mut want = vec![0.0f64; cols];
@@ -759,14 +759,7 @@ fn column_sums_in_fixed_order(cols: usize, rows: usize, rows_per_chunk: usize) {
             }
         }
     }
-    for wg in [0, 8, 64, 256] {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = OpenClConfig {
-            work_group_size: wg,
-            ..config(SpecializePolicy::Fixed, dir.path())
-        };
-        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
-        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+    for (wg, got) in for_every_work_group_size(&b, &a) {
         for (c, w) in want.iter().enumerate() {
             let g = got.get(s, c).as_f64();
             assert_eq!(
@@ -784,27 +777,7 @@ fn column_sums_in_fixed_order(cols: usize, rows: usize, rows_per_chunk: usize) {
 #[test]
 fn row_sums_have_the_bits_of_the_lane_order_for_every_work_group_size() {
     let (rows, cols) = (37, 1003);
-    let mut b = Batch::default();
-    let (x, t, s) = (
-        base(&mut b, DType::Float64, rows * cols),
-        base(&mut b, DType::Float64, rows * cols),
-        base(&mut b, DType::Float64, rows),
-    );
-    let v = |id| View::contiguous(id, DType::Float64, &[rows, cols]);
-    b.instrs.push(Instr::new(
-        Opcode::Multiply,
-        v(t),
-        [v(x).into(), Operand::Scalar(Scalar::Float64(3.0))],
-    ));
-    b.instrs.push(
-        Instr::new(
-            Opcode::AddReduce,
-            View::contiguous(s, DType::Float64, &[rows]),
-            [v(t).into()],
-        )
-        .with_axis(1),
-    );
-    free(&mut b, t);
+    let (b, x, s) = scaled_reduction(&[rows, cols], 1);
     let mut a = Arrays::new(&b);
     let mut rng = Rng(5);
     let mut want = Vec::new();
@@ -817,14 +790,7 @@ fn row_sums_have_the_bits_of_the_lane_order_for_every_work_group_size() {
         }
         want.push(lanes_sum(&row));
     }
-    for wg in [0, 8, 64, 256] {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = OpenClConfig {
-            work_group_size: wg,
-            ..config(SpecializePolicy::Fixed, dir.path())
-        };
-        let mut ocl = OpenClEngine::new(cfg, None).unwrap();
-        let (_, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+    for (wg, got) in for_every_work_group_size(&b, &a) {
         for (r, w) in want.iter().enumerate() {
             let g = got.get(s, r).as_f64();
             assert_eq!(

@@ -49,31 +49,37 @@ def _cycled(values, n, dtype):
     return take(v, _ext.arange(0, n, 1, np.dtype(np.intp)), mode="wrap")
 
 
+def _truth(a):
+    """``a`` as booleans (nonzero is true), as NumPy reads a condition or a mask."""
+    return a if a.dtype == np.bool_ else _ext.ufunc("not_equal", a, 0)
+
+
+def _flat_mask(mask, n, what):
+    """``mask`` flattened to booleans, which must cover the ``n`` elements of the data."""
+    m = _n._arr(mask).reshape(-1)
+    if m.shape[0] != n:
+        raise ValueError(f"{what}: mask and data must be the same size")
+    return _truth(m)
+
+
 def compress(condition, a, axis=None, out=None):
     cond = _n._arr(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    if cond.dtype != np.bool_:
-        cond = _ext.ufunc("not_equal", cond, 0)
+    cond = _truth(cond)
     a = _n._arr(a)
     idx = _n.nonzero(cond)[0]
     return take(a, idx, axis=axis, out=out)
 
 
 def extract(condition, arr):
-    cond = _n._arr(condition).reshape(-1)
-    if cond.dtype != np.bool_:
-        cond = _ext.ufunc("not_equal", cond, 0)
+    cond = _truth(_n._arr(condition).reshape(-1))
     return take(_n._arr(arr).reshape(-1), _n.nonzero(cond)[0])
 
 
 def place(arr, mask, vals):
     flat = _flat_view(arr, "place")
-    m = _n._arr(mask).reshape(-1)
-    if m.shape[0] != flat.shape[0]:
-        raise ValueError("place: mask and data must be the same size")
-    if m.dtype != np.bool_:
-        m = _ext.ufunc("not_equal", m, 0)
+    m = _flat_mask(mask, flat.shape[0], "place")
     n = int(_n.count_nonzero(m))
     if n == 0:
         return
@@ -85,11 +91,7 @@ def place(arr, mask, vals):
 
 def putmask(a, mask, values):
     flat = _flat_view(a, "putmask")
-    m = _n._arr(mask).reshape(-1)
-    if m.shape[0] != flat.shape[0]:
-        raise ValueError("putmask: mask and data must be the same size")
-    if m.dtype != np.bool_:
-        m = _ext.ufunc("not_equal", m, 0)
+    m = _flat_mask(mask, flat.shape[0], "putmask")
     v = _n._arr(values).reshape(-1)
     if v.shape[0] == 0:
         return
