@@ -50,6 +50,13 @@ BENCHES: dict[str, Bench] = {
         {"n": 1},
         bytes_moved=lambda s: 16.0 * s["n"] * (1 + s["steps"]),
     ),
+    # The same computation, the selection written with boolean masks.
+    "black_scholes_mask": Bench(
+        {"n": 1_000_000, "steps": 10},
+        {"n": 20_000, "steps": 2},
+        {"n": 1},
+        bytes_moved=lambda s: 16.0 * s["n"] * (1 + s["steps"]),
+    ),
     # Minimal traffic: the grid read and written once per iteration (ping-pong buffers).
     "heat_equation": Bench(
         {"n": 2000, "iters": 50},
