@@ -32,6 +32,11 @@ except ImportError as _err:  # pragma: no cover - only without a build
         "`maturin develop -m bridge-python/Cargo.toml` (scripts/setup.sh does)"
     ) from _err
 
+# Started by mpirun: the runtime starts now, so that on the cluster stack every rank but 0
+# enters the engine's worker loop here, before the program runs any code of its own.
+if _os.environ.get("OMPI_COMM_WORLD_SIZE") or _os.environ.get("PMI_SIZE"):
+    _hassium.start()
+
 from . import _fallback as _fallback
 from . import _native as _native
 from ._fallback import HassiumFallbackWarning as HassiumFallbackWarning

@@ -19,6 +19,14 @@ fn json_to_py(py: Python<'_>, text: &str) -> PyResult<PyObject> {
         .unbind())
 }
 
+/// Creates the runtime now instead of at the first operation. Under mpirun on the cluster
+/// stack this is where every rank but 0 starts serving rank 0 and never returns, before
+/// any of the program's own code runs.
+#[pyfunction]
+pub(crate) fn start() -> PyResult<()> {
+    with_rt(|_| Ok(()))
+}
+
 /// The runtime's counters (instructions, flushes, kernels, caches, times, bytes).
 #[pyfunction]
 pub(crate) fn stats(py: Python<'_>) -> PyResult<PyObject> {

@@ -1,0 +1,559 @@
+//! The engine: rank 0 runs the program and broadcasts each flush; every other rank runs
+//! [`ClusterEngine::serve`] from the moment the engine is created and never returns to
+//! the program. Every rank then runs the same plan on its own memory through its child
+//! engine.
+
+use crate::comm::{self, CommStats, Memory};
+use crate::config::ClusterConfig;
+use crate::layout::Layout;
+use crate::plan::{plan, restrict, Cut};
+use hassium_core::{BaseId, Batch, Capabilities, IdMap, Kernel};
+use hassium_engine_abi::{
+    decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
+    Result,
+};
+use memmap2::MmapMut;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use std::collections::{BTreeSet, HashSet};
+use std::time::Instant;
+
+/// Control messages, by their first byte.
+const EXECUTE: u8 = 1;
+const SYNC: u8 = 2;
+const STATS: u8 = 3;
+const EXIT: u8 = 4;
+
+/// Counters beyond the communication's.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    comm: CommStats,
+    compute_seconds: f64,
+    gathered_bytes: u64,
+    gathered_kernels: u64,
+    flushes: u64,
+    phases: u64,
+}
+
+impl Counters {
+    const NAMES: [&'static str; 10] = [
+        "sent_bytes",
+        "received_bytes",
+        "messages",
+        "broadcasts",
+        "comm_wait_seconds",
+        "compute_seconds",
+        "gathered_bytes",
+        "gathered_kernels",
+        "flushes",
+        "phases",
+    ];
+
+    fn values(&self) -> [f64; 10] {
+        [
+            self.comm.bytes_sent as f64,
+            self.comm.bytes_received as f64,
+            self.comm.messages as f64,
+            self.comm.broadcasts as f64,
+            self.comm.wait_seconds,
+            self.compute_seconds,
+            self.gathered_bytes as f64,
+            self.gathered_kernels as f64,
+            self.flushes as f64,
+            self.phases as f64,
+        ]
+    }
+}
+
+/// A worker's memory for one base: an anonymous mapping of the whole base, of which
+/// only the pages the rank touches (its block and the pieces it receives) cost memory.
+struct Local {
+    map: MmapMut,
+    dtype: u8,
+    nelem: u64,
+}
+
+/// The engine of one rank. The world communicator is not `Send`; it is taken anew
+/// where needed ([`world`]).
+pub struct ClusterEngine {
+    rank: u32,
+    ranks: u32,
+    cfg: ClusterConfig,
+    child: Box<dyn Engine>,
+    layouts: IdMap<Layout>,
+    /// Distributed bases whose blocks on other ranks are newer than rank 0's copy.
+    stale: HashSet<BaseId>,
+    /// Frees rank 0 has not told the workers yet (they travel with the next message).
+    frees: Vec<BaseId>,
+    /// A worker's memory.
+    store: IdMap<Local>,
+    counters: Counters,
+    /// Opcode names already warned about running gathered.
+    warned: HashSet<String>,
+}
+
+impl ClusterEngine {
+    pub fn create(ctx: EngineContext) -> Result<Box<dyn Engine>> {
+        hassium_engine_abi::init_engine_logging("cluster");
+        let cfg = ClusterConfig::from_table(&ctx.config)?;
+        let child = ctx.child.ok_or_else(|| {
+            Error::Other("the cluster engine needs a child engine (child = \"cpu\")".into())
+        })?;
+        let world = comm::start().map_err(Error::Other)?;
+        let rank = world.rank() as u32;
+        let ranks = world.size() as u32;
+        if let Some(r) = comm::first_different(&world, crate::build_id()) {
+            let msg = format!(
+                "rank {r} runs a different build of the cluster engine than rank 0; \
+                 start every rank from the same installation"
+            );
+            if rank == 0 {
+                comm::abort(&world, &msg);
+            }
+            comm::finish();
+            std::process::exit(1);
+        }
+        let mut engine = ClusterEngine {
+            rank,
+            ranks,
+            cfg,
+            child,
+            layouts: IdMap::default(),
+            stale: HashSet::new(),
+            frees: Vec::new(),
+            store: IdMap::default(),
+            counters: Counters::default(),
+            warned: HashSet::new(),
+        };
+        if rank != 0 {
+            engine.serve();
+        }
+        if ranks == 1 && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
+            eprintln!("hassium cluster: started without mpirun; running as one rank");
+        }
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::atexit(end_workers) };
+        Ok(Box::new(engine))
+    }
+
+    /// A worker's life: answer rank 0's messages until it ends the program.
+    fn serve(&mut self) -> ! {
+        loop {
+            let msg = comm::receive_control(&world(), &mut self.counters.comm);
+            let Some((&kind, rest)) = msg.split_first() else {
+                comm::abort(&world(), "empty control message");
+            };
+            let rest = match self.apply_frees(rest) {
+                Ok(r) => r,
+                Err(e) => comm::abort(&world(), &e),
+            };
+            match kind {
+                EXECUTE => self.serve_execute(rest),
+                SYNC => {
+                    let id = BaseId(read_u64(rest, 0).unwrap_or(0));
+                    self.sync_home(id, None);
+                }
+                STATS => {
+                    comm::sum_to_root(&world(), &self.counters.values());
+                }
+                EXIT => {
+                    comm::finish();
+                    std::process::exit(0);
+                }
+                k => comm::abort(&world(), &format!("unknown control message {k}")),
+            }
+        }
+    }
+
+    fn serve_execute(&mut self, msg: &[u8]) {
+        let decoded = (|| -> std::result::Result<_, String> {
+            let n = read_u64(msg, 0).ok_or("short message")? as usize;
+            let mut dirty = Vec::with_capacity(n);
+            for i in 0..n {
+                dirty.push(BaseId(read_u64(msg, 8 + 8 * i).ok_or("short message")?));
+            }
+            let call = msg.get(8 + 8 * n..).ok_or("short message")?;
+            let (batch, kernels) = decode_call(call).map_err(|e| e.to_string())?;
+            Ok((dirty, batch, kernels))
+        })();
+        let (dirty, batch, kernels) = match decoded {
+            Ok(d) => d,
+            Err(e) => comm::abort(&world(), &format!("a flush from rank 0 is unreadable: {e}")),
+        };
+        self.allocate(&batch, &kernels);
+        let mut buffers = Buffers::with_capacity(self.store.len());
+        for (&id, l) in self.store.iter_mut() {
+            buffers.insert(HostBuffer {
+                base: id.0,
+                data: l.map.as_mut_ptr(),
+                nelem: l.nelem,
+                dtype: l.dtype,
+                host_dirty: 0,
+            });
+        }
+        let failure = self.run(&batch, &kernels, &buffers, &dirty).err();
+        comm::agree_on_failure(&world(), failure.as_deref());
+    }
+
+    /// Gives a worker memory for every base the kernels keep in memory.
+    fn allocate(&mut self, batch: &Batch, kernels: &[Kernel]) {
+        for k in kernels {
+            for &id in k.reads.iter().chain(&k.writes) {
+                if self.store.contains_key(&id) {
+                    continue;
+                }
+                let Some(base) = batch.base(id) else { continue };
+                let bytes = base.nelem * base.dtype.size();
+                let map = match MmapMut::map_anon(bytes.max(1)) {
+                    Ok(m) => m,
+                    Err(e) => comm::abort(
+                        &world(),
+                        &format!("cannot map {bytes} bytes for base {}: {e}", id.0),
+                    ),
+                };
+                self.store.insert(
+                    id,
+                    Local {
+                        map,
+                        dtype: base.dtype as u8,
+                        nelem: base.nelem as u64,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Reads the frees at the head of a control message and applies them.
+    fn apply_frees<'a>(&mut self, msg: &'a [u8]) -> std::result::Result<&'a [u8], String> {
+        let n = read_u64(msg, 0).ok_or("short message")? as usize;
+        for i in 0..n {
+            let id = BaseId(read_u64(msg, 8 + 8 * i).ok_or("short message")?);
+            self.forget(id);
+        }
+        Ok(&msg[8 + 8 * n..])
+    }
+
+    fn forget(&mut self, id: BaseId) {
+        self.layouts.remove(&id);
+        self.stale.remove(&id);
+        self.store.remove(&id);
+        let _ = self.child.free(id);
+    }
+
+    /// Rank 0: a control message of `kind` carrying the pending frees, then `body`.
+    fn broadcast(&mut self, kind: u8, body: &[u8]) {
+        let frees = std::mem::take(&mut self.frees);
+        let mut msg = Vec::with_capacity(9 + 8 * frees.len() + body.len());
+        msg.push(kind);
+        msg.extend_from_slice(&(frees.len() as u64).to_le_bytes());
+        for f in &frees {
+            msg.extend_from_slice(&f.0.to_le_bytes());
+        }
+        msg.extend_from_slice(body);
+        comm::send_control(&world(), &msg, &mut self.counters.comm);
+    }
+
+    /// Every rank: one flush. Errors leave this rank still taking part in every exchange,
+    /// so that no rank waits for it; the first error is returned.
+    fn run(
+        &mut self,
+        batch: &Batch,
+        kernels: &[Kernel],
+        buffers: &Buffers,
+        dirty: &[BaseId],
+    ) -> std::result::Result<(), String> {
+        self.counters.flushes += 1;
+        let mut seen: BTreeSet<BaseId> = BTreeSet::new();
+        let in_memory: HashSet<BaseId> = kernels
+            .iter()
+            .flat_map(|k| k.reads.iter().chain(&k.writes).copied())
+            .collect();
+        for k in kernels {
+            for &i in &k.instrs {
+                let Some(instr) = batch.instrs.get(i) else {
+                    continue;
+                };
+                let views =
+                    std::iter::once(&instr.out).chain(instr.ins.iter().filter_map(|o| o.as_view()));
+                for v in views {
+                    if !in_memory.contains(&v.base) || self.layouts.contains_key(&v.base) {
+                        continue;
+                    }
+                    if seen.insert(v.base) {
+                        if let Some(base) = batch.base(v.base) {
+                            let l =
+                                Layout::new(base, Some(v), self.ranks, self.cfg.replicate_below);
+                            self.layouts.insert(v.base, l);
+                        }
+                    }
+                }
+            }
+        }
+        let mut mem = BufferMemory(buffers);
+        // Bases rank 0's host wrote: their blocks go out (a replicated base to everyone).
+        for &id in dirty {
+            let Some(layout) = self.layouts.get(&id).copied() else {
+                continue;
+            };
+            let Some((bytes, size)) = mem.bytes(id) else {
+                continue;
+            };
+            if layout.distributed {
+                if self.rank == 0 {
+                    for r in 1..self.ranks {
+                        let (lo, hi) = layout.block(r);
+                        if hi > lo {
+                            let part = &bytes[lo as usize * size..hi as usize * size];
+                            comm::send_block(&world(), r, part, &mut self.counters.comm);
+                        }
+                    }
+                } else {
+                    let (lo, hi) = layout.block(self.rank);
+                    if hi > lo {
+                        let part = &mut bytes[lo as usize * size..hi as usize * size];
+                        comm::receive_block(&world(), 0, part, &mut self.counters.comm);
+                    }
+                }
+            } else if self.ranks > 1 {
+                comm::broadcast_bytes(&world(), bytes, &mut self.counters.comm);
+            }
+            self.stale.remove(&id);
+        }
+        let plan = plan(batch, kernels, &self.layouts, self.ranks);
+        let mut local = batch.clone();
+        let mut failure: Option<String> = None;
+        for phase in &plan.phases {
+            self.counters.phases += 1;
+            if let Err(e) =
+                comm::exchange(&world(), &phase.needs, &mut mem, &mut self.counters.comm)
+            {
+                failure.get_or_insert(e);
+            }
+            let mut mine: Vec<Kernel> = Vec::with_capacity(phase.kernels.len());
+            for &ki in &phase.kernels {
+                let k = &kernels[ki];
+                match &plan.cuts[ki] {
+                    Cut::Whole => mine.push(k.clone()),
+                    Cut::Rows(rows) => {
+                        let (i0, i1) = rows[self.rank as usize];
+                        for &w in &k.writes {
+                            if self.layouts.get(&w).is_some_and(|l| l.distributed) {
+                                self.stale.insert(w);
+                            }
+                        }
+                        if i0 == i1 {
+                            continue;
+                        }
+                        for &i in &k.instrs {
+                            let instr = &mut local.instrs[i];
+                            instr.out = restrict(&batch.instrs[i].out, i0, i1);
+                            for (o, orig) in instr.ins.iter_mut().zip(&batch.instrs[i].ins) {
+                                if let (hassium_core::Operand::View(v), Some(ov)) =
+                                    (o, orig.as_view())
+                                {
+                                    *v = restrict(ov, i0, i1);
+                                }
+                            }
+                        }
+                        let mut k = k.clone();
+                        k.shape[0] = i1 - i0;
+                        mine.push(k);
+                    }
+                }
+            }
+            for &ki in &phase.kernels {
+                if plan.gathered.contains(&ki) {
+                    self.note_gathered(batch, &kernels[ki], &phase.needs);
+                }
+            }
+            if failure.is_some() || mine.is_empty() {
+                continue;
+            }
+            let t = Instant::now();
+            if let Err(e) = self.child.execute(&local, &mine, buffers) {
+                failure = Some(e.to_string());
+            }
+            self.counters.compute_seconds += t.elapsed().as_secs_f64();
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Counts a kernel run whole on gathered operands and warns once per operation.
+    fn note_gathered(&mut self, batch: &Batch, k: &Kernel, needs: &[crate::plan::Need]) {
+        self.counters.gathered_kernels += 1;
+        let reads: HashSet<BaseId> = k.reads.iter().copied().collect();
+        self.counters.gathered_bytes += needs
+            .iter()
+            .filter(|n| n.dst == self.rank && reads.contains(&n.base))
+            .map(|n| (n.hi - n.lo) * batch.base(n.base).map_or(1, |b| b.dtype.size() as u64))
+            .sum::<u64>();
+        if self.rank != 0 {
+            return;
+        }
+        let names: Vec<&str> = k
+            .instrs
+            .iter()
+            .filter_map(|&i| batch.instrs.get(i))
+            .filter(|i| !i.op.is_elementwise())
+            .map(|i| i.method.as_deref().unwrap_or(i.op.name()))
+            .collect();
+        let name = names
+            .first()
+            .copied()
+            .unwrap_or("an elementwise kernel cut differently");
+        if self.warned.insert(name.to_string()) {
+            tracing::warn!(
+                "{name} does not distribute yet; every rank gathers its \
+                 operands (counted as gathered in HASSIUM_STATS)"
+            );
+        }
+    }
+
+    /// Brings the blocks of `id` home to rank 0 (`host` there; workers send).
+    fn sync_home(&mut self, id: BaseId, host: Option<&HostBuffer>) {
+        let Some(layout) = self.layouts.get(&id).copied() else {
+            return;
+        };
+        self.stale.remove(&id);
+        if !layout.distributed {
+            return;
+        }
+        if self.rank == 0 {
+            let Some(host) = host else { return };
+            // SAFETY: the runtime keeps the buffer alive and unshared during `sync`.
+            let bytes = unsafe { host.bytes_mut() };
+            let size = host.dtype().map_or(1, |d| d.size());
+            for r in 1..self.ranks {
+                let (lo, hi) = layout.block(r);
+                if hi > lo {
+                    let part = &mut bytes[lo as usize * size..hi as usize * size];
+                    comm::receive_block(&world(), r, part, &mut self.counters.comm);
+                }
+            }
+        } else if let Some(l) = self.store.get_mut(&id) {
+            let size = hassium_core::DType::from_u8(l.dtype).map_or(1, |d| d.size());
+            let (lo, hi) = layout.block(self.rank);
+            if hi > lo {
+                let part = &l.map[lo as usize * size..hi as usize * size];
+                comm::send_block(&world(), 0, part, &mut self.counters.comm);
+            }
+        }
+    }
+}
+
+/// MPI's world communicator.
+fn world() -> SimpleCommunicator {
+    SimpleCommunicator::world()
+}
+
+/// The memory of an execute call's buffers.
+struct BufferMemory<'a>(&'a Buffers);
+
+impl Memory for BufferMemory<'_> {
+    fn bytes(&mut self, base: BaseId) -> Option<(&mut [u8], usize)> {
+        let b = self.0.get(base)?;
+        // SAFETY: the buffers stay valid for the call, and the engine is the only one
+        // touching them while it runs (the ABI's contract).
+        Some((unsafe { b.bytes_mut() }, b.dtype()?.size()))
+    }
+}
+
+fn read_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// At rank 0's exit: tell the workers to end, then end MPI.
+extern "C" fn end_workers() {
+    let world = SimpleCommunicator::world();
+    if mpi::environment::is_finalized() {
+        return;
+    }
+    let mut msg = vec![EXIT];
+    msg.extend_from_slice(&0u64.to_le_bytes());
+    comm::send_control(&world, &msg, &mut CommStats::default());
+    comm::finish();
+}
+
+impl Engine for ClusterEngine {
+    fn name(&self) -> &str {
+        "cluster"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.child.capabilities()
+    }
+
+    fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
+        if kernels.is_empty() {
+            return Ok(());
+        }
+        let call = encode_call(batch, kernels)?;
+        let mut dirty: Vec<BaseId> = buffers
+            .iter()
+            .filter(|b| b.host_dirty != 0)
+            .map(|b| BaseId(b.base))
+            .collect();
+        dirty.sort_unstable();
+        let mut body = Vec::with_capacity(8 + 8 * dirty.len() + call.len());
+        body.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
+        for d in &dirty {
+            body.extend_from_slice(&d.0.to_le_bytes());
+        }
+        body.extend_from_slice(&call);
+        if self.ranks > 1 {
+            self.broadcast(EXECUTE, &body);
+        }
+        // Rank 0 runs the decoded call, exactly as the workers do: the same instructions
+        // and the same kernels, so that the plans agree.
+        let (batch, kernels) = decode_call(&call)?;
+        let failure = self.run(&batch, &kernels, buffers, &dirty).err();
+        let failure = if self.ranks > 1 {
+            comm::agree_on_failure(&world(), failure.as_deref())
+        } else {
+            failure
+        };
+        match failure {
+            None => Ok(()),
+            Some(message) => Err(Error::Engine {
+                engine: "cluster".into(),
+                message,
+            }),
+        }
+    }
+
+    fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
+        if self.ranks > 1 && self.stale.contains(&base) {
+            self.broadcast(SYNC, &base.0.to_le_bytes());
+            self.sync_home(base, Some(host));
+        }
+        self.child.sync(base, host)
+    }
+
+    fn free(&mut self, base: BaseId) -> Result<()> {
+        if self.ranks > 1 && self.layouts.contains_key(&base) {
+            self.frees.push(base);
+        }
+        self.layouts.remove(&base);
+        self.stale.remove(&base);
+        self.child.free(base)
+    }
+
+    fn stats(&self) -> EngineStats {
+        let mut s = self.child.stats();
+        let mine = self.counters.values();
+        for (name, v) in Counters::NAMES.iter().zip(mine) {
+            s.extra.insert(format!("rank0_{name}"), v);
+        }
+        s.extra.insert("ranks".into(), f64::from(self.ranks));
+        if self.ranks > 1 {
+            // Pending frees stay pending: this message carries none.
+            let mut msg = vec![STATS];
+            msg.extend_from_slice(&0u64.to_le_bytes());
+            comm::send_control(&world(), &msg, &mut CommStats::default());
+            let all = comm::sum_to_root(&world(), &[0.0; 10]);
+            for (name, v) in Counters::NAMES.iter().zip(all) {
+                s.extra.insert(format!("workers_{name}"), v);
+            }
+        }
+        s
+    }
+}

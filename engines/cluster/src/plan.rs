@@ -1,0 +1,369 @@
+//! What each rank computes of a flush and which pieces travel between ranks.
+//!
+//! Every rank derives the same plan from the batch, the kernels, the layouts and the rank
+//! count, so sends and receives match without any message about them.
+//!
+//! A kernel of elementwise instructions whose outputs are distributed and cut the same way
+//! along the first axis of its iteration space runs *by rows*: each rank computes the rows
+//! whose output elements lie in its blocks, after receiving the input elements outside
+//! its blocks that those rows read (a stencil's halo). Any other kernel (reductions,
+//! scans, generators, index operations, extensions, outputs that are replicated or cut
+//! differently) runs *whole* on every rank, after every rank received all the distributed
+//! input it reads: correct for any kernel, and counted as gathered.
+//!
+//! Kernels are grouped into phases: a phase ends before a kernel that needs remote
+//! elements of a base an earlier kernel of the phase wrote. All pieces of a phase travel
+//! at its start, one message per rank pair.
+
+use crate::layout::Layout;
+use hassium_core::{BaseId, Batch, IdMap, Kernel, View};
+
+/// How a kernel is cut over the ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Rank r computes rows `[rows[r].0, rows[r].1)` of the first axis.
+    Rows(Vec<(usize, usize)>),
+    /// Every rank computes all of it.
+    Whole,
+}
+
+/// Elements `[lo, hi)` of `base` that rank `dst` needs from rank `src`, its owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Need {
+    pub dst: u32,
+    pub src: u32,
+    pub base: BaseId,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// Kernels (indices into the flush's kernels) run after one exchange of `needs`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Phase {
+    pub kernels: Vec<usize>,
+    /// Sorted by (dst, src, base, lo); ranges of one base merged.
+    pub needs: Vec<Need>,
+}
+
+/// A flush's plan.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub cuts: Vec<Cut>,
+    pub phases: Vec<Phase>,
+    /// Kernels run whole that read distributed data from other ranks.
+    pub gathered: Vec<usize>,
+}
+
+/// The plan of `kernels` over `batch` on `ranks` ranks; `layouts` must hold every base the
+/// kernels read or write from memory.
+pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u32) -> Plan {
+    let mut out = Plan::default();
+    let mut phase = Phase::default();
+    let mut written: Vec<BaseId> = Vec::new();
+    for (ki, k) in kernels.iter().enumerate() {
+        let cut = if ranks > 1 {
+            cut_of(batch, k, layouts, ranks).unwrap_or(Cut::Whole)
+        } else {
+            Cut::Whole
+        };
+        let needs = needs_of(batch, k, &cut, layouts, ranks);
+        if cut == Cut::Whole && !needs.is_empty() {
+            out.gathered.push(ki);
+        }
+        if needs.iter().any(|n| written.contains(&n.base)) {
+            out.phases.push(std::mem::take(&mut phase));
+            written.clear();
+        }
+        phase.kernels.push(ki);
+        phase.needs.extend(needs);
+        for &w in &k.writes {
+            if !written.contains(&w) {
+                written.push(w);
+            }
+        }
+        out.cuts.push(cut);
+    }
+    if !phase.kernels.is_empty() {
+        out.phases.push(phase);
+    }
+    for p in &mut out.phases {
+        p.needs = merged(std::mem::take(&mut p.needs));
+    }
+    out
+}
+
+/// The rows of each rank when `k` can run by rows.
+fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Option<Cut> {
+    if k.shape.is_empty() {
+        return None;
+    }
+    let mut rows: Option<Vec<(usize, usize)>> = None;
+    for &i in &k.instrs {
+        let instr = batch.instrs.get(i)?;
+        if !instr.op.is_elementwise() || instr.out.shape != k.shape {
+            return None;
+        }
+        if instr
+            .ins
+            .iter()
+            .any(|o| o.as_view().is_some_and(|v| v.shape != k.shape))
+        {
+            return None;
+        }
+        if k.contracted.contains(&instr.out.base) {
+            continue;
+        }
+        let layout = layouts.get(&instr.out.base)?;
+        if !layout.distributed {
+            return None;
+        }
+        let these = rows_of(&instr.out, layout, ranks)?;
+        match &rows {
+            Some(r) if *r != these => return None,
+            Some(_) => {}
+            None => rows = Some(these),
+        }
+    }
+    rows.map(Cut::Rows)
+}
+
+/// For each rank, the range of first-axis indices of `v` whose elements all lie in that
+/// rank's block; `None` when some index's elements straddle two blocks.
+fn rows_of(v: &View, layout: &Layout, ranks: u32) -> Option<Vec<(usize, usize)>> {
+    let n0 = v.shape[0];
+    if n0 == 0 || v.nelem() == 0 {
+        return Some(vec![(0, 0); ranks as usize]);
+    }
+    let s0 = v.strides[0] as i128;
+    // The offsets a first-axis index i touches: off + i*s0 + [rest_lo, rest_hi].
+    let (mut rest_lo, mut rest_hi) = (0i128, 0i128);
+    for (&n, &s) in v.shape[1..].iter().zip(&v.strides[1..]) {
+        let span = (n as i128 - 1) * s as i128;
+        if span < 0 {
+            rest_lo += span;
+        } else {
+            rest_hi += span;
+        }
+    }
+    let off = v.offset as i128;
+    if s0 == 0 && n0 > 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(ranks as usize);
+    let mut covered = 0usize;
+    for r in 0..ranks {
+        let (blo, bhi) = layout.block(r);
+        let (blo, bhi) = (blo as i128, bhi as i128);
+        // i with off + i*s0 + rest_lo >= blo and off + i*s0 + rest_hi <= bhi - 1.
+        let (a, b) = (off + rest_lo, off + rest_hi);
+        let (first, last) = if s0 > 0 {
+            (div_ceil(blo - a, s0), div_floor(bhi - 1 - b, s0))
+        } else if s0 < 0 {
+            (div_ceil(b - bhi + 1, -s0), div_floor(a - blo, -s0))
+        } else if a >= blo && b < bhi {
+            (0, 0)
+        } else {
+            (1, 0)
+        };
+        let first = first.max(0);
+        let last = last.min(n0 as i128 - 1);
+        let range = if first <= last {
+            (first as usize, last as usize + 1)
+        } else {
+            (0, 0)
+        };
+        covered += range.1 - range.0;
+        out.push(range);
+    }
+    (covered == n0).then_some(out)
+}
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    a.div_euclid(b)
+}
+
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -(-a).div_euclid(b)
+}
+
+/// `v` restricted to first-axis indices `[i0, i1)`.
+pub fn restrict(v: &View, i0: usize, i1: usize) -> View {
+    let mut r = v.clone();
+    r.offset += i0 as isize * v.strides[0];
+    r.shape[0] = i1 - i0;
+    r
+}
+
+/// What each rank must receive before running `k` cut as `cut`.
+fn needs_of(
+    batch: &Batch,
+    k: &Kernel,
+    cut: &Cut,
+    layouts: &IdMap<Layout>,
+    ranks: u32,
+) -> Vec<Need> {
+    let mut needs = Vec::new();
+    if ranks == 1 {
+        return needs;
+    }
+    for &i in &k.instrs {
+        let Some(instr) = batch.instrs.get(i) else {
+            continue;
+        };
+        for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+            if k.contracted.contains(&v.base) {
+                continue;
+            }
+            let Some(layout) = layouts.get(&v.base).filter(|l| l.distributed) else {
+                continue;
+            };
+            for r in 0..ranks {
+                let read = match cut {
+                    Cut::Rows(rows) => {
+                        let (i0, i1) = rows[r as usize];
+                        if i0 == i1 {
+                            continue;
+                        }
+                        restrict(v, i0, i1).extent()
+                    }
+                    Cut::Whole => v.extent(),
+                };
+                if let Some((lo, hi)) = read {
+                    remote_pieces(layout, v.base, r, lo as u64, hi as u64 + 1, &mut needs);
+                }
+            }
+        }
+    }
+    needs
+}
+
+/// The parts of `[lo, hi)` outside rank `r`'s block, split by owner.
+fn remote_pieces(layout: &Layout, base: BaseId, r: u32, lo: u64, hi: u64, out: &mut Vec<Need>) {
+    let (blo, bhi) = layout.block(r);
+    for (plo, phi) in [(lo, hi.min(blo)), (lo.max(bhi), hi)] {
+        let mut e = plo;
+        while e < phi {
+            let src = layout.owner(e);
+            let end = layout.block(src).1.min(phi);
+            out.push(Need {
+                dst: r,
+                src,
+                base,
+                lo: e,
+                hi: end,
+            });
+            e = end;
+        }
+    }
+}
+
+/// Sorted, with overlapping or touching ranges of one (dst, src, base) joined.
+fn merged(mut needs: Vec<Need>) -> Vec<Need> {
+    needs.sort_unstable();
+    let mut out: Vec<Need> = Vec::with_capacity(needs.len());
+    for n in needs {
+        match out.last_mut() {
+            Some(l) if (l.dst, l.src, l.base) == (n.dst, n.src, n.base) && n.lo <= l.hi => {
+                l.hi = l.hi.max(n.hi);
+            }
+            _ => out.push(n),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hassium_core::{Base, Bases, DType, Instr, Opcode, Operand};
+    use smallvec::smallvec;
+
+    fn grid(n: usize) -> (Base, View) {
+        let b = Base {
+            id: BaseId(1),
+            dtype: DType::Float64,
+            nelem: n * n,
+        };
+        (b, View::contiguous(BaseId(1), DType::Float64, &[n, n]))
+    }
+
+    /// new[1:-1,1:-1] = u[:-2,1:-1] + u[2:,1:-1] on an n×n grid: rows travel as halos.
+    fn stencil(n: usize, ranks: u32) -> Plan {
+        let (bu, u) = grid(n);
+        let bn = Base {
+            id: BaseId(2),
+            ..bu
+        };
+        let new = View {
+            base: BaseId(2),
+            ..u.clone()
+        };
+        let inner = |v: &View, r0: isize, r1: isize| {
+            v.slice(0, r0, r1, 1)
+                .unwrap()
+                .slice(1, 1, n as isize - 1, 1)
+                .unwrap()
+        };
+        let add = Instr::new(
+            Opcode::Add,
+            inner(&new, 1, n as isize - 1),
+            [
+                Operand::View(inner(&u, 0, n as isize - 2)),
+                Operand::View(inner(&u, 2, n as isize)),
+            ],
+        );
+        let batch = Batch {
+            bases: Bases::from_sorted(vec![bu, bn]),
+            instrs: vec![add],
+            sync: vec![],
+        };
+        let k = Kernel {
+            instrs: smallvec![0],
+            shape: smallvec![n - 2, n - 2],
+            contracted: smallvec![],
+            reads: smallvec![BaseId(1)],
+            writes: smallvec![BaseId(2)],
+        };
+        let mut layouts = IdMap::default();
+        layouts.insert(BaseId(1), Layout::new(&bu, Some(&u), ranks, 0));
+        layouts.insert(BaseId(2), Layout::new(&bn, Some(&new), ranks, 0));
+        plan(&batch, &[k], &layouts, ranks)
+    }
+
+    #[test]
+    fn a_stencil_runs_by_rows_and_receives_only_halo_rows() {
+        for ranks in 2..=5u32 {
+            let n = 11;
+            let p = stencil(n, ranks);
+            let Cut::Rows(rows) = &p.cuts[0] else {
+                panic!("whole")
+            };
+            assert_eq!(rows.iter().map(|r| r.1 - r.0).sum::<usize>(), n - 2);
+            assert_eq!(p.phases.len(), 1);
+            // Each inner boundary costs one row (less its two corner columns... at most n)
+            // each way.
+            let total: u64 = p.phases[0].needs.iter().map(|n| n.hi - n.lo).sum();
+            assert!(total <= 2 * u64::from(ranks - 1) * n as u64, "{total}");
+            assert!(
+                total >= 2 * u64::from(ranks - 1) * (n as u64 - 2),
+                "{total}"
+            );
+            assert!(p.phases[0].needs.iter().all(|n| n.dst.abs_diff(n.src) == 1));
+            assert!(p.gathered.is_empty());
+        }
+    }
+
+    #[test]
+    fn rows_straddling_blocks_are_not_cut() {
+        // A transposed view's first axis walks columns: every index touches every block.
+        let (b, v) = grid(8);
+        let l = Layout::new(&b, Some(&v), 3, 0);
+        let t = v.transpose(&[1, 0]).unwrap();
+        assert!(rows_of(&t, &l, 3).is_none());
+        let r = rows_of(&v, &l, 3).unwrap();
+        assert_eq!(r, vec![(0, 3), (3, 6), (6, 8)]);
+        // Reversed rows are cut too, in reverse.
+        let rev = v.slice(0, 7, -1, -1).unwrap();
+        assert_eq!(rows_of(&rev, &l, 3).unwrap(), vec![(5, 8), (2, 5), (0, 2)]);
+    }
+}
