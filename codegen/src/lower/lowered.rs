@@ -306,6 +306,15 @@ impl Lowered {
         self.structure == Structure::Partials
     }
 
+    /// True when the kernel's result depends on the order it combines values in: an add
+    /// or multiply reduction of an inexact dtype. Its compiled code folds in the documented
+    /// chunk and lane order, which an interpreter of single instructions does not follow.
+    pub fn order_sensitive(&self) -> bool {
+        self.instrs.iter().any(|i| {
+            matches!(i.op, Opcode::AddReduce | Opcode::MultiplyReduce) && i.in_dtype.is_inexact()
+        })
+    }
+
     /// True when the plan needs the `_fin` function.
     pub fn has_fin(&self) -> bool {
         matches!(self.plan, Plan::Partials { .. } | Plan::Lagged { .. })

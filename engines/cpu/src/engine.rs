@@ -574,8 +574,18 @@ impl CpuEngine {
                     todo.len()
                 )));
             }
-            let background = new_work <= self.cfg.interpret_limit;
-            self.compile(todo, background)?;
+            // A kernel whose result depends on its summation order is never interpreted
+            // while it compiles: the interpreter sums in another order, and a result
+            // must not depend on whether the compiler had finished.
+            let (ordered, free): (Vec<_>, Vec<_>) =
+                todo.into_iter().partition(|(_, l)| l.order_sensitive());
+            if !ordered.is_empty() {
+                self.compile(ordered, false)?;
+            }
+            if !free.is_empty() {
+                let background = new_work <= self.cfg.interpret_limit;
+                self.compile(free, background)?;
+            }
         }
         self.calls += 1;
         // 3. Run in order.

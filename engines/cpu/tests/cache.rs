@@ -333,6 +333,46 @@ fn tiered_execution_interprets_first_then_runs_native_code() {
     assert!((first - second).abs() <= 1e-12 * first.abs());
 }
 
+/// A float sum's bits must not depend on whether its compile had finished: the
+/// interpreter sums pairwise, the compiled code by chunks and lanes. Tiered execution
+/// therefore compiles such a kernel before running it, and every call agrees.
+#[test]
+fn a_float_sum_is_never_interpreted_so_its_bits_do_not_depend_on_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = CpuEngine::new(CpuConfig {
+        tiered: true,
+        ..config(1, SpecializePolicy::Fixed, dir.path())
+    })
+    .unwrap();
+    let n = 100_003;
+    let sum = |cpu: &mut CpuEngine| {
+        let mut b = Batch::default();
+        let x = base(&mut b, DType::Float64, n);
+        let s = base(&mut b, DType::Float64, 1);
+        let mut out = View::contiguous(s, DType::Float64, &[]);
+        out.offset = 0;
+        let mut add = Instr::new(
+            Opcode::AddReduce,
+            out,
+            [View::contiguous(x, DType::Float64, &[n]).into()],
+        );
+        add.axis = Some(0);
+        b.instrs.push(add);
+        let k = hassium_fuser::finish_kernel(&b, vec![0], |_| false);
+        let mut a = Arrays::new(&b);
+        for i in 0..n {
+            a.set(x, i, Scalar::Float64(1.0 / (1.0 + i as f64)));
+        }
+        let buffers = a.buffers(&k.contracted);
+        cpu.execute(&b, &[k], &buffers).unwrap();
+        a.get(s, 0).as_f64().to_bits()
+    };
+    let first = sum(&mut cpu);
+    assert_eq!(cpu.stats().interpreted, 0);
+    let second = sum(&mut cpu);
+    assert_eq!(first, second);
+}
+
 /// A compiler that waits, before it starts, until [`open_gate`] opens `dir`'s gate: a
 /// compile is surely still running when a short program exits, whatever the machine's
 /// load.
