@@ -306,12 +306,15 @@ impl Lowered {
         self.structure == Structure::Partials
     }
 
-    /// True when the kernel's result depends on the order it combines values in: an add
-    /// or multiply reduction of an inexact dtype. Its compiled code folds in the documented
-    /// chunk and lane order, which an interpreter of single instructions does not follow.
+    /// True when the kernel's compiled code may round differently from the reference
+    /// interpreter: an add or multiply reduction of an inexact dtype (compiled code folds
+    /// in the documented chunk and lane order, the interpreter pairwise), or a math
+    /// function of an inexact dtype that compiled loops call through glibc's vector
+    /// variants (within 4 ulp of the scalar ones the interpreter calls).
     pub fn order_sensitive(&self) -> bool {
         self.instrs.iter().any(|i| {
-            matches!(i.op, Opcode::AddReduce | Opcode::MultiplyReduce) && i.in_dtype.is_inexact()
+            i.in_dtype.is_inexact()
+                && (matches!(i.op, Opcode::AddReduce | Opcode::MultiplyReduce) || vector_math(i.op))
         })
     }
 
@@ -382,4 +385,36 @@ impl Lowered {
         }
         Some(Binding { slots, scalars })
     }
+}
+
+/// Opcodes whose compiled code calls a libm function that glibc also provides in vector
+/// form (the compiler's `LIBMVEC_DECLS`), so a vectorised loop may round differently
+/// from a scalar call.
+pub fn vector_math(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Exp | Log
+            | Sin
+            | Cos
+            | Power
+            | Exp2
+            | Expm1
+            | Log2
+            | Log10
+            | Log1p
+            | Tan
+            | Arcsin
+            | Arccos
+            | Arctan
+            | Arctan2
+            | Sinh
+            | Cosh
+            | Tanh
+            | Arcsinh
+            | Arccosh
+            | Arctanh
+            | Cbrt
+            | Hypot
+    )
 }
