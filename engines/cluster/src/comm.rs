@@ -103,6 +103,7 @@ pub struct CommStats {
     pub bytes_received: u64,
     pub messages: u64,
     pub broadcasts: u64,
+    pub allgathers: u64,
     pub wait_seconds: f64,
 }
 
@@ -295,4 +296,38 @@ pub fn sum_to_root(world: &SimpleCommunicator, values: &[f64]) -> Vec<f64> {
         root.reduce_into(values, SystemOperation::sum());
     }
     out
+}
+
+/// Every rank's `mine` (of `counts[r]` bytes on rank r), concatenated in rank order, on
+/// every rank.
+pub fn all_gather_bytes(
+    world: &SimpleCommunicator,
+    mine: &[u8],
+    counts: &[usize],
+    stats: &mut CommStats,
+) -> Result<Vec<u8>, String> {
+    let total: usize = counts.iter().sum();
+    if total > i32::MAX as usize {
+        return Err(format!("{total} bytes of partials exceed one MPI message"));
+    }
+    let counts: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
+    let displs: Vec<i32> = counts
+        .iter()
+        .scan(0i32, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect();
+    let mut all = vec![0u8; total];
+    let t = Instant::now();
+    {
+        let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+        world.all_gather_varcount_into(mine, &mut part);
+    }
+    stats.wait_seconds += t.elapsed().as_secs_f64();
+    stats.allgathers += 1;
+    stats.bytes_sent += mine.len() as u64;
+    stats.bytes_received += (total - mine.len()) as u64;
+    Ok(all)
 }

@@ -6,8 +6,8 @@
 use crate::comm::{self, CommStats, Memory};
 use crate::config::ClusterConfig;
 use crate::layout::Layout;
-use crate::plan::{plan, restrict, Cut};
-use hassium_core::{BaseId, Batch, Capabilities, IdMap, Kernel};
+use crate::plan::{plan, replicated_writes, restrict, Cut};
+use hassium_core::{Base, BaseId, Batch, Capabilities, IdMap, Kernel, Operand, View};
 use hassium_engine_abi::{
     decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
     Result,
@@ -331,6 +331,9 @@ impl ClusterEngine {
             let mut mine: Vec<Kernel> = Vec::with_capacity(phase.kernels.len());
             for &ki in &phase.kernels {
                 let k = &kernels[ki];
+                if plan.gathered.contains(&ki) {
+                    self.note_gathered(batch, k, &phase.needs);
+                }
                 match &plan.cuts[ki] {
                     Cut::Whole => mine.push(k.clone()),
                     Cut::Rows(rows) => {
@@ -340,41 +343,189 @@ impl ClusterEngine {
                                 self.stale.insert(w);
                             }
                         }
-                        if i0 == i1 {
-                            continue;
-                        }
-                        for &i in &k.instrs {
+                        for &i in k.instrs.iter().filter(|_| i1 > i0) {
                             let instr = &mut local.instrs[i];
                             instr.out = restrict(&batch.instrs[i].out, i0, i1);
                             for (o, orig) in instr.ins.iter_mut().zip(&batch.instrs[i].ins) {
-                                if let (hassium_core::Operand::View(v), Some(ov)) =
-                                    (o, orig.as_view())
-                                {
+                                if let (Operand::View(v), Some(ov)) = (o, orig.as_view()) {
                                     *v = restrict(ov, i0, i1);
                                 }
                             }
                         }
-                        let mut k = k.clone();
-                        k.shape[0] = i1 - i0;
-                        mine.push(k);
+                        if i1 > i0 {
+                            let mut kk = k.clone();
+                            kk.shape[0] = i1 - i0;
+                            mine.push(kk);
+                        }
+                        let shared = replicated_writes(batch, k, rows, &self.layouts);
+                        if !shared.is_empty() {
+                            self.run_child(&local, &mut mine, buffers, &mut failure);
+                            self.share(batch, &shared, buffers, &mut failure);
+                        }
+                    }
+                    Cut::Chunks(ranges) => {
+                        self.run_child(&local, &mut mine, buffers, &mut failure);
+                        self.run_chunks(batch, k, ranges, buffers, &mut failure);
                     }
                 }
             }
-            for &ki in &phase.kernels {
-                if plan.gathered.contains(&ki) {
-                    self.note_gathered(batch, &kernels[ki], &phase.needs);
-                }
-            }
-            if failure.is_some() || mine.is_empty() {
-                continue;
-            }
+            self.run_child(&local, &mut mine, buffers, &mut failure);
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Runs `kernels` (then empties it) on the child unless a failure came first.
+    fn run_child(
+        &mut self,
+        batch: &Batch,
+        kernels: &mut Vec<Kernel>,
+        buffers: &Buffers,
+        failure: &mut Option<String>,
+    ) {
+        if failure.is_none() && !kernels.is_empty() {
             let t = Instant::now();
-            if let Err(e) = self.child.execute(&local, &mine, buffers) {
-                failure = Some(e.to_string());
+            if let Err(e) = self.child.execute(batch, kernels, buffers) {
+                *failure = Some(e.to_string());
             }
             self.counters.compute_seconds += t.elapsed().as_secs_f64();
         }
-        failure.map_or(Ok(()), Err)
+        kernels.clear();
+    }
+
+    /// A whole-array reduction cut into chunks: this rank's partials by the child (the
+    /// kernel recast as rows of `CHUNK` elements reduced along the rows, which the cpu
+    /// engine computes exactly as its chunk partials), every rank's partials to every
+    /// rank, and the fold in chunk order on every rank. Collective: every rank calls it,
+    /// failed or not.
+    fn run_chunks(
+        &mut self,
+        batch: &Batch,
+        k: &Kernel,
+        ranges: &[(usize, usize)],
+        buffers: &Buffers,
+        failure: &mut Option<String>,
+    ) {
+        let chunk = hassium_codegen::CHUNK;
+        let reds: Vec<usize> = (k.instrs.iter().copied())
+            .filter(|&i| batch.instrs[i].op.is_reduction())
+            .collect();
+        let sizes: Vec<usize> = reds
+            .iter()
+            .map(|&i| batch.instrs[i].out.dtype.size())
+            .collect();
+        let row_bytes: usize = sizes.iter().sum();
+        let chunks_of = |r: usize| (ranges[r].1 - ranges[r].0).div_ceil(chunk);
+        let (i0, i1) = ranges[self.rank as usize];
+        let mine = chunks_of(self.rank as usize);
+        // One scratch array of partials per reduction, 16-byte aligned for the kernels.
+        let mut scratch: Vec<Vec<u128>> = sizes
+            .iter()
+            .map(|s| vec![0u128; (mine * s).div_ceil(16)])
+            .collect();
+        if mine > 0 && failure.is_none() {
+            let (b, ks, bufs) = chunk_call(batch, k, &reds, i0, i1, &mut scratch, buffers);
+            let t = Instant::now();
+            if let Err(e) = self.child.execute(&b, &ks, &bufs) {
+                *failure = Some(e.to_string());
+            }
+            self.counters.compute_seconds += t.elapsed().as_secs_f64();
+        }
+        let mut local = Vec::with_capacity(mine * row_bytes);
+        for (s, size) in scratch.iter().zip(&sizes) {
+            // SAFETY: a u128 vector viewed as its bytes.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, s.len() * 16) };
+            local.extend_from_slice(&bytes[..mine * size]);
+        }
+        let counts: Vec<usize> = (0..self.ranks as usize)
+            .map(|r| chunks_of(r) * row_bytes)
+            .collect();
+        let all = match comm::all_gather_bytes(&world(), &local, &counts, &mut self.counters.comm) {
+            Ok(a) => a,
+            Err(e) => {
+                failure.get_or_insert(e);
+                return;
+            }
+        };
+        let starts: Vec<usize> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c;
+                Some(d)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..self.ranks as usize)
+            .filter(|&r| chunks_of(r) > 0)
+            .collect();
+        order.sort_by_key(|&r| ranges[r].0);
+        let mut mem = BufferMemory(buffers);
+        for (j, &i) in reds.iter().enumerate() {
+            let instr = &batch.instrs[i];
+            let before: usize = sizes[..j].iter().sum();
+            let mut partials = Vec::new();
+            for &r in &order {
+                let at = starts[r] + chunks_of(r) * before;
+                partials.extend_from_slice(&all[at..at + chunks_of(r) * sizes[j]]);
+            }
+            let Some((out, size)) = mem.bytes(instr.out.base) else {
+                failure.get_or_insert(format!("base {} has no memory", instr.out.base.0));
+                continue;
+            };
+            let at = instr.out.offset as usize * size;
+            crate::fold::fold(
+                instr.op,
+                instr.out.dtype,
+                &partials,
+                &mut out[at..at + size],
+            );
+        }
+    }
+
+    /// Makes replicated bases whole again after a kernel cut by rows wrote each rank's
+    /// part: every rank's range of each base to every rank. Collective.
+    fn share(
+        &mut self,
+        batch: &Batch,
+        shared: &[(BaseId, Vec<(u64, u64)>)],
+        buffers: &Buffers,
+        failure: &mut Option<String>,
+    ) {
+        let mut mem = BufferMemory(buffers);
+        let me = self.rank as usize;
+        for (base, ranges) in shared {
+            let size = batch.base(*base).map_or(1, |b| b.dtype.size());
+            let span = |(lo, hi): (u64, u64)| (lo as usize * size, hi as usize * size);
+            let counts: Vec<usize> = ranges.iter().map(|&r| span(r).1 - span(r).0).collect();
+            let (lo, hi) = span(ranges[me]);
+            let mut bytes = mem.bytes(*base).map(|(b, _)| b);
+            // Without memory this rank still takes part, sending zeros.
+            let mine = match &bytes {
+                Some(b) => b[lo..hi].to_vec(),
+                None => {
+                    failure.get_or_insert(format!("base {} has no memory", base.0));
+                    vec![0; hi - lo]
+                }
+            };
+            match comm::all_gather_bytes(&world(), &mine, &counts, &mut self.counters.comm) {
+                Ok(all) => {
+                    let Some(bytes) = bytes.as_mut() else {
+                        continue;
+                    };
+                    let mut at = 0;
+                    for (r, &range) in ranges.iter().enumerate() {
+                        let (lo, hi) = span(range);
+                        if r != me {
+                            bytes[lo..hi].copy_from_slice(&all[at..at + hi - lo]);
+                        }
+                        at += hi - lo;
+                    }
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
     }
 
     /// Counts a kernel run whole on gathered operands and warns once per operation.
@@ -437,6 +588,111 @@ impl ClusterEngine {
                 comm::send_block(&world(), 0, part, &mut self.counters.comm);
             }
         }
+    }
+}
+
+/// Ids of the scratch bases holding a rank's partials (the runtime counts up from 1).
+const SCRATCH: u64 = u64::MAX - 1024;
+
+/// The child call computing this rank's chunk partials of reduction kernel `k` over
+/// elements `[i0, i1)`: whole chunks as rows of `CHUNK`, a last short chunk as one more
+/// row, each reduction writing its row results into its scratch array.
+fn chunk_call(
+    batch: &Batch,
+    k: &Kernel,
+    reds: &[usize],
+    i0: usize,
+    i1: usize,
+    scratch: &mut [Vec<u128>],
+    buffers: &Buffers,
+) -> (Batch, Vec<Kernel>, Buffers) {
+    let chunk = hassium_codegen::CHUNK;
+    let mut b = batch.clone();
+    let mut bufs = Buffers::new(&buffers.to_vec());
+    let full = (i1 - i0) / chunk;
+    let tail = (i1 - i0) % chunk;
+    let rows = full + usize::from(tail > 0);
+    let mut writes: Vec<BaseId> = Vec::new();
+    for (j, &i) in reds.iter().enumerate() {
+        let id = BaseId(SCRATCH + j as u64);
+        let dtype = batch.instrs[i].out.dtype;
+        b.bases.insert(
+            id,
+            Base {
+                id,
+                dtype,
+                nelem: rows,
+            },
+        );
+        bufs.insert(HostBuffer {
+            base: id.0,
+            data: scratch[j].as_mut_ptr() as *mut u8,
+            nelem: rows as u64,
+            dtype: dtype as u8,
+            host_dirty: 0,
+        });
+        writes.push(id);
+    }
+    // (first element, rows, row length, first output slot) of each part.
+    let mut parts = Vec::new();
+    if full > 0 {
+        parts.push((i0, full, chunk, 0));
+    }
+    if tail > 0 {
+        parts.push((i0 + full * chunk, 1, tail, full));
+    }
+    let mut kernels = Vec::new();
+    for (n, &(start, rows, cols, slot)) in parts.iter().enumerate() {
+        let mut instrs = hassium_core::KernelInstrs::new();
+        for &i in &k.instrs {
+            let mut instr = batch.instrs[i].clone();
+            for o in instr.ins.iter_mut() {
+                if let Operand::View(v) = o {
+                    *v = as_rows(v, start, rows, cols);
+                }
+            }
+            if let Some(j) = reds.iter().position(|&r| r == i) {
+                instr.axis = Some(1);
+                instr.out = View {
+                    base: BaseId(SCRATCH + j as u64),
+                    dtype: instr.out.dtype,
+                    offset: slot as isize,
+                    shape: [rows].into_iter().collect(),
+                    strides: [1].into_iter().collect(),
+                };
+            } else {
+                instr.out = as_rows(&instr.out, start, rows, cols);
+            }
+            // The first part rewrites the kernel's own instructions; a second one
+            // appends its copies.
+            if n == 0 {
+                b.instrs[i] = instr;
+                instrs.push(i);
+            } else {
+                b.instrs.push(instr);
+                instrs.push(b.instrs.len() - 1);
+            }
+        }
+        kernels.push(Kernel {
+            instrs,
+            shape: [rows, cols].into_iter().collect(),
+            contracted: k.contracted.clone(),
+            reads: k.reads.clone(),
+            writes: writes.iter().copied().collect(),
+        });
+    }
+    (b, kernels, bufs)
+}
+
+/// Elements `[start, start + rows * cols)` of 1-D view `v` as `rows` rows of `cols`.
+fn as_rows(v: &View, start: usize, rows: usize, cols: usize) -> View {
+    let s = v.strides[0];
+    View {
+        base: v.base,
+        dtype: v.dtype,
+        offset: v.offset + start as isize * s,
+        shape: [rows, cols].into_iter().collect(),
+        strides: [cols as isize * s, s].into_iter().collect(),
     }
 }
 

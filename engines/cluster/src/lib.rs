@@ -9,6 +9,7 @@
 pub mod comm;
 pub mod config;
 mod engine;
+mod fold;
 pub mod layout;
 pub mod plan;
 

@@ -23,6 +23,11 @@ use hassium_core::{BaseId, Batch, IdMap, Kernel, View};
 pub enum Cut {
     /// Rank r computes rows `[rows[r].0, rows[r].1)` of the first axis.
     Rows(Vec<(usize, usize)>),
+    /// A whole-array reduction (with the elementwise work fused before it): rank r
+    /// computes the per-chunk partials of elements `[ranges[r].0, ranges[r].1)`, whole
+    /// chunks of the cpu engine's `CHUNK` elements; every rank folds all partials in
+    /// chunk order (see `fold`).
+    Chunks(Vec<(usize, usize)>),
     /// Every rank computes all of it.
     Whole,
 }
@@ -62,7 +67,9 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
     let mut written: Vec<BaseId> = Vec::new();
     for (ki, k) in kernels.iter().enumerate() {
         let cut = if ranks > 1 {
-            cut_of(batch, k, layouts, ranks).unwrap_or(Cut::Whole)
+            (cut_of(batch, k, layouts, ranks))
+                .or_else(|| chunks_of(batch, k, layouts, ranks))
+                .unwrap_or(Cut::Whole)
         } else {
             Cut::Whole
         };
@@ -98,11 +105,9 @@ fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Opt
         return None;
     }
     let mut rows: Option<Vec<(usize, usize)>> = None;
+    let mut first_input: Option<&View> = None;
     for &i in &k.instrs {
         let instr = batch.instrs.get(i)?;
-        if !instr.op.is_elementwise() || instr.out.shape != k.shape {
-            return None;
-        }
         if instr
             .ins
             .iter()
@@ -110,12 +115,35 @@ fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Opt
         {
             return None;
         }
+        let shape_ok = if instr.op.is_elementwise() {
+            instr.out.shape == k.shape
+        } else if instr.op.is_reduction() {
+            // Along an axis other than the first: each row's result is computed whole
+            // by the rank that holds the row.
+            let a = instr.axis?;
+            a >= 1 && a < k.shape.len() && {
+                let mut s = k.shape.clone();
+                s.remove(a);
+                instr.out.shape == s
+            }
+        } else {
+            false
+        };
+        if !shape_ok {
+            return None;
+        }
+        for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+            let distributed = layouts.get(&v.base).is_some_and(|l| l.distributed);
+            if first_input.is_none() && distributed && !k.contracted.contains(&v.base) {
+                first_input = Some(v);
+            }
+        }
         if k.contracted.contains(&instr.out.base) {
             continue;
         }
         let layout = layouts.get(&instr.out.base)?;
         if !layout.distributed {
-            return None;
+            continue; // replicated: gathered to every rank after the kernel
         }
         let these = rows_of(&instr.out, layout, ranks)?;
         match &rows {
@@ -124,7 +152,114 @@ fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Opt
             None => rows = Some(these),
         }
     }
+    if rows.is_none() {
+        let v = first_input?;
+        rows = Some(rows_of(v, layouts.get(&v.base)?, ranks)?);
+    }
     rows.map(Cut::Rows)
+}
+
+/// For a kernel cut by rows, each replicated base it writes and, per rank, the element
+/// range `[lo, hi)` that rank's rows write of it: what every rank sends every other
+/// after the kernel, so that the base is whole everywhere again.
+pub fn replicated_writes(
+    batch: &Batch,
+    k: &Kernel,
+    rows: &[(usize, usize)],
+    layouts: &IdMap<Layout>,
+) -> Vec<(BaseId, Vec<(u64, u64)>)> {
+    let mut out: Vec<(BaseId, Vec<(u64, u64)>)> = Vec::new();
+    for &i in &k.instrs {
+        let o = &batch.instrs[i].out;
+        if k.contracted.contains(&o.base) || layouts.get(&o.base).is_none_or(|l| l.distributed) {
+            continue;
+        }
+        let ranges: Vec<(u64, u64)> = rows
+            .iter()
+            .map(|&(i0, i1)| match restrict(o, i0, i1).extent() {
+                Some((lo, hi)) if i1 > i0 => (lo as u64, hi as u64 + 1),
+                _ => (0, 0),
+            })
+            .collect();
+        match out.iter_mut().find(|(b, _)| *b == o.base) {
+            // Two instructions writing one base: each rank sends the span of both.
+            Some((_, have)) => {
+                for (h, r) in have.iter_mut().zip(ranges) {
+                    *h = match (*h, r) {
+                        ((0, 0), r) | (r, (0, 0)) => r,
+                        ((a, b), (c, d)) => (a.min(c), b.max(d)),
+                    };
+                }
+            }
+            None => out.push((o.base, ranges)),
+        }
+    }
+    out
+}
+
+/// The chunk ranges of each rank when `k` is a whole-array reduction of one axis that
+/// the cluster can cut: elementwise instructions into registers, then reductions to
+/// replicated scalars that [`crate::fold::foldable`] combines. Chunk `c` goes to the rank
+/// holding element `c * CHUNK` of the first distributed operand.
+fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Option<Cut> {
+    let [n] = k.shape[..] else { return None };
+    let mut reductions = 0;
+    let mut first: Option<&View> = None;
+    for &i in &k.instrs {
+        let instr = batch.instrs.get(i)?;
+        let ins_ok = instr
+            .ins
+            .iter()
+            .all(|o| o.as_view().is_none_or(|v| v.shape[..] == [n]));
+        if !ins_ok {
+            return None;
+        }
+        if instr.op.is_reduction() {
+            let v = instr.ins.first()?.as_view()?;
+            if instr.axis != Some(0)
+                || !instr.out.shape.is_empty()
+                || instr.out.dtype != v.dtype
+                || !crate::fold::foldable(instr.op, v.dtype)
+                || k.contracted.contains(&instr.out.base)
+                || layouts.get(&instr.out.base).is_none_or(|l| l.distributed)
+            {
+                return None;
+            }
+            reductions += 1;
+        } else if !instr.op.is_elementwise()
+            || instr.out.shape[..] != [n]
+            || !k.contracted.contains(&instr.out.base)
+        {
+            return None;
+        }
+        for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+            let distributed = layouts.get(&v.base).is_some_and(|l| l.distributed);
+            if first.is_none() && distributed && !k.contracted.contains(&v.base) {
+                first = Some(v);
+            }
+        }
+    }
+    let v = first?;
+    if reductions == 0 {
+        return None;
+    }
+    let owned = rows_of(v, layouts.get(&v.base)?, ranks)?;
+    let chunk = hassium_codegen::CHUNK;
+    Some(Cut::Chunks(
+        owned
+            .into_iter()
+            .map(|(a, b)| {
+                if a == b {
+                    (0, 0)
+                } else {
+                    (
+                        (a.div_ceil(chunk) * chunk).min(n),
+                        (b.div_ceil(chunk) * chunk).min(n),
+                    )
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// For each rank, the range of first-axis indices of `v` whose elements all lie in that
@@ -219,7 +354,7 @@ fn needs_of(
             };
             for r in 0..ranks {
                 let read = match cut {
-                    Cut::Rows(rows) => {
+                    Cut::Rows(rows) | Cut::Chunks(rows) => {
                         let (i0, i1) = rows[r as usize];
                         if i0 == i1 {
                             continue;
