@@ -18,7 +18,15 @@ pub const BLOCK: usize = 256;
 /// not depend on which.
 pub const WIDE: usize = 256;
 
+/// Elements: a host engine splits a one-loop elementwise kernel across threads (and the
+/// cluster engine across ranks) only at multiples of this, so that every element takes the
+/// same path, a full vector or the scalar remainder at the end, whatever the split. The
+/// paths round alike except in math functions, whose vector variants (glibc's libmvec)
+/// may differ from the scalar ones by a few ulp.
+pub const ALIGN: usize = 64;
+
 const _: () = assert!(WIDE.is_multiple_of(LANES) && CHUNK.is_multiple_of(WIDE));
+const _: () = assert!(CHUNK.is_multiple_of(ALIGN));
 
 /// How shapes, strides and offsets reach the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -340,6 +348,17 @@ impl Lowered {
             self.structure,
             Structure::ReduceOuter { axis: 0 } | Structure::ScanOuter { axis: 0 }
         )
+    }
+
+    /// Units of `[0, extent)` a host engine's split of a `Parallel` plan must keep together:
+    /// [`ALIGN`] when the parallel loop is the only, vectorised, loop; else
+    /// [`Self::parallel_step`].
+    pub fn split_step(&self) -> usize {
+        if self.structure == Structure::Elementwise && self.extents.len() == 1 {
+            ALIGN.max(self.parallel_step())
+        } else {
+            self.parallel_step()
+        }
     }
 
     /// Units of a `Parallel` plan's `[begin, end)` range one iteration of the parallel

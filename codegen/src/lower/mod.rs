@@ -20,7 +20,7 @@ mod lowered;
 pub(crate) use lowered::{
     Arg, LInstr, LView, Num, RandomAccess, Site, Space, Structure, ViewKind, ROW_PARTIALS_COLUMNS,
 };
-pub use lowered::{Binding, Lowered, Plan, Specialize, BLOCK, CHUNK, LANES, WIDE};
+pub use lowered::{Binding, Lowered, Plan, Specialize, ALIGN, BLOCK, CHUNK, LANES, WIDE};
 
 use crate::traffic::Traffic;
 use crate::{Error, Result};

@@ -71,10 +71,11 @@ pub fn execute(
         Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
         Plan::Parallel { extent, inner } => {
             let total = extent.saturating_mul(inner);
-            // Ranges are whole steps of the parallel loop (blocks of columns of a column
-            // reduction or scan, which streams every row once per call: a split inside
-            // a block would stream them once more per piece).
-            let step = lowered.parallel_step();
+            // Ranges are whole steps of the parallel loop: blocks of columns of a column
+            // reduction or scan, which streams every row once per call (a split inside
+            // a block would stream them once more per piece); `ALIGN` elements of a
+            // one-loop kernel, so no element's vector or scalar path depends on the split.
+            let step = lowered.split_step();
             let units = extent.div_ceil(step);
             if threads <= 1 || total < min_parallel || units < 2 {
                 return call(k.main, 0, extent, args, std::ptr::null_mut());
