@@ -128,6 +128,8 @@ def available_runners(python: str) -> list[Runner]:
                 runners.append(Runner("jax-cold", peer, cold=True))
             runners.append(Runner(peer, peer))
     for stack in hassium_stacks(python):
+        if stack == "cluster":
+            continue  # needs mpirun; benches/cluster.py measures it
         runners.append(Runner(f"hassium-{stack}-cold", "hassium", stack, cold=True))
         runners.append(Runner(f"hassium-{stack}", "hassium", stack))
     return runners

@@ -6,7 +6,7 @@
 use crate::comm::{self, CommStats, Memory};
 use crate::config::ClusterConfig;
 use crate::layout::Layout;
-use crate::plan::{plan, replicated_writes, restrict, Cut};
+use crate::plan::{piece, plan, replicated_writes, Cut};
 use hassium_core::{Base, BaseId, Batch, Capabilities, IdMap, Kernel, Operand, View};
 use hassium_engine_abi::{
     decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
@@ -336,8 +336,8 @@ impl ClusterEngine {
                 }
                 match &plan.cuts[ki] {
                     Cut::Whole => mine.push(k.clone()),
-                    Cut::Rows(rows) => {
-                        let (i0, i1) = rows[self.rank as usize];
+                    Cut::Rows { ranges, flat } => {
+                        let (i0, i1) = ranges[self.rank as usize];
                         for &w in &k.writes {
                             if self.layouts.get(&w).is_some_and(|l| l.distributed) {
                                 self.stale.insert(w);
@@ -345,19 +345,23 @@ impl ClusterEngine {
                         }
                         for &i in k.instrs.iter().filter(|_| i1 > i0) {
                             let instr = &mut local.instrs[i];
-                            instr.out = restrict(&batch.instrs[i].out, i0, i1);
+                            instr.out = piece(&batch.instrs[i].out, *flat, i0, i1);
                             for (o, orig) in instr.ins.iter_mut().zip(&batch.instrs[i].ins) {
                                 if let (Operand::View(v), Some(ov)) = (o, orig.as_view()) {
-                                    *v = restrict(ov, i0, i1);
+                                    *v = piece(ov, *flat, i0, i1);
                                 }
                             }
                         }
                         if i1 > i0 {
                             let mut kk = k.clone();
-                            kk.shape[0] = i1 - i0;
+                            if *flat {
+                                kk.shape = [i1 - i0].into_iter().collect();
+                            } else {
+                                kk.shape[0] = i1 - i0;
+                            }
                             mine.push(kk);
                         }
-                        let shared = replicated_writes(batch, k, rows, &self.layouts);
+                        let shared = replicated_writes(batch, k, ranges, *flat, &self.layouts);
                         if !shared.is_empty() {
                             self.run_child(&local, &mut mine, buffers, &mut failure);
                             self.share(batch, &shared, buffers, &mut failure);

@@ -21,8 +21,15 @@ use hassium_core::{BaseId, Batch, IdMap, Kernel, View};
 /// How a kernel is cut over the ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cut {
-    /// Rank r computes rows `[rows[r].0, rows[r].1)` of the first axis.
-    Rows(Vec<(usize, usize)>),
+    /// Rank r computes rows `[ranges[r].0, ranges[r].1)` of the first axis or, when
+    /// `flat`, elements of the kernel's views seen as one loop (see [`flatten`]): ranges
+    /// then start and end at multiples of `ALIGN` (or the end), as the cpu engine splits
+    /// such a loop, and may overlap at their ends (a rank computes the few elements of
+    /// a neighbour's block its aligned range covers, into its own memory only).
+    Rows {
+        ranges: Vec<(usize, usize)>,
+        flat: bool,
+    },
     /// A whole-array reduction (with the elementwise work fused before it): rank r
     /// computes the per-chunk partials of elements `[ranges[r].0, ranges[r].1)`, whole
     /// chunks of the cpu engine's `CHUNK` elements; every rank folds all partials in
@@ -156,7 +163,87 @@ fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Opt
         let v = first_input?;
         rows = Some(rows_of(v, layouts.get(&v.base)?, ranks)?);
     }
-    rows.map(Cut::Rows)
+    let rows = rows?;
+    if !flat_kernel(batch, k) {
+        return Some(Cut::Rows {
+            ranges: rows,
+            flat: false,
+        });
+    }
+    let n: usize = k.shape.iter().product();
+    let per_row = n.checked_div(k.shape[0]).unwrap_or(0);
+    let align = hassium_codegen::ALIGN;
+    let ranges = rows
+        .into_iter()
+        .map(|(i0, i1)| {
+            if i0 == i1 {
+                (0, 0)
+            } else {
+                (
+                    i0 * per_row / align * align,
+                    (i1 * per_row).div_ceil(align) * align,
+                )
+                    .min((n, n))
+            }
+        })
+        .map(|(a, b)| (a.min(n), b.min(n)))
+        .collect();
+    Some(Cut::Rows { ranges, flat: true })
+}
+
+/// True when the cpu engine runs elementwise kernel `k` as one loop: every dimension of
+/// extent above 1 merges with the next for every view (the lowering's rule), and no
+/// output is read through another view of its base (a kernel that updates an array it
+/// reads at other rows keeps its rows as a loop).
+fn flat_kernel(batch: &Batch, k: &Kernel) -> bool {
+    let kept: Vec<usize> = (0..k.shape.len()).filter(|&d| k.shape[d] != 1).collect();
+    let mut views = Vec::new();
+    for &i in &k.instrs {
+        let Some(instr) = batch.instrs.get(i) else {
+            return false;
+        };
+        if !instr.op.is_elementwise() {
+            return false;
+        }
+        views.push(&instr.out);
+        views.extend(instr.ins.iter().filter_map(|o| o.as_view()));
+    }
+    let shifted = k.instrs.iter().any(|&i| {
+        let o = &batch.instrs[i].out;
+        views
+            .iter()
+            .any(|v| v.base == o.base && (v.offset != o.offset || v.strides != o.strides))
+    });
+    !shifted
+        && views.iter().all(|v| {
+            kept.windows(2)
+                .all(|w| v.strides[w[0]] == v.strides[w[1]] * v.shape[w[1]] as isize)
+        })
+}
+
+/// `v` as the one loop of a [`flat_kernel`]: all its elements, with the stride of its
+/// innermost dimension of extent above 1.
+pub fn flatten(v: &View) -> View {
+    let stride = (0..v.ndim())
+        .rev()
+        .find(|&d| v.shape[d] != 1)
+        .map_or(1, |d| v.strides[d]);
+    View {
+        base: v.base,
+        dtype: v.dtype,
+        offset: v.offset,
+        shape: [v.nelem()].into_iter().collect(),
+        strides: [stride].into_iter().collect(),
+    }
+}
+
+/// Rank `r`'s piece of view `v` of a kernel cut by rows.
+pub fn piece(v: &View, flat: bool, i0: usize, i1: usize) -> View {
+    if flat {
+        restrict(&flatten(v), i0, i1)
+    } else {
+        restrict(v, i0, i1)
+    }
 }
 
 /// For a kernel cut by rows, each replicated base it writes and, per rank, the element
@@ -166,6 +253,7 @@ pub fn replicated_writes(
     batch: &Batch,
     k: &Kernel,
     rows: &[(usize, usize)],
+    flat: bool,
     layouts: &IdMap<Layout>,
 ) -> Vec<(BaseId, Vec<(u64, u64)>)> {
     let mut out: Vec<(BaseId, Vec<(u64, u64)>)> = Vec::new();
@@ -176,7 +264,7 @@ pub fn replicated_writes(
         }
         let ranges: Vec<(u64, u64)> = rows
             .iter()
-            .map(|&(i0, i1)| match restrict(o, i0, i1).extent() {
+            .map(|&(i0, i1)| match piece(o, flat, i0, i1).extent() {
                 Some((lo, hi)) if i1 > i0 => (lo as u64, hi as u64 + 1),
                 _ => (0, 0),
             })
@@ -354,7 +442,14 @@ fn needs_of(
             };
             for r in 0..ranks {
                 let read = match cut {
-                    Cut::Rows(rows) | Cut::Chunks(rows) => {
+                    Cut::Rows { ranges, flat } => {
+                        let (i0, i1) = ranges[r as usize];
+                        if i0 == i1 {
+                            continue;
+                        }
+                        piece(v, *flat, i0, i1).extent()
+                    }
+                    Cut::Chunks(rows) => {
                         let (i0, i1) = rows[r as usize];
                         if i0 == i1 {
                             continue;
@@ -470,7 +565,7 @@ mod tests {
         for ranks in 2..=5u32 {
             let n = 11;
             let p = stencil(n, ranks);
-            let Cut::Rows(rows) = &p.cuts[0] else {
+            let Cut::Rows { ranges: rows, .. } = &p.cuts[0] else {
                 panic!("whole")
             };
             assert_eq!(rows.iter().map(|r| r.1 - r.0).sum::<usize>(), n - 2);

@@ -1,0 +1,106 @@
+"""Operations on odd shapes whose results must not depend on the rank count.
+
+Run as ``python -m hassium tests/cluster/battery.py`` (one process, any stack) or under
+``mpirun -np P`` on the cluster stack: it prints one line per result (name, dtype, shape
+and a digest of the bytes), and tests/python/test_cluster.py compares the lines of the
+cluster stack for several P with those of the cpu stack, which must be identical.
+"""
+
+import hashlib
+import importlib
+
+import numpy as np
+
+real = importlib.import_module("numpy")  # NumPy itself, for digests
+
+
+def show(name, x):
+    a = real.ascontiguousarray(real.asarray(x))
+    digest = hashlib.sha256(a.tobytes()).hexdigest()[:16]
+    print(f"{name} {a.dtype} {a.shape} {digest}")
+
+
+# From host data (sent to the ranks), distributed or replicated by size.
+a = np.array(real.linspace(-3.0, 7.0, 37 * 13).reshape(37, 13) ** 2 / 7.0)
+b = np.arange(37 * 13, dtype=np.float64).reshape(37, 13) * 0.25 - 20.0
+ints = np.arange(2 * 61, dtype=np.int64).reshape(61, 2) * 7 - 300
+f32 = (np.arange(1000, dtype=np.float32) * np.float32(0.37)).reshape(100, 10)
+
+show("add", a + b)
+show("chain", np.sqrt(np.abs(a * b - 3.0)) + a / (b + 100.0))
+show("row_broadcast", a + b[3])
+show("col_broadcast", a * b[:, 2:3])
+show("reversed", a[::-1] - b)
+show("reversed_cols", a[:, ::-1] * 2.0)
+show("strided", a[::3, ::2] + 1.0)
+show("transposed", a.T + b.T)
+show("transposed_sum", (a.T * 2.0).sum(axis=0))
+show("zero_d", np.float64(2.5) * a[4, 5])
+show("empty", np.zeros((0, 13)) + 1.0)
+show("empty_sum", np.zeros((0, 13)).sum(axis=0))
+show("ints", ints * 3 // 7 + (ints % 5))
+show("int_sum", ints.sum())
+show("f32", np.exp(f32 * np.float32(0.01)) * f32)
+show("f32_sum", f32.sum())
+show("complex", (a + 1j * b)[::2] * (1.0 - 0.5j))
+show("bool", (a > b) & (a < 20.0))
+show("where", np.where(a > 5.0, a, -b))
+show("count", (a > 5.0).sum())
+
+# Reductions: whole, along each axis, fused with elementwise work.
+show("sum", a.sum())
+show("sum0", a.sum(axis=0))
+show("sum1", a.sum(axis=1))
+show("max", np.abs(a - b).max())
+show("min1", (a - b).min(axis=1))
+show("prod", (1.0 + a[:5] / 100.0).prod())
+show("mean", a.mean())
+show("std", a.std(axis=0))
+show("argmax", np.argmax(a - b))
+show("cumsum", np.cumsum(a, axis=0))
+show("cumsum_flat", np.cumsum(b.ravel()))
+big = np.linspace(0.0, 1.0, 100_003)
+show("big_sum", (np.sin(big * 3.1) ** 2).sum())
+show("big_max", big[::-1].max())
+show("big_dot", (big * big[::-1]).sum())
+
+# Stencils: halos each iteration.
+u = np.zeros((41, 29))
+u[0, :] = 1.0
+u[:, 0] = 0.5
+for _ in range(7):
+    new = u.copy()
+    new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    delta = float(np.abs(new - u).max())
+    u = new
+show("heat", u)
+print("delta", repr(delta))
+x = np.linspace(0.0, 1.0, 5003) ** 3
+for _ in range(5):
+    x[1:-1] = 0.5 * (x[:-2] + x[2:])
+show("stencil_1d", x)
+
+# Writes into views, masks, fancy indexing.
+c = a.copy()
+c[2:9] += 1.0
+c[::4, 1] = -7.0
+c[c > 30.0] = 0.0
+show("writes", c)
+show("gather", c[[1, 5, 7, 36]])
+d = b.copy()
+d[[0, 3, 3, 30], 2] = [1.0, 2.0, 3.0, 4.0]
+show("scatter", d)
+
+# Generators use global indices; products and sorting gather.
+rng = np.random.default_rng(7)
+show("random", rng.random((50, 7)))
+show("normal", rng.standard_normal(1001))
+show("arange", np.arange(3.0, 500.0, 0.7))
+show("linspace", np.linspace(-1.0, 1.0, 999))
+show("matmul", a[:, :10] @ b[:10, :7])
+show("sort", np.sort(a - b, axis=0))
+
+# Reading back pieces.
+print("scalar", repr(float(a[17, 3])), repr(float(u[20, 14])))
+print("row", a[5, :4].tolist())
+print("item", int(ints[60, 1]))
