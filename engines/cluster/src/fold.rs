@@ -81,8 +81,14 @@ pub fn fold(op: Opcode, t: DType, partials: &[u8], out: &mut [u8]) {
         DType::Bool => {
             let values = partials.iter().map(|&b| b != 0);
             let r = match op {
-                Opcode::LogicalAndReduce => values.fold(true, |a, b| a && b),
-                Opcode::LogicalOrReduce => values.fold(false, |a, b| a || b),
+                Opcode::LogicalAndReduce => {
+                    let mut v = values;
+                    v.all(|b| b)
+                }
+                Opcode::LogicalOrReduce => {
+                    let mut v = values;
+                    v.any(|b| b)
+                }
                 _ => values.fold(false, |a, b| a != b),
             };
             out[0] = u8::from(r);
