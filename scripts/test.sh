@@ -45,6 +45,11 @@ cargo test --release --workspace || failed+=("cargo test")
 echo "== Python extension tests (bridge-python/tests)"
 .venv/bin/python -m pytest -q -p no:cacheprovider bridge-python/tests || failed+=("pytest (bridge)")
 
+# The cluster stack under mpirun (its own processes, 1 to 4 ranks): the cpu engine's bits
+# for every rank count, C and C++ programs, and jobs ending cleanly when a rank fails.
+echo "== cluster engine under mpirun (tests/cluster)"
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/cluster || failed+=("pytest (cluster)")
+
 if $quick; then
   echo "== Python differential suite on the cpu stack (quick: 100 random programs)"
   HASSIUM_TEST_STACKS=cpu HASSIUM_TEST_RANDOM_PROGRAMS=100 \

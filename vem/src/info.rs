@@ -119,6 +119,9 @@ pub fn info(running: Option<&Runtime>) -> Result<Value> {
     if let Some(text) = engines.get("opencl").and_then(|e| e.get("devices")) {
         d.insert("opencl_devices".into(), text.clone());
     }
+    if let Some(text) = engines.get("cluster").and_then(|e| e.get("devices")) {
+        d.insert("cluster".into(), text.clone());
+    }
     d.insert("stacks".into(), Value::Object(stacks));
     d.insert("engines".into(), Value::Object(engines));
     d.insert("cache_dirs".into(), json!(caches));

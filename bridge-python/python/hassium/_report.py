@@ -47,6 +47,7 @@ def format_info(info):
         ("engines", "engines found"),
         ("engine_dirs", "engine search path"),
         ("opencl_devices", "OpenCL devices"),
+        ("cluster", "cluster"),
         ("cache_dir", "cache directory"),
         ("cache_dirs", "cache directories"),
     ]

@@ -104,6 +104,8 @@ pub struct CommStats {
     pub messages: u64,
     pub broadcasts: u64,
     pub allgathers: u64,
+    /// Bytes of the pieces (halos) sent in phase exchanges: what a stencil must move.
+    pub piece_bytes: u64,
     pub wait_seconds: f64,
 }
 
@@ -205,6 +207,7 @@ pub fn exchange(
     stats.messages += outgoing.len() as u64;
     for (_, b) in &outgoing {
         stats.bytes_sent += b.len() as u64;
+        stats.piece_bytes += b.len() as u64;
     }
     for (peer, buf) in incoming {
         stats.bytes_received += buf.len() as u64;

@@ -35,11 +35,13 @@ struct Counters {
 }
 
 impl Counters {
-    const NAMES: [&'static str; 10] = [
+    const NAMES: [&'static str; 12] = [
         "sent_bytes",
         "received_bytes",
+        "piece_bytes",
         "messages",
         "broadcasts",
+        "allgathers",
         "comm_wait_seconds",
         "compute_seconds",
         "gathered_bytes",
@@ -48,12 +50,14 @@ impl Counters {
         "phases",
     ];
 
-    fn values(&self) -> [f64; 10] {
+    fn values(&self) -> [f64; 12] {
         [
             self.comm.bytes_sent as f64,
             self.comm.bytes_received as f64,
+            self.comm.piece_bytes as f64,
             self.comm.messages as f64,
             self.comm.broadcasts as f64,
+            self.comm.allgathers as f64,
             self.comm.wait_seconds,
             self.compute_seconds,
             self.gathered_bytes as f64,
@@ -809,7 +813,7 @@ impl Engine for ClusterEngine {
             let mut msg = vec![STATS];
             msg.extend_from_slice(&0u64.to_le_bytes());
             comm::send_control(&world(), &msg, &mut CommStats::default());
-            let all = comm::sum_to_root(&world(), &[0.0; 10]);
+            let all = comm::sum_to_root(&world(), &[0.0; Counters::NAMES.len()]);
             for (name, v) in Counters::NAMES.iter().zip(all) {
                 s.extra.insert(format!("workers_{name}"), v);
             }

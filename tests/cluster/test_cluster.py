@@ -1,0 +1,251 @@
+"""The cluster stack under mpirun: the same bits as the cpu engine for every rank count,
+C and C++ programs, and jobs that end with a clear message when a rank fails.
+
+Every run goes through scripts/mpirun.sh (oversubscription, yielding idle ranks, one
+cpu thread per rank, a time limit), from a temporary directory so nothing is written
+into the checkout.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = str(ROOT / ".venv" / "bin" / "python")
+MPIRUN = str(ROOT / "scripts" / "mpirun.sh")
+BATTERY = str(ROOT / "tests" / "cluster" / "battery.py")
+
+
+def run(argv, env=None, timeout=300, cwd=None):
+    e = dict(os.environ)
+    e.pop("HASSIUM_STACK", None)
+    e.update(env or {})
+    p = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=timeout,
+        cwd=cwd,
+    )
+    return p.returncode, p.stdout, p.stderr
+
+
+def cluster(np_, argv, env=None, timeout=300, cwd=None):
+    e = {"HASSIUM_STACK": "cluster", "HASSIUM_MPI_TIMEOUT": str(timeout - 20)}
+    e.update(env or {})
+    return run([MPIRUN, str(np_), *argv], e, timeout, cwd)
+
+
+@pytest.fixture(scope="module")
+def cpu_lines(tmp_path_factory):
+    rc, out, err = run(
+        [PY, "-m", "hassium", BATTERY],
+        {"HASSIUM_STACK": "cpu", "HASSIUM_FALLBACK": "silent"},
+        cwd=tmp_path_factory.mktemp("cpu"),
+    )
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) > 40, out
+    return lines
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_every_result_has_the_cpu_engines_bits_for_any_rank_count(
+    ranks, cpu_lines, tmp_path
+):
+    # Replicate nothing: every array, however small, is cut into blocks, so P exceeds
+    # the rows of some of them.
+    rc, out, err = cluster(
+        ranks,
+        [PY, "-m", "hassium", BATTERY],
+        {"HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW": "0", "HASSIUM_FALLBACK": "silent"},
+        cwd=tmp_path,
+    )
+    assert rc == 0, err
+    assert out.splitlines() == cpu_lines
+
+
+def test_small_arrays_replicated_give_the_same_bits(cpu_lines, tmp_path):
+    rc, out, err = cluster(
+        3, [PY, "-m", "hassium", BATTERY], {"HASSIUM_FALLBACK": "silent"}, cwd=tmp_path
+    )
+    assert rc == 0, err
+    assert out.splitlines() == cpu_lines
+
+
+HEAT = """
+import numpy as np
+n = {n}
+u = np.zeros((n, n))
+u[0, :] = 1.0
+for _ in range({steps}):
+    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+print(float(u.sum()))
+import hassium, json
+print(json.dumps(hassium.stats()["engine"]["extra"]))
+"""
+
+
+def test_a_stencil_sends_only_its_halo_rows(tmp_path):
+    """The 5-point stencil on an n x n grid over P ranks sends, per step, one row each
+    way across each of the P - 1 boundaries: 2 (P - 1) (n - 1) values (the n - 2 the
+    stencil reads, and the one more element the contiguous piece spans)."""
+    n, steps, ranks = 300, 6, 3
+    prog = tmp_path / "heat.py"
+    prog.write_text(HEAT.format(n=n, steps=steps))
+    rc, out, err = cluster(ranks, [PY, "-m", "hassium", str(prog)], cwd=tmp_path)
+    assert rc == 0, err
+    extra = json.loads(out.splitlines()[-1])
+    # A row's interior, plus the one element each extent carries past it.
+    halo = 2 * (ranks - 1) * (n - 1) * 8 * steps
+    pieces = extra["rank0_piece_bytes"] + extra["workers_piece_bytes"]
+    assert pieces == halo, (pieces, halo, extra)
+    assert extra["rank0_gathered_kernels"] == 0, extra
+
+
+def test_c_and_cpp_examples_run_under_mpirun(tmp_path):
+    pc = ROOT / "target" / "release" / "pkgconfig"
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "hassium"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PKG_CONFIG_PATH": str(pc)},
+        check=True,
+    ).stdout.split()
+    heat = tmp_path / "heat"
+    bs = tmp_path / "bs"
+    subprocess.run(
+        ["cc", "-O2", str(ROOT / "examples/c/heat_equation.c"), *flags, "-lm", "-o", heat],
+        check=True,
+    )
+    subprocess.run(
+        ["c++", "-O2", "-std=c++17", str(ROOT / "examples/cpp/black_scholes.cpp"), *flags]
+        + ["-o", bs],
+        check=True,
+    )
+    for ranks in (2, 3):
+        rc, out, err = cluster(ranks, [str(heat), "64", "300"], cwd=tmp_path)
+        assert rc == 0 and out.count(": OK") == 1, (out, err)
+        rc, out, err = cluster(ranks, [str(bs), "50000", "3"], cwd=tmp_path)
+        assert rc == 0 and out.count(": OK") == 1, (out, err)
+
+
+def test_info_reports_ranks_and_hosts(tmp_path):
+    rc, out, err = cluster(3, [PY, "-m", "hassium", "--info"], cwd=tmp_path)
+    assert rc == 0, err
+    assert re.search(r"MPI: 3 ranks on 1 host", out), out
+    assert out.count("hassium info") == 1, out
+
+
+def test_without_mpirun_the_cluster_stack_runs_as_one_rank_and_says_so(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("import numpy as np\nprint(float((np.arange(10.0) ** 2).sum()))\n")
+    rc, out, err = run(
+        [PY, "-m", "hassium", str(prog)], {"HASSIUM_STACK": "cluster"}, 120, tmp_path
+    )
+    assert rc == 0 and out.strip() == "285.0", (out, err)
+    assert err.count("running as one rank") == 1, err
+
+
+def test_an_exception_on_rank_0_ends_every_rank_with_its_message(tmp_path):
+    prog = tmp_path / "fail.py"
+    prog.write_text(
+        "import numpy as np\n"
+        "a = np.ones((500, 500))\n"
+        "print(float(a.sum()))\n"
+        "raise ValueError('the program failed here')\n"
+    )
+    start = time.monotonic()
+    rc, out, err = cluster(3, [PY, "-m", "hassium", str(prog)], timeout=120, cwd=tmp_path)
+    assert time.monotonic() - start < 30
+    assert rc != 0
+    assert out.strip() == "250000.0"
+    assert err.count("ValueError: the program failed here") == 1, err
+
+
+def test_a_killed_worker_ends_the_job_within_seconds(tmp_path):
+    prog = tmp_path / "loop.py"
+    ready = tmp_path / "ready"
+    prog.write_text(
+        "import numpy as np, pathlib, sys\n"
+        "u = np.ones((400, 400))\n"
+        "float(u.sum())\n"
+        f"pathlib.Path({str(ready)!r}).write_text('x')\n"
+        "for i in range(10**7):\n"
+        "    u = u * 1.0000001\n"
+        "    float(u[0, 0])\n"
+    )
+    e = {
+        **os.environ,
+        "HASSIUM_STACK": "cluster",
+        "HASSIUM_MPI_TIMEOUT": "100",
+    }
+    e.pop("HASSIUM_STATS", None)
+    p = subprocess.Popen(
+        [MPIRUN, "3", PY, "-m", "hassium", str(prog)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=e,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ready.exists(), "the program never started"
+        victim = worker_pid(str(prog), rank=2)
+        os.kill(victim, signal.SIGKILL)
+        killed = time.monotonic()
+        _, err = p.communicate(timeout=60)
+        assert time.monotonic() - killed < 30
+        assert p.returncode != 0
+        assert "signal 9" in err or "Killed" in err or "killed" in err, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def worker_pid(prog, rank):
+    """The process of `rank` running `prog` (found through its environment)."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if prog.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(d.name)
+    raise AssertionError(f"no process of rank {rank}")
+
+
+def test_a_bad_config_on_one_rank_ends_the_job_with_its_message(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("import numpy as np\nprint(float(np.ones(10).sum()))\n")
+    argv = [PY, "-m", "hassium", str(prog)]
+    start = time.monotonic()
+    rc, out, err = run(
+        [MPIRUN, "1", *argv, ":", "-np", "1", "env"]
+        + ["HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW=lots", *argv],
+        {"HASSIUM_STACK": "cluster", "HASSIUM_MPI_TIMEOUT": "60"},
+        90,
+        tmp_path,
+    )
+    assert time.monotonic() - start < 30
+    assert rc != 0
+    assert "replicate_below" in err, err
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
