@@ -63,6 +63,12 @@ big = np.linspace(0.0, 1.0, 100_003)
 show("big_sum", (np.sin(big * 3.1) ** 2).sum())
 show("big_max", big[::-1].max())
 show("big_dot", (big * big[::-1]).sum())
+kept = np.sqrt(big + 1.0)
+show("big_mean", kept.mean())  # the body's output kept, the mean's division after
+show("big_kept", kept)
+show("big_offset_sum", (big[1:] * 2.0).sum())
+show("big_std", big.std())
+show("big_int_sum", (np.arange(100_000) % 7).sum())
 
 # Stencils: halos each iteration.
 u = np.zeros((41, 29))

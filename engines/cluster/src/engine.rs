@@ -372,6 +372,11 @@ impl ClusterEngine {
                         }
                     }
                     Cut::Chunks(ranges) => {
+                        for &w in &k.writes {
+                            if self.layouts.get(&w).is_some_and(|l| l.distributed) {
+                                self.stale.insert(w);
+                            }
+                        }
                         self.run_child(&local, &mut mine, buffers, &mut failure);
                         self.run_chunks(batch, k, ranges, buffers, &mut failure);
                     }
@@ -467,7 +472,25 @@ impl ClusterEngine {
             .filter(|&r| chunks_of(r) > 0)
             .collect();
         order.sort_by_key(|&r| ranges[r].0);
-        let mut mem = BufferMemory(buffers);
+        // Results the kernel kept in registers (an epilogue reads them) get memory here.
+        let mut held: Vec<Vec<u128>> = Vec::new();
+        let mut bufs = Buffers::new(&buffers.to_vec());
+        for &i in &reds {
+            let o = &batch.instrs[i].out;
+            if k.contracted.contains(&o.base) {
+                let n = batch.base(o.base).map_or(1, |b| b.nelem);
+                held.push(vec![0u128; (n * o.dtype.size()).div_ceil(16).max(1)]);
+                let data = held.last_mut().expect("pushed").as_mut_ptr() as *mut u8;
+                bufs.insert(HostBuffer {
+                    base: o.base.0,
+                    data,
+                    nelem: n as u64,
+                    dtype: o.dtype as u8,
+                    host_dirty: 0,
+                });
+            }
+        }
+        let mut mem = BufferMemory(&bufs);
         for (j, &i) in reds.iter().enumerate() {
             let instr = &batch.instrs[i];
             let before: usize = sizes[..j].iter().sum();
@@ -488,6 +511,45 @@ impl ClusterEngine {
                 &mut out[at..at + size],
             );
         }
+        // The epilogue, on the folded scalars, on every rank.
+        let epilogue: hassium_core::KernelInstrs = (k.instrs.iter().copied())
+            .filter(|&i| is_epilogue(&batch.instrs[i]))
+            .collect();
+        if epilogue.is_empty() || failure.is_some() {
+            return;
+        }
+        let mut reads: Vec<BaseId> = Vec::new();
+        let mut writes: Vec<BaseId> = Vec::new();
+        let mut contracted = hassium_core::KernelBases::new();
+        for &i in &epilogue {
+            let instr = &batch.instrs[i];
+            for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+                if bufs.get(v.base).is_some() && !reads.contains(&v.base) {
+                    reads.push(v.base);
+                }
+            }
+            if k.contracted.contains(&instr.out.base) {
+                if !contracted.contains(&instr.out.base) {
+                    contracted.push(instr.out.base);
+                }
+            } else if !writes.contains(&instr.out.base) {
+                writes.push(instr.out.base);
+            }
+        }
+        reads.sort_unstable();
+        writes.sort_unstable();
+        let kernel = Kernel {
+            instrs: epilogue,
+            shape: Default::default(),
+            contracted,
+            reads: reads.into_iter().collect(),
+            writes: writes.into_iter().collect(),
+        };
+        let t = Instant::now();
+        if let Err(e) = self.child.execute(batch, &[kernel], &bufs) {
+            *failure = Some(e.to_string());
+        }
+        self.counters.compute_seconds += t.elapsed().as_secs_f64();
     }
 
     /// Makes replicated bases whole again after a kernel cut by rows wrote each rank's
@@ -652,7 +714,7 @@ fn chunk_call(
     let mut kernels = Vec::new();
     for (n, &(start, rows, cols, slot)) in parts.iter().enumerate() {
         let mut instrs = hassium_core::KernelInstrs::new();
-        for &i in &k.instrs {
+        for &i in k.instrs.iter().filter(|&&i| !is_epilogue(&batch.instrs[i])) {
             let mut instr = batch.instrs[i].clone();
             for o in instr.ins.iter_mut() {
                 if let Operand::View(v) = o {
@@ -681,15 +743,36 @@ fn chunk_call(
                 instrs.push(b.instrs.len() - 1);
             }
         }
+        // Bases the body keeps in memory, and registers it still uses (a reduction's
+        // result now goes to scratch memory; the epilogue's scalars are not here).
+        let named = |id: &BaseId| {
+            instrs.iter().any(|&i| {
+                let x = &b.instrs[i];
+                x.out.base == *id || x.ins.iter().any(|o| o.base() == Some(*id))
+            })
+        };
+        let contracted = k.contracted.iter().copied().filter(named).collect();
+        let mut all_writes: Vec<BaseId> = (k.writes.iter().copied())
+            .filter(|id| named(id))
+            .chain(writes.iter().copied())
+            .collect();
+        all_writes.sort_unstable();
+        let reads = k.reads.iter().copied().filter(named).collect();
         kernels.push(Kernel {
             instrs,
             shape: [rows, cols].into_iter().collect(),
-            contracted: k.contracted.clone(),
-            reads: k.reads.clone(),
-            writes: writes.iter().copied().collect(),
+            contracted,
+            reads,
+            writes: all_writes.into_iter().collect(),
         });
     }
     (b, kernels, bufs)
+}
+
+/// True for an instruction of a chunked reduction's epilogue: an elementwise operation
+/// on scalars (the reductions' results), run after the fold.
+fn is_epilogue(i: &hassium_core::Instr) -> bool {
+    i.op.is_elementwise() && i.out.shape.is_empty()
 }
 
 /// Elements `[start, start + rows * cols)` of 1-D view `v` as `rows` rows of `cols`.

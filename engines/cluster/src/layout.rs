@@ -8,8 +8,11 @@ use hassium_core::{Base, View};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub nelem: u64,
-    /// Elements per row: the product of all but the first extent of the first view that
-    /// covers the whole base in C order, else 1.
+    /// Elements per unit of ownership ("row"): the product of all but the first extent of
+    /// the first view that covers the whole base in C order; for a base without rows of
+    /// at least two of the cpu engine's reduction chunks, `CHUNK` elements, so that
+    /// blocks start where the chunks of a whole-array reduction start; else 1. The last
+    /// row may be short.
     pub row: u64,
     /// False for a base under the replication threshold: every rank holds all of it.
     pub distributed: bool,
@@ -26,13 +29,20 @@ impl Layout {
             .filter(|v| v.offset == 0 && v.ndim() >= 2 && v.nelem() == base.nelem)
             .filter(|v| v.is_contiguous())
             .map(|v| v.shape[1..].iter().product::<usize>() as u64)
-            .filter(|&r| r > 0 && nelem.is_multiple_of(r))
-            .unwrap_or(1);
+            .filter(|&r| r > 1 && nelem.is_multiple_of(r))
+            .unwrap_or({
+                let chunk = hassium_codegen::CHUNK as u64;
+                if nelem >= 2 * chunk {
+                    chunk
+                } else {
+                    1
+                }
+            });
         let bytes = nelem * base.dtype.size() as u64;
         Layout {
             nelem,
             row,
-            distributed: ranks > 1 && bytes >= replicate_below && nelem / row >= 2,
+            distributed: ranks > 1 && bytes >= replicate_below && nelem.div_ceil(row) >= 2,
             ranks,
         }
     }
@@ -43,18 +53,21 @@ impl Layout {
         if !self.distributed {
             return (0, self.nelem);
         }
-        let rows = self.nelem / self.row;
+        let rows = self.nelem.div_ceil(self.row);
         let p = u64::from(self.ranks);
         let (q, rem) = (rows / p, rows % p);
         let r = u64::from(r);
         let lo = r * q + r.min(rem);
         let hi = lo + q + u64::from(r < rem);
-        (lo * self.row, hi * self.row)
+        (
+            (lo * self.row).min(self.nelem),
+            (hi * self.row).min(self.nelem),
+        )
     }
 
     /// The rank whose block holds element `e` (of a distributed base).
     pub fn owner(&self, e: u64) -> u32 {
-        let rows = self.nelem / self.row;
+        let rows = self.nelem.div_ceil(self.row);
         let p = u64::from(self.ranks);
         let (q, rem) = (rows / p, rows % p);
         let row = e / self.row;
@@ -110,6 +123,33 @@ mod tests {
                 }
                 assert_eq!(next, rows as u64 * 5);
             }
+        }
+    }
+
+    #[test]
+    fn a_long_vector_is_cut_at_chunk_boundaries_with_a_short_last_chunk() {
+        let chunk = hassium_codegen::CHUNK as u64;
+        let n = 5 * chunk + 17;
+        let base = Base {
+            id: BaseId(1),
+            dtype: DType::Float64,
+            nelem: n as usize,
+        };
+        let l = Layout::new(&base, None, 4, 0);
+        assert_eq!(l.row, chunk);
+        let blocks: Vec<_> = (0..4).map(|r| l.block(r)).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                (0, 2 * chunk),
+                (2 * chunk, 4 * chunk),
+                (4 * chunk, 5 * chunk),
+                (5 * chunk, n)
+            ]
+        );
+        for (r, &(lo, hi)) in blocks.iter().enumerate() {
+            assert_eq!(l.owner(lo), r as u32);
+            assert_eq!(l.owner(hi - 1), r as u32);
         }
     }
 

@@ -286,41 +286,54 @@ pub fn replicated_writes(
 }
 
 /// The chunk ranges of each rank when `k` is a whole-array reduction of one axis that
-/// the cluster can cut: elementwise instructions into registers, then reductions to
-/// replicated scalars that [`crate::fold::foldable`] combines. Chunk `c` goes to the rank
-/// holding element `c * CHUNK` of the first distributed operand.
+/// the cluster can cut: a body of elementwise instructions over the axis, reductions of
+/// it to scalars that [`crate::fold::foldable`] combines, and an epilogue of elementwise
+/// instructions on those scalars (a mean's division). Chunk `c` goes to the rank holding
+/// element `c * CHUNK` of the first distributed operand; the body's outputs kept in
+/// memory must be distributed so that each rank's chunks are exactly its block.
 fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Option<Cut> {
     let [n] = k.shape[..] else { return None };
     let mut reductions = 0;
     let mut first: Option<&View> = None;
+    let mut body_outs: Vec<&View> = Vec::new();
     for &i in &k.instrs {
         let instr = batch.instrs.get(i)?;
-        let ins_ok = instr
-            .ins
-            .iter()
-            .all(|o| o.as_view().is_none_or(|v| v.shape[..] == [n]));
-        if !ins_ok {
-            return None;
-        }
+        let views = || instr.ins.iter().filter_map(|o| o.as_view());
+        let kept = !k.contracted.contains(&instr.out.base);
         if instr.op.is_reduction() {
             let v = instr.ins.first()?.as_view()?;
             if instr.axis != Some(0)
+                || v.shape[..] != [n]
                 || !instr.out.shape.is_empty()
                 || instr.out.dtype != v.dtype
                 || !crate::fold::foldable(instr.op, v.dtype)
-                || k.contracted.contains(&instr.out.base)
-                || layouts.get(&instr.out.base).is_none_or(|l| l.distributed)
+                || (kept && layouts.get(&instr.out.base).is_none_or(|l| l.distributed))
             {
                 return None;
             }
             reductions += 1;
-        } else if !instr.op.is_elementwise()
-            || instr.out.shape[..] != [n]
-            || !k.contracted.contains(&instr.out.base)
-        {
+        } else if instr.op.is_elementwise() && instr.out.shape[..] == [n] {
+            if views().any(|v| v.shape[..] != [n]) {
+                return None;
+            }
+            if kept {
+                if layouts.get(&instr.out.base).is_none_or(|l| !l.distributed) {
+                    return None;
+                }
+                body_outs.push(&instr.out);
+            }
+        } else if instr.op.is_elementwise() && instr.out.shape.is_empty() && reductions > 0 {
+            // The epilogue: scalars only, run on every rank after the fold.
+            if views().any(|v| !v.shape.is_empty())
+                || (kept && layouts.get(&instr.out.base).is_none_or(|l| l.distributed))
+            {
+                return None;
+            }
+            continue;
+        } else {
             return None;
         }
-        for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+        for v in views().chain(body_outs.last().copied().filter(|_| kept)) {
             let distributed = layouts.get(&v.base).is_some_and(|l| l.distributed);
             if first.is_none() && distributed && !k.contracted.contains(&v.base) {
                 first = Some(v);
@@ -333,21 +346,31 @@ fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> 
     }
     let owned = rows_of(v, layouts.get(&v.base)?, ranks)?;
     let chunk = hassium_codegen::CHUNK;
-    Some(Cut::Chunks(
-        owned
-            .into_iter()
-            .map(|(a, b)| {
-                if a == b {
-                    (0, 0)
-                } else {
-                    (
-                        (a.div_ceil(chunk) * chunk).min(n),
-                        (b.div_ceil(chunk) * chunk).min(n),
-                    )
-                }
-            })
-            .collect(),
-    ))
+    let ranges: Vec<(usize, usize)> = owned
+        .into_iter()
+        .map(|(a, b)| {
+            if a == b {
+                (0, 0)
+            } else {
+                (
+                    (a.div_ceil(chunk) * chunk).min(n),
+                    (b.div_ceil(chunk) * chunk).min(n),
+                )
+            }
+        })
+        .collect();
+    // Outputs are written by the rank computing the chunk: it must own them.
+    for o in body_outs {
+        let rows = rows_of(o, layouts.get(&o.base)?, ranks)?;
+        let same = rows
+            .iter()
+            .zip(&ranges)
+            .all(|(a, b)| a == b || (a.0 == a.1 && b.0 == b.1));
+        if !same {
+            return None;
+        }
+    }
+    Some(Cut::Chunks(ranges))
 }
 
 /// For each rank, the range of first-axis indices of `v` whose elements all lie in that
