@@ -13,7 +13,7 @@
 # apart. Nothing is created in the machine's own network namespace, and on every exit
 # (including Ctrl-C and SIGTERM) the script ends whatever still runs in the fake hosts,
 # kills the holders (which removes the namespaces and their links) and removes its
-# temporary directory. See docs or /work/shared/MPI.md, "Several hosts on one machine".
+# temporary directory; killed outright (SIGKILL), it leaves a watchdog that does so.
 #
 # Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN), unshare, nsenter, ip (iproute2),
 # timeout and Open MPI's mpirun. Every HASSIUM_* variable is forwarded to the ranks, and
@@ -70,11 +70,16 @@ done
 # --- teardown: runs on every exit --------------------------------------------------
 tmp=""
 job=""
+watchdog=""
 bridge=""
 holders=()
 namespaces=() # net namespace ids (net:[inode]) of the bridge and every host
 
-alive() { kill -0 "$1" 2>/dev/null; }
+alive() { # a process that has not exited (a zombie has)
+    local state=""
+    read -r _ _ state _ 2>/dev/null <"/proc/$1/stat"
+    [[ -n $state && $state != Z ]]
+}
 
 # Processes (other than the holders) inside the fake hosts' namespaces: mpirun, its
 # daemons and the ranks, should any outlive the job.
@@ -97,6 +102,10 @@ cleanup() {
     local rc=$? pid i left
     trap - EXIT INT TERM HUP
     set +e
+    if [[ -n $watchdog ]]; then
+        kill -KILL "$watchdog" 2>/dev/null
+        wait "$watchdog" 2>/dev/null
+    fi
     if [[ -n $job ]] && alive "$job"; then
         kill -TERM "$job" 2>/dev/null
         for ((i = 0; i < 50; i++)); do
@@ -124,6 +133,17 @@ cleanup() {
     done
     [[ -n $tmp ]] && rm -rf -- "$tmp"
     exit "$rc"
+}
+# shellcheck disable=SC2329 # started below
+watchdog() { # runs cleanup once this script is gone, even if it was killed outright
+    local ppid fd
+    trap '' INT TERM HUP
+    mkfifo "$tmp/watchdog" && exec {fd}<>"$tmp/watchdog" || exit 0
+    # The parent changes the moment this script ends (a zombie not yet reaped counts).
+    while read -r _ _ _ ppid _ <"/proc/$BASHPID/stat" && ((ppid == $$)); do
+        read -rt 1 -u "$fd" _ || true # a pause without a sleep process to leave behind
+    done
+    cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -155,8 +175,8 @@ in_ns() { # in_ns PID COMMAND...: run a command in the network namespace of PID
 }
 
 # --- the fake hosts ----------------------------------------------------------------
-# Holders die with this script even if it is killed outright (then only the job, under
-# its time limit, may outlive it).
+# Holders die with this script even if it is killed outright: a safety net, should the
+# watchdog be killed too (the job then ends at its time limit).
 hold=(sleep 3600)
 command -v setpriv >/dev/null 2>&1 && hold=(setpriv --pdeathsig KILL sleep 3600)
 
@@ -235,6 +255,8 @@ timeout --kill-after=10 "$timeout_s" \
     nsenter --net="/proc/${holders[0]}/ns/net" --uts="/proc/${holders[0]}/ns/uts" -- \
     mpirun --host "${hostlist%,}" -np "$((hosts * per_host))" "${forward[@]}" "$@" <&0 &
 job=$!
+watchdog </dev/null >/dev/null 2>&1 &
+watchdog=$!
 status=0
 wait "$job" || status=$?
 job=""

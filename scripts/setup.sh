@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential pkg-config python3-venv python3-dev
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libclang-dev
-  libopenmpi-dev openmpi-bin)
+  libopenmpi-dev openmpi-bin iproute2)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

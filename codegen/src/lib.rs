@@ -23,6 +23,8 @@ mod traffic;
 
 pub use dialect::{Dialect, C99, OPENCL};
 pub use error::{Error, Result};
-pub use lower::{lower, Binding, Lowered, Plan, Specialize, ALIGN, CHUNK, LANES, WIDE};
+pub use lower::{
+    lower, vector_math, Binding, Lowered, Plan, Specialize, ALIGN, CHUNK, LANES, WIDE,
+};
 pub use prelude::prelude;
 pub use render::{render, render_unit};

@@ -92,6 +92,8 @@ c[2:9] += 1.0
 c[::4, 1] = -7.0
 c[c > 30.0] = 0.0
 show("writes", c)
+c[0, :], c[-1, :] = -c[1, :], -c[-2, :]  # reflecting walls: first and last rows
+show("walls", c)
 show("gather", c[[1, 5, 7, 36]])
 d = b.copy()
 d[[0, 3, 3, 30], 2] = [1.0, 2.0, 3.0, 4.0]

@@ -17,10 +17,12 @@ mod builder;
 mod held_back;
 mod lowered;
 
+pub use lowered::{
+    vector_math, Binding, Lowered, Plan, Specialize, ALIGN, BLOCK, CHUNK, LANES, WIDE,
+};
 pub(crate) use lowered::{
     Arg, LInstr, LView, Num, RandomAccess, Site, Space, Structure, ViewKind, ROW_PARTIALS_COLUMNS,
 };
-pub use lowered::{Binding, Lowered, Plan, Specialize, ALIGN, BLOCK, CHUNK, LANES, WIDE};
 
 use crate::traffic::Traffic;
 use crate::{Error, Result};

@@ -6,7 +6,7 @@
 use crate::comm::{self, CommStats, Memory};
 use crate::config::ClusterConfig;
 use crate::layout::Layout;
-use crate::plan::{piece, plan, replicated_writes, Cut};
+use crate::plan::{aligned_layout, piece, plan, replicated_writes, Cut};
 use hassium_core::{Base, BaseId, Batch, Capabilities, IdMap, Kernel, Operand, View};
 use hassium_engine_abi::{
     decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
@@ -276,16 +276,22 @@ impl ClusterEngine {
                 let Some(instr) = batch.instrs.get(i) else {
                     continue;
                 };
-                let views =
-                    std::iter::once(&instr.out).chain(instr.ins.iter().filter_map(|o| o.as_view()));
+                // Inputs first: an output may be laid out to match them.
+                let views = (instr.ins.iter().filter_map(|o| o.as_view()))
+                    .chain(std::iter::once(&instr.out));
                 for v in views {
                     if !in_memory.contains(&v.base) || self.layouts.contains_key(&v.base) {
                         continue;
                     }
                     if seen.insert(v.base) {
                         if let Some(base) = batch.base(v.base) {
-                            let l =
+                            let mut l =
                                 Layout::new(base, Some(v), self.ranks, self.cfg.replicate_below);
+                            if l.distributed && std::ptr::eq(v, &instr.out) {
+                                let aligned =
+                                    aligned_layout(batch, k, v, base, &self.layouts, self.ranks);
+                                l = aligned.unwrap_or(l);
+                            }
                             self.layouts.insert(v.base, l);
                         }
                     }
@@ -295,7 +301,7 @@ impl ClusterEngine {
         let mut mem = BufferMemory(buffers);
         // Bases rank 0's host wrote: their blocks go out (a replicated base to everyone).
         for &id in dirty {
-            let Some(layout) = self.layouts.get(&id).copied() else {
+            let Some(layout) = self.layouts.get(&id).cloned() else {
                 continue;
             };
             let Some((bytes, size)) = mem.bytes(id) else {
@@ -334,7 +340,7 @@ impl ClusterEngine {
             }
             let mut mine: Vec<Kernel> = Vec::with_capacity(phase.kernels.len());
             for &ki in &phase.kernels {
-                let k = &kernels[ki];
+                let k = &plan.kernels[ki];
                 if plan.gathered.contains(&ki) {
                     self.note_gathered(batch, k, &phase.needs);
                 }
@@ -601,6 +607,11 @@ impl ClusterEngine {
     /// Counts a kernel run whole on gathered operands and warns once per operation.
     fn note_gathered(&mut self, batch: &Batch, k: &Kernel, needs: &[crate::plan::Need]) {
         self.counters.gathered_kernels += 1;
+        if self.rank == 0 {
+            let instrs: Vec<&hassium_core::Instr> =
+                k.instrs.iter().map(|&i| &batch.instrs[i]).collect();
+            tracing::debug!(shape = ?k.shape, ?instrs, "kernel runs whole on gathered operands");
+        }
         let reads: HashSet<BaseId> = k.reads.iter().copied().collect();
         self.counters.gathered_bytes += needs
             .iter()
@@ -631,7 +642,7 @@ impl ClusterEngine {
 
     /// Brings the blocks of `id` home to rank 0 (`host` there; workers send).
     fn sync_home(&mut self, id: BaseId, host: Option<&HostBuffer>) {
-        let Some(layout) = self.layouts.get(&id).copied() else {
+        let Some(layout) = self.layouts.get(&id).cloned() else {
             return;
         };
         self.stale.remove(&id);
@@ -849,10 +860,11 @@ impl Engine for ClusterEngine {
         if self.ranks > 1 {
             self.broadcast(EXECUTE, &body);
         }
-        // Rank 0 runs the decoded call, exactly as the workers do: the same instructions
-        // and the same kernels, so that the plans agree.
-        let (batch, kernels) = decode_call(&call)?;
-        let failure = self.run(&batch, &kernels, buffers, &dirty).err();
+        // The workers decode the call: the kernels and their instructions as here, other
+        // instructions blanked and bases they do not name left out. Layouts and plans
+        // look only at the kernels' instructions and bases, so rank 0 plans the same from
+        // the batch itself.
+        let failure = self.run(batch, kernels, buffers, &dirty).err();
         let failure = if self.ranks > 1 {
             comm::agree_on_failure(&world(), failure.as_deref())
         } else {

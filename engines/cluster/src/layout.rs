@@ -5,7 +5,7 @@
 use hassium_core::{Base, View};
 
 /// One base's distribution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub nelem: u64,
     /// Elements per unit of ownership ("row"): the product of all but the first extent of
@@ -18,6 +18,9 @@ pub struct Layout {
     pub distributed: bool,
     /// The rank count.
     pub ranks: u32,
+    /// Where each rank's rows start (and, last, the row count), when the base was laid
+    /// out to match the array it is computed from instead of balanced on its own.
+    pub bounds: Option<std::sync::Arc<[u64]>>,
 }
 
 impl Layout {
@@ -44,6 +47,20 @@ impl Layout {
             row,
             distributed: ranks > 1 && bytes >= replicate_below && nelem.div_ceil(row) >= 2,
             ranks,
+            bounds: None,
+        }
+    }
+
+    /// A base of `base.nelem` elements in rows of `row`, rank r holding rows
+    /// `[bounds[r], bounds[r + 1])`: aligned with the array it is computed from, so that
+    /// a temporary's rows live where the rows they come from live.
+    pub fn aligned(base: &Base, row: u64, bounds: Vec<u64>) -> Layout {
+        Layout {
+            nelem: base.nelem as u64,
+            row,
+            distributed: true,
+            ranks: (bounds.len() - 1) as u32,
+            bounds: Some(bounds.into()),
         }
     }
 
@@ -52,6 +69,13 @@ impl Layout {
     pub fn block(&self, r: u32) -> (u64, u64) {
         if !self.distributed {
             return (0, self.nelem);
+        }
+        if let Some(b) = &self.bounds {
+            let r = r as usize;
+            return (
+                (b[r] * self.row).min(self.nelem),
+                (b[r + 1] * self.row).min(self.nelem),
+            );
         }
         let rows = self.nelem.div_ceil(self.row);
         let p = u64::from(self.ranks);
@@ -67,6 +91,12 @@ impl Layout {
 
     /// The rank whose block holds element `e` (of a distributed base).
     pub fn owner(&self, e: u64) -> u32 {
+        if let Some(b) = &self.bounds {
+            let row = e / self.row;
+            // The last rank whose first row is at or before `row` (empty ranks skipped).
+            let r = b[1..].partition_point(|&start| start <= row);
+            return (r as u32).min(self.ranks - 1);
+        }
         let rows = self.nelem.div_ceil(self.row);
         let p = u64::from(self.ranks);
         let (q, rem) = (rows / p, rows % p);

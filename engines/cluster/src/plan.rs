@@ -60,6 +60,9 @@ pub struct Phase {
 /// A flush's plan.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
+    /// The kernels run: the flush's, with some split in independent parts (see
+    /// [`split_by_output`]); `cuts`, `phases` and `gathered` index this list.
+    pub kernels: Vec<Kernel>,
     pub cuts: Vec<Cut>,
     pub phases: Vec<Phase>,
     /// Kernels run whole that read distributed data from other ranks.
@@ -72,30 +75,45 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
     let mut out = Plan::default();
     let mut phase = Phase::default();
     let mut written: Vec<BaseId> = Vec::new();
-    for (ki, k) in kernels.iter().enumerate() {
-        let cut = if ranks > 1 {
-            (cut_of(batch, k, layouts, ranks))
-                .or_else(|| chunks_of(batch, k, layouts, ranks))
-                .unwrap_or(Cut::Whole)
+    let cut_one = |k: &Kernel| {
+        (cut_of(batch, k, layouts, ranks)).or_else(|| chunks_of(batch, k, layouts, ranks))
+    };
+    for k in kernels {
+        // A kernel whose parts write rows of different ranks (a grid's first and last
+        // rows) runs as those parts, each by its owner, when each part can be cut.
+        let parts: Vec<(Kernel, Cut)> = if ranks == 1 {
+            vec![(k.clone(), Cut::Whole)]
+        } else if let Some(cut) = cut_one(k) {
+            vec![(k.clone(), cut)]
         } else {
-            Cut::Whole
+            (split_by_output(batch, k))
+                .and_then(|parts| {
+                    (parts.into_iter())
+                        .map(|p| cut_one(&p).map(|c| (p, c)))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .unwrap_or_else(|| vec![(k.clone(), Cut::Whole)])
         };
-        let needs = needs_of(batch, k, &cut, layouts, ranks);
-        if cut == Cut::Whole && !needs.is_empty() {
-            out.gathered.push(ki);
-        }
-        if needs.iter().any(|n| written.contains(&n.base)) {
-            out.phases.push(std::mem::take(&mut phase));
-            written.clear();
-        }
-        phase.kernels.push(ki);
-        phase.needs.extend(needs);
-        for &w in &k.writes {
-            if !written.contains(&w) {
-                written.push(w);
+        for (k, cut) in parts {
+            let ki = out.kernels.len();
+            let needs = needs_of(batch, &k, &cut, layouts, ranks);
+            if cut == Cut::Whole && !needs.is_empty() {
+                out.gathered.push(ki);
             }
+            if needs.iter().any(|n| written.contains(&n.base)) {
+                out.phases.push(std::mem::take(&mut phase));
+                written.clear();
+            }
+            phase.kernels.push(ki);
+            phase.needs.extend(needs);
+            for &w in &k.writes {
+                if !written.contains(&w) {
+                    written.push(w);
+                }
+            }
+            out.cuts.push(cut);
+            out.kernels.push(k);
         }
-        out.cuts.push(cut);
     }
     if !phase.kernels.is_empty() {
         out.phases.push(phase);
@@ -104,6 +122,124 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
         p.needs = merged(std::mem::take(&mut p.needs));
     }
     out
+}
+
+/// An elementwise kernel as its independent parts: instructions joined by the registers
+/// (contracted bases) one produces and another consumes, in kernel order. `None` when
+/// it has one part, or when a part writes memory another part touches (running the parts
+/// one after another could then change what a read sees).
+pub fn split_by_output(batch: &Batch, k: &Kernel) -> Option<Vec<Kernel>> {
+    let n = k.instrs.len();
+    if n < 2
+        || k.instrs
+            .iter()
+            .any(|&i| !batch.instrs[i].op.is_elementwise())
+    {
+        return None;
+    }
+    // Union-find over positions in the kernel.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[x] = r;
+        r
+    }
+    for (a, &ia) in k.instrs.iter().enumerate() {
+        let out = batch.instrs[ia].out.base;
+        if !k.contracted.contains(&out) {
+            continue;
+        }
+        for (b, &ib) in k.instrs.iter().enumerate() {
+            let x = &batch.instrs[ib];
+            if x.out.base == out || x.ins.iter().any(|o| o.base() == Some(out)) {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                parent[ra] = rb;
+            }
+        }
+    }
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (a, &i) in k.instrs.iter().enumerate() {
+        let root = find(&mut parent, a);
+        match groups.iter_mut().find(|(r, _)| *r == root) {
+            Some((_, g)) => g.push(i),
+            None => groups.push((root, vec![i])),
+        }
+    }
+    if groups.len() < 2 {
+        return None;
+    }
+    // Memory each part writes must not meet memory another part reads or writes.
+    let spans = |g: &[usize], writes: bool| -> Vec<(BaseId, isize, isize)> {
+        let mut v = Vec::new();
+        for &i in g {
+            let x = &batch.instrs[i];
+            let views = std::iter::once(&x.out)
+                .chain(x.ins.iter().filter_map(|o| o.as_view()).filter(|_| !writes));
+            for view in views {
+                if !k.contracted.contains(&view.base) {
+                    if let Some((lo, hi)) = view.extent() {
+                        v.push((view.base, lo, hi));
+                    }
+                }
+            }
+        }
+        v
+    };
+    for (a, (_, ga)) in groups.iter().enumerate() {
+        let written = spans(ga, true);
+        for (b, (_, gb)) in groups.iter().enumerate() {
+            if a == b {
+                continue;
+            }
+            let touched = spans(gb, false);
+            let meet = written.iter().any(|&(base, lo, hi)| {
+                touched
+                    .iter()
+                    .any(|&(b2, lo2, hi2)| b2 == base && lo <= hi2 && lo2 <= hi)
+            });
+            if meet {
+                return None;
+            }
+        }
+    }
+    Some(
+        groups
+            .into_iter()
+            .map(|(_, g)| {
+                let mut reads = Vec::new();
+                let mut writes = Vec::new();
+                let mut contracted = Vec::new();
+                for &i in &g {
+                    let x = &batch.instrs[i];
+                    let o = x.out.base;
+                    if k.contracted.contains(&o) {
+                        contracted.push(o);
+                    } else {
+                        writes.push(o);
+                    }
+                    for b in x.ins.iter().filter_map(|o| o.base()) {
+                        if !k.contracted.contains(&b) {
+                            reads.push(b);
+                        }
+                    }
+                }
+                for v in [&mut reads, &mut writes, &mut contracted] {
+                    v.sort_unstable();
+                    v.dedup();
+                }
+                Kernel {
+                    instrs: g.into_iter().collect(),
+                    shape: k.shape.clone(),
+                    contracted: contracted.into_iter().collect(),
+                    reads: reads.into_iter().collect(),
+                    writes: writes.into_iter().collect(),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The rows of each rank when `k` can run by rows.
@@ -164,7 +300,12 @@ fn cut_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> Opt
         rows = Some(rows_of(v, layouts.get(&v.base)?, ranks)?);
     }
     let rows = rows?;
-    if !flat_kernel(batch, k) {
+    // Aligned ranges matter only where a vector and a scalar call may round apart.
+    let math = k.instrs.iter().any(|&i| {
+        let op = batch.instrs[i].op;
+        hassium_codegen::vector_math(op)
+    });
+    if !math || !flat_kernel(batch, k) {
         return Some(Cut::Rows {
             ranges: rows,
             flat: false,
@@ -371,6 +512,54 @@ fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> 
         }
     }
     Some(Cut::Chunks(ranges))
+}
+
+/// The layout of a new `base` that kernel `k` first writes through `out`, aligned with
+/// the kernel's first distributed input: the rows of `out` go to the rank holding the
+/// input rows they are computed from, so a temporary such as a stencil's result lives
+/// with the grid rows it comes from and costs no communication of its own. `None` when
+/// `out` is not the whole base in order, or no input gives contiguous rank ranges.
+pub fn aligned_layout(
+    batch: &Batch,
+    k: &Kernel,
+    out: &View,
+    base: &hassium_core::Base,
+    layouts: &IdMap<Layout>,
+    ranks: u32,
+) -> Option<Layout> {
+    if out.offset != 0 || out.nelem() != base.nelem || !out.is_contiguous() {
+        return None;
+    }
+    if out.shape != k.shape || k.shape.is_empty() || k.shape[0] < 2 {
+        return None;
+    }
+    let input = k.instrs.iter().find_map(|&i| {
+        let instr = batch.instrs.get(i)?;
+        if !instr.op.is_elementwise() {
+            return None;
+        }
+        instr.ins.iter().filter_map(|o| o.as_view()).find(|v| {
+            v.shape == k.shape
+                && !k.contracted.contains(&v.base)
+                && layouts.get(&v.base).is_some_and(|l| l.distributed)
+        })
+    })?;
+    let ranges = rows_of(input, layouts.get(&input.base)?, ranks)?;
+    let mut bounds = Vec::with_capacity(ranks as usize + 1);
+    let mut at = 0usize;
+    for (a, b) in ranges {
+        if a != b && a != at {
+            return None; // not in rank order (a reversed input)
+        }
+        bounds.push(at as u64);
+        at = at.max(b);
+    }
+    bounds.push(at as u64);
+    if at != k.shape[0] {
+        return None;
+    }
+    let row: usize = k.shape[1..].iter().product();
+    Some(Layout::aligned(base, row.max(1) as u64, bounds))
 }
 
 /// For each rank, the range of first-axis indices of `v` whose elements all lie in that

@@ -1,0 +1,27 @@
+"""Runs a benchmark program twice in one process, then prints the seconds of the second
+run (kernels compiled, caches warm) and the cluster engine's counters as one JSON line on
+stderr (prefixed ``CLUSTER-STATS``), for benches/cluster.py.
+
+    python -m hassium benches/cluster_probe.py PROGRAM [ARGS...]
+"""
+
+import json
+import runpy
+import sys
+import time
+
+import hassium
+
+program, *args = sys.argv[1:]
+sys.argv = [program, *args]
+runpy.run_path(program, run_name="__main__")
+hassium.flush()
+start = time.perf_counter()
+runpy.run_path(program, run_name="__main__")
+hassium.flush()
+seconds = time.perf_counter() - start
+stats = hassium.stats()
+extra = dict(stats.get("engine", {}).get("extra", {}))
+extra["program_seconds"] = seconds
+extra["flushes"] = stats.get("flushes", 0)
+print("CLUSTER-STATS " + json.dumps(extra), file=sys.stderr)
