@@ -144,7 +144,7 @@ def halo_table(quick, tmp):
 
 def weak_table(quick):
     rows = []
-    heat_n = 1000 if quick else 1400
+    heat_n = 1000 if quick else 2000
     bs_n = 2_000_000 if quick else 4_000_000
     long = 22 if quick else 42
     for name, prog, flag, size_flag, base, scale in [

@@ -530,3 +530,43 @@ fn wide_integers_convert_in_halves_in_c_and_natively_in_opencl() {
         "OpenCL converts natively:\n{cl}"
     );
 }
+
+/// The fuser may join an elementwise instruction of the input's shape that follows a
+/// reduction's epilogue in program order (a loop's next step after a mean's division):
+/// it belongs to the body, which runs first. Lowering moves it there instead of failing,
+/// which left such kernels to the interpreter, which gave each of their hundreds of
+/// temporaries memory of its own.
+#[test]
+fn a_body_instruction_after_the_epilogue_is_lowered_into_the_body() {
+    let mut b = Batch::default();
+    let (x, s, m, y) = (
+        base(&mut b, 1, DType::Float64, 1000),
+        base(&mut b, 2, DType::Float64, 1),
+        base(&mut b, 3, DType::Float64, 1),
+        base(&mut b, 4, DType::Float64, 1000),
+    );
+    let full = |id| View::contiguous(id, DType::Float64, &[1000]);
+    let scalar = |id| View::contiguous(id, DType::Float64, &[]);
+    b.instrs
+        .push(Instr::new(Opcode::AddReduce, scalar(s), [full(x).into()]).with_axis(0));
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        scalar(m),
+        [scalar(s).into(), Operand::Scalar(Scalar::Float64(1e-3))],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::Multiply,
+        full(y),
+        [full(x).into(), Operand::Scalar(Scalar::Float64(2.0))],
+    ));
+    let k = Kernel {
+        instrs: [0, 1, 2].into_iter().collect(),
+        shape: [1000].into_iter().collect(),
+        contracted: Default::default(),
+        reads: [x].into_iter().collect(),
+        writes: [s, m, y].into_iter().collect(),
+    };
+    let l = lower(&b, &k, Specialize::Fixed).expect("lowered");
+    assert!(matches!(l.plan, Plan::Partials { .. }), "{:?}", l.plan);
+    rendered(&C99, &b, &k, Specialize::Fixed, "hs_late_body");
+}

@@ -149,6 +149,21 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
     let mut scalar_sites = Vec::new();
     let mut randoms: Vec<(usize, DType, isize, isize, usize)> = Vec::new();
     let mut linstrs = Vec::new();
+    // A reduction's body runs inside the loop over its axis and the epilogue after it, so
+    // body instructions come first even where the fuser joined one that follows an
+    // epilogue instruction in program order (the next loop iteration's elementwise work
+    // after a mean's division). Moving it is sound: the epilogue reads only the
+    // reductions' results and the body never reads a value of the reduced shape, so the
+    // two share no value (any such pair is a partial overlap, which the fuser keeps
+    // apart).
+    let epilogue_op = |k: usize| {
+        let i = &batch.instrs[k];
+        has_reduce && i.op.class() != OpClass::Reduce && i.out.shape.as_slice() != shape.as_slice()
+    };
+    let pairs = instrs.iter().copied().zip(at.iter().copied());
+    let mut order: Vec<(usize, usize)> = pairs.clone().filter(|&(k, _)| !epilogue_op(k)).collect();
+    order.extend(pairs.filter(|&(k, _)| epilogue_op(k)));
+    let (instrs, at): (Vec<usize>, Vec<usize>) = order.into_iter().unzip();
     let mut seen_epilogue = false;
     for (&k, &at) in instrs.iter().zip(&at) {
         let i = &batch.instrs[k];

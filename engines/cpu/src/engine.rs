@@ -31,6 +31,11 @@ struct Run {
 }
 
 /// The CPU engine. See the crate documentation.
+/// Bytes of contracted temporaries above which a new kernel is compiled before it runs
+/// instead of interpreted meanwhile: the interpreter gives each its own memory, and a
+/// fused loop of a few hundred temporaries over millions of elements would need gigabytes.
+const INTERPRET_SCRATCH_LIMIT: usize = 256 << 20;
+
 pub struct CpuEngine {
     cfg: CpuConfig,
     /// The directory the disk cache lives in (checked when the engine started).
@@ -547,6 +552,7 @@ impl CpuEngine {
         // Element-operations the new kernels would cost interpreted: tiering pays off only
         // when that is cheaper than waiting for the compiler.
         let mut new_work = 0usize;
+        let mut foreground = HashSet::new();
         for (k, &fkey) in kernels.iter().zip(fkeys) {
             let task = self.plan(batch, k, fkey)?;
             if let Task::Native { lowered, key, .. } = &task {
@@ -561,6 +567,14 @@ impl CpuEngine {
                         new_work = new_work
                             .saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
                         todo.push((*key, lowered.clone()));
+                        // The interpreter gives every contracted base memory of its own.
+                        let scratch: usize = (k.contracted.iter())
+                            .filter_map(|id| batch.base(*id))
+                            .map(|b| b.nelem.saturating_mul(b.dtype.size()))
+                            .fold(0, usize::saturating_add);
+                        if scratch > INTERPRET_SCRATCH_LIMIT {
+                            foreground.insert(*key);
+                        }
                     }
                 }
             }
@@ -577,8 +591,11 @@ impl CpuEngine {
             // A kernel whose result depends on its summation order is never interpreted
             // while it compiles: the interpreter sums in another order, and a result
             // must not depend on whether the compiler had finished.
-            let (ordered, free): (Vec<_>, Vec<_>) =
-                todo.into_iter().partition(|(_, l)| l.order_sensitive());
+            // Nor one whose interpretation would materialise more temporaries than
+            // INTERPRET_SCRATCH_LIMIT.
+            let (ordered, free): (Vec<_>, Vec<_>) = todo
+                .into_iter()
+                .partition(|(key, l)| l.order_sensitive() || foreground.contains(key));
             if !ordered.is_empty() {
                 self.compile(ordered, false)?;
             }
