@@ -14,7 +14,6 @@ host), 10 GB/s per node, 100 GB/s of memory per 32-core node.
 import argparse
 import math
 
-
 FLUSH = 20e-6  # the engine's own work per flush, measured
 
 
@@ -55,7 +54,9 @@ def main():
     a, b, mem = args.alpha, args.beta, args.mem
     n = 40_000
     print(f"Heat equation, strong scaling, {n} x {n} float64 grid")
-    print("| nodes | compute/step | comm/step (today) | eff. today | eff. chunked sum |")
+    print(
+        "| nodes | compute/step | comm/step (today) | eff. today | eff. chunked sum |"
+    )
     print("|---:|---:|---:|---:|---:|")
     for p in (1, 10, 100, 1000):
         c, t, e = heat(p, n, a, b, mem, False)

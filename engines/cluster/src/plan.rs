@@ -75,6 +75,7 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
     let mut out = Plan::default();
     let mut phase = Phase::default();
     let mut written: Vec<BaseId> = Vec::new();
+    let mut everywhere: Vec<BaseId> = Vec::new();
     let cut_one = |k: &Kernel| {
         (cut_of(batch, k, layouts, ranks)).or_else(|| chunks_of(batch, k, layouts, ranks))
     };
@@ -96,7 +97,7 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
         };
         for (k, cut) in parts {
             let ki = out.kernels.len();
-            let needs = needs_of(batch, &k, &cut, layouts, ranks);
+            let needs = needs_of(batch, &k, &cut, layouts, ranks, &everywhere);
             if cut == Cut::Whole && !needs.is_empty() {
                 out.gathered.push(ki);
             }
@@ -109,6 +110,19 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
             for &w in &k.writes {
                 if !written.contains(&w) {
                     written.push(w);
+                }
+            }
+            // A kernel run whole that writes a whole base leaves it whole on every rank;
+            // one cut by rows or chunks leaves each rank only its own block current.
+            for &i in &k.instrs {
+                let o = &batch.instrs[i].out;
+                let full = batch.base(o.base).is_some_and(|b| o.nelem() == b.nelem);
+                if cut == Cut::Whole && full && o.is_contiguous() && o.offset == 0 {
+                    if !everywhere.contains(&o.base) {
+                        everywhere.push(o.base);
+                    }
+                } else if cut != Cut::Whole {
+                    everywhere.retain(|&b| b != o.base);
                 }
             }
             out.cuts.push(cut);
@@ -630,23 +644,31 @@ pub fn restrict(v: &View, i0: usize, i1: usize) -> View {
 }
 
 /// What each rank must receive before running `k` cut as `cut`.
+/// `everywhere`: bases every rank holds whole at this point of the flush (written in
+/// full by a kernel every rank ran whole).
 fn needs_of(
     batch: &Batch,
     k: &Kernel,
     cut: &Cut,
     layouts: &IdMap<Layout>,
     ranks: u32,
+    everywhere: &[BaseId],
 ) -> Vec<Need> {
     let mut needs = Vec::new();
     if ranks == 1 {
         return needs;
     }
+    // A base a kernel run whole wrote in full before reading it, every rank computed.
+    let mut written_here: Vec<BaseId> = Vec::new();
     for &i in &k.instrs {
         let Some(instr) = batch.instrs.get(i) else {
             continue;
         };
         for v in instr.ins.iter().filter_map(|o| o.as_view()) {
-            if k.contracted.contains(&v.base) {
+            if k.contracted.contains(&v.base) || everywhere.contains(&v.base) {
+                continue;
+            }
+            if *cut == Cut::Whole && written_here.contains(&v.base) {
                 continue;
             }
             let Some(layout) = layouts.get(&v.base).filter(|l| l.distributed) else {
@@ -674,6 +696,13 @@ fn needs_of(
                     remote_pieces(layout, v.base, r, lo as u64, hi as u64 + 1, &mut needs);
                 }
             }
+        }
+        let o = &instr.out;
+        if batch.base(o.base).is_some_and(|b| o.nelem() == b.nelem)
+            && o.is_contiguous()
+            && o.offset == 0
+        {
+            written_here.push(o.base);
         }
     }
     needs
