@@ -25,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PY = str(ROOT / ".venv" / "bin" / "python")
 MPIRUN = str(ROOT / "scripts" / "mpirun.sh")
+FAKE = str(ROOT / "scripts" / "fake-cluster.sh")
+# How ranks start: "mpirun" (one host) or "fake-hosts" (one fake host per rank, over TCP).
+LAUNCHER = {"how": "mpirun"}
 PROBE = str(ROOT / "benches" / "cluster_probe.py")
 PROGRAMS = ROOT / "benches" / "programs"
 
@@ -55,18 +58,20 @@ print(f"checksum: {float(x.sum())!r}")
 """
 
 
-def run(ranks, program, args, stack="cluster"):
+def run(ranks, program, args, stack="cluster", threads=1):
     """Seconds of the program's run (inside the process) and the engine's counters."""
     env = dict(os.environ)
     env.update(
         {
             "HASSIUM_STACK": stack,
-            "HASSIUM_ENGINES_CPU_THREADS": "1",
+            "HASSIUM_ENGINES_CPU_THREADS": str(threads),
             "HASSIUM_FALLBACK": "silent",
         }
     )
     argv = [PY, "-m", "hassium", PROBE, str(program), *map(str, args)]
-    if stack == "cluster":
+    if stack == "cluster" and LAUNCHER["how"] == "fake-hosts":
+        argv = [FAKE, "-n", str(ranks), "--", *argv]
+    elif stack == "cluster":
         argv = [MPIRUN, str(ranks), *argv]
     proc = subprocess.run(
         argv, capture_output=True, text=True, env=env, timeout=900, check=False
@@ -84,14 +89,16 @@ def total(stats, name):
     return stats.get(f"rank0_{name}", 0.0) + stats.get(f"workers_{name}", 0.0)
 
 
-def per_step(ranks, program, args, steps_flag, s1, s2, stack="cluster", reps=1):
+def per_step(
+    ranks, program, args, steps_flag, s1, s2, stack="cluster", reps=1, threads=1
+):
     """(seconds per step, piece bytes per step, counters of the longer run); the best
     of `reps` pairs of runs."""
     best = None
-    run(ranks, program, [*args, steps_flag, s2], stack)  # fills the disk cache
+    run(ranks, program, [*args, steps_flag, s2], stack, threads)  # fills the disk cache
     for _ in range(reps):
-        t1, a = run(ranks, program, [*args, steps_flag, s1], stack)
-        t2, b = run(ranks, program, [*args, steps_flag, s2], stack)
+        t1, a = run(ranks, program, [*args, steps_flag, s1], stack, threads)
+        t2, b = run(ranks, program, [*args, steps_flag, s2], stack, threads)
         dt = (t2 - t1) / (s2 - s1)
         if best is None or dt < best[0]:
             pieces = (total(b, "piece_bytes") - total(a, "piece_bytes")) / (s2 - s1)
@@ -102,7 +109,7 @@ def per_step(ranks, program, args, steps_flag, s1, s2, stack="cluster", reps=1):
 def halo_table(quick, tmp):
     rows = []
     n = 400 if quick else 1000
-    ranks_list = [2, 3] if quick else [2, 3, 4]
+    ranks_list = [2, 3] if quick or LAUNCHER["how"] != "mpirun" else [2, 3, 4]
     stencil = tmp / "stencil_1d.py"
     stencil.write_text(STENCIL_1D)
     cases = [
@@ -160,7 +167,11 @@ def weak_table(quick):
         cpu_dt, _, _ = per_step(
             1, prog, [size_flag, s1], flag, 2, long, stack="cpu", reps=2
         )
-        rows.append((name, s1, s2, cpu_dt, t1, t2, t1 / t2))
+        # The cpu engine's own weak scaling to 2 threads: what this machine allows.
+        cpu2_dt, _, _ = per_step(
+            1, prog, [size_flag, s2], flag, 2, long, stack="cpu", reps=2, threads=2
+        )
+        rows.append((name, s1, s2, cpu_dt, t1, cpu2_dt, t2, t1 / t2, cpu_dt / cpu2_dt))
     return rows
 
 
@@ -170,7 +181,7 @@ def overhead_table(quick, tmp):
     s1, s2 = (200, 1000) if quick else (200, 2000)
     base, _, _ = per_step(1, prog, [], "--steps", s1, s2, stack="cpu", reps=3)
     rows = []
-    for ranks in (1, 2, 4, 8):
+    for ranks in (1, 2, 4, 8) if LAUNCHER["how"] == "mpirun" else (1, 2, 3):
         dt, _, _ = per_step(ranks, prog, [], "--steps", s1, s2, reps=3)
         rows.append((ranks, base * 1e6, dt * 1e6, (dt - base) * 1e6))
     return rows
@@ -180,7 +191,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes, fewer ranks")
     ap.add_argument("--out", help="also write the tables (markdown) here")
+    ap.add_argument(
+        "--fake-hosts",
+        action="store_true",
+        help="one host per rank, made from network namespaces (scripts/fake-cluster.sh; "
+        "root), talking TCP",
+    )
     args = ap.parse_args()
+    if args.fake_hosts:
+        LAUNCHER["how"] = "fake-hosts"
     started = time.time()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -204,7 +223,7 @@ def main():
         )
     lines += [
         "",
-        "## Weak scaling on one host (one cpu thread per rank, work per rank fixed)",
+        "## Weak scaling (one cpu thread per rank, work per rank fixed)",
         "",
         (
             "| program | size P=1 | size P=2 | cpu engine, 1 thread, s/step | "
@@ -229,7 +248,8 @@ def main():
         "",
         (
             f"({os.cpu_count()} cores; measured in {time.time() - started:.0f} s; "
-            f"{'--quick' if args.quick else 'full sizes'})"
+            f"{'--quick' if args.quick else 'full sizes'}; "
+            f"{'one fake host per rank, TCP' if args.fake_hosts else 'one host'})"
         ),
     ]
     text = "\n".join(lines)
