@@ -348,11 +348,7 @@ impl ClusterEngine {
                     Cut::Whole => mine.push(k.clone()),
                     Cut::Rows { ranges, flat } => {
                         let (i0, i1) = ranges[self.rank as usize];
-                        for &w in &k.writes {
-                            if self.layouts.get(&w).is_some_and(|l| l.distributed) {
-                                self.stale.insert(w);
-                            }
-                        }
+                        self.mark_stale(k);
                         for &i in k.instrs.iter().filter(|_| i1 > i0) {
                             let instr = &mut local.instrs[i];
                             instr.out = piece(&batch.instrs[i].out, *flat, i0, i1);
@@ -378,11 +374,7 @@ impl ClusterEngine {
                         }
                     }
                     Cut::Chunks(ranges) => {
-                        for &w in &k.writes {
-                            if self.layouts.get(&w).is_some_and(|l| l.distributed) {
-                                self.stale.insert(w);
-                            }
-                        }
+                        self.mark_stale(k);
                         self.run_child(&local, &mut mine, buffers, &mut failure);
                         self.run_chunks(batch, k, ranges, buffers, &mut failure);
                     }
@@ -391,6 +383,16 @@ impl ClusterEngine {
             self.run_child(&local, &mut mine, buffers, &mut failure);
         }
         failure.map_or(Ok(()), Err)
+    }
+
+    /// Notes that the distributed bases `k` writes are current only on their owners,
+    /// so rank 0 gathers them before they are read.
+    fn mark_stale(&mut self, k: &Kernel) {
+        for &w in &k.writes {
+            if self.layouts.get(&w).is_some_and(|l| l.distributed) {
+                self.stale.insert(w);
+            }
+        }
     }
 
     /// Runs `kernels` (then empties it) on the child unless a failure came first.

@@ -488,7 +488,9 @@ fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> 
         } else {
             return None;
         }
-        for v in views().chain(body_outs.last().copied().filter(|_| kept)) {
+        // The chunks follow the first distributed operand: an input, or a kept output.
+        let out = (!instr.op.is_reduction() && kept).then_some(&instr.out);
+        for v in views().chain(out) {
             let distributed = layouts.get(&v.base).is_some_and(|l| l.distributed);
             if first.is_none() && distributed && !k.contracted.contains(&v.base) {
                 first = Some(v);
