@@ -264,5 +264,27 @@ def test_a_bad_config_on_one_rank_ends_the_job_with_its_message(tmp_path):
     assert "replicate_below" in err, err
 
 
+def test_a_rank_from_another_build_is_refused(tmp_path):
+    """Rank 1 loads a copy of the engine library that differs by one byte: the job ends
+    at start-up, rank 0 naming the rank and the reason."""
+    lib = ROOT / "bridge-python" / "python" / "hassium" / "libhassium_engine_cluster.so"
+    other = tmp_path / "libhassium_engine_cluster.so"
+    other.write_bytes(lib.read_bytes() + b"\0")
+    prog = tmp_path / "p.py"
+    prog.write_text("import numpy as np\nprint(float(np.ones(10).sum()))\n")
+    argv = [PY, "-m", "hassium", str(prog)]
+    start = time.monotonic()
+    rc, out, err = run(
+        [MPIRUN, "1", *argv, ":", "-np", "1", "env"]
+        + [f"HASSIUM_ENGINES_CLUSTER_LIBRARY={other}", *argv],
+        {"HASSIUM_STACK": "cluster", "HASSIUM_MPI_TIMEOUT": "60"},
+        90,
+        tmp_path,
+    )
+    assert time.monotonic() - start < 30
+    assert rc != 0 and "10.0" not in out
+    assert "rank 1 runs a different build" in err, err
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
