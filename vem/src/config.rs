@@ -393,7 +393,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("\"gpu\"") && e.contains("valid stacks: cpu, opencl, reference"),
+            e.contains("\"gpu\"") && e.contains("valid stacks: cluster, cpu, opencl, reference"),
             "{e}"
         );
         let bad = DEFAULT_CONFIG.replace("fuser = \"singleton\"", "fuser = \"singelton\"");
