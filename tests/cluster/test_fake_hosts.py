@@ -103,8 +103,11 @@ class FakeCluster:
         return p.returncode, p.stdout, p.stderr
 
     def popen(self, argv):
+        # A shell started in the background (`cmd &`, nohup) hands its children SIGINT
+        # ignored, and bash cannot trap a signal ignored on entry: the script gets the
+        # default disposition back (env --default-signal), as from a terminal.
         return subprocess.Popen(
-            [*self.argv, *argv],
+            ["env", "--default-signal=INT", *self.argv, *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
