@@ -134,6 +134,7 @@ impl ClusterEngine {
         if ranks == 1 && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
             eprintln!("hassium cluster: started without mpirun; running as one rank");
         }
+        let _ = RANK0_PID.set(std::process::id());
         // SAFETY: registering a plain extern "C" function.
         unsafe { libc::atexit(end_workers) };
         Ok(Box::new(engine))
@@ -821,8 +822,29 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// The process that started MPI as rank 0. A process forked from it shares its MPI
+/// connections and must never use them: it would corrupt rank 0's.
+static RANK0_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// The error for any use of the engine in a forked process.
+fn check_not_forked() -> Result<()> {
+    match RANK0_PID.get() {
+        Some(&pid) if pid != std::process::id() => Err(Error::Engine {
+            engine: "cluster".into(),
+            message: "this process was forked from rank 0, and MPI does not survive fork: \
+                      compute in the parent, or start the child with the multiprocessing \
+                      'spawn' method on another stack"
+                .into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// At rank 0's exit: tell the workers to end, then end MPI.
 extern "C" fn end_workers() {
+    if check_not_forked().is_err() {
+        return; // a forked child's exit: the workers belong to its parent
+    }
     let world = SimpleCommunicator::world();
     if mpi::environment::is_finalized() {
         return;
@@ -843,6 +865,7 @@ impl Engine for ClusterEngine {
     }
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
+        check_not_forked()?;
         if kernels.is_empty() {
             return Ok(());
         }
@@ -882,6 +905,7 @@ impl Engine for ClusterEngine {
     }
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
+        check_not_forked()?;
         if self.ranks > 1 && self.stale.contains(&base) {
             self.broadcast(SYNC, &base.0.to_le_bytes());
             self.sync_home(base, Some(host));
@@ -900,6 +924,9 @@ impl Engine for ClusterEngine {
 
     fn stats(&self) -> EngineStats {
         let mut s = self.child.stats();
+        if check_not_forked().is_err() {
+            return s;
+        }
         let mine = self.counters.values();
         for (name, v) in Counters::NAMES.iter().zip(mine) {
             s.extra.insert(format!("rank0_{name}"), v);
