@@ -259,9 +259,21 @@ pub fn broadcast_bytes(world: &SimpleCommunicator, bytes: &mut [u8], stats: &mut
     stats.broadcasts += 1;
 }
 
-/// After a flush: the error of the lowest rank that failed, on rank 0, or `None` when
-/// every rank succeeded. Every rank must call it once per flush.
-pub fn agree_on_failure(world: &SimpleCommunicator, mine: Option<&str>) -> Option<String> {
+/// A rank's failure as it travels to rank 0: the failing instruction (`u64::MAX` when
+/// the failure is not one of an instruction), its error kind, and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureInfo {
+    pub index: u64,
+    pub kind: u32,
+    pub message: String,
+}
+
+/// Whether any rank failed, and which was the lowest: every rank learns that rank, and
+/// rank 0 also gets its failure. Every rank must call it at the same point.
+pub fn agree_on_failure(
+    world: &SimpleCommunicator,
+    mine: Option<&FailureInfo>,
+) -> Option<(i32, Option<FailureInfo>)> {
     let me = world.rank();
     let flag = if mine.is_some() { me } else { i32::MAX };
     let mut first = i32::MAX;
@@ -269,24 +281,34 @@ pub fn agree_on_failure(world: &SimpleCommunicator, mine: Option<&str>) -> Optio
     if first == i32::MAX {
         return None;
     }
-    if first == 0 {
-        return mine.map(str::to_string).filter(|_| me == 0);
+    if first == me {
+        if me != 0 {
+            let f = mine.expect("this rank failed");
+            let p = world.process_at_rank(0);
+            let text = f.message.as_bytes();
+            let head = [f.index, u64::from(f.kind), text.len() as u64];
+            p.send_with_tag(&head[..], FAILURE);
+            p.send_with_tag(text, FAILURE);
+            return Some((first, None));
+        }
+        return Some((first, mine.cloned()));
     }
-    if me == first {
-        let text = mine.unwrap_or_default().as_bytes().to_vec();
-        let p = world.process_at_rank(0);
-        p.send_with_tag(&(text.len() as u64), FAILURE);
-        p.send_with_tag(&text[..], FAILURE);
-        None
-    } else if me == 0 {
-        let p = world.process_at_rank(first);
-        let (len, _) = p.receive_with_tag::<u64>(FAILURE);
-        let mut text = vec![0u8; len as usize];
-        p.receive_into_with_tag(&mut text[..], FAILURE);
-        Some(format!("rank {first}: {}", String::from_utf8_lossy(&text)))
-    } else {
-        None
+    if me != 0 {
+        return Some((first, None));
     }
+    let p = world.process_at_rank(first);
+    let mut head = [0u64; 3];
+    p.receive_into_with_tag(&mut head[..], FAILURE);
+    let mut text = vec![0u8; head[2] as usize];
+    p.receive_into_with_tag(&mut text[..], FAILURE);
+    Some((
+        first,
+        Some(FailureInfo {
+            index: head[0],
+            kind: head[1] as u32,
+            message: String::from_utf8_lossy(&text).into_owned(),
+        }),
+    ))
 }
 
 /// Sums `values` over the ranks onto rank 0 (other ranks get zeros).

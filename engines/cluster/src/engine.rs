@@ -195,8 +195,15 @@ impl ClusterEngine {
                 host_dirty: 0,
             });
         }
-        let failure = self.run(&batch, &kernels, &buffers, &dirty).err();
-        comm::agree_on_failure(&world(), failure.as_deref());
+        match self.run(&batch, &kernels, &buffers, &dirty) {
+            Err((_, true)) => {} // agreed already
+            Ok(()) => {
+                self.agree(&batch, None);
+            }
+            Err((e, false)) => {
+                self.agree(&batch, Some(e));
+            }
+        }
     }
 
     /// Gives a worker memory for every base the kernels keep in memory.
@@ -265,7 +272,7 @@ impl ClusterEngine {
         kernels: &[Kernel],
         buffers: &Buffers,
         dirty: &[BaseId],
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), (Error, bool)> {
         self.counters.flushes += 1;
         let mut seen: BTreeSet<BaseId> = BTreeSet::new();
         let in_memory: HashSet<BaseId> = kernels
@@ -331,13 +338,13 @@ impl ClusterEngine {
         }
         let plan = plan(batch, kernels, &self.layouts, self.ranks);
         let mut local = batch.clone();
-        let mut failure: Option<String> = None;
+        let mut failure: Option<Error> = None;
         for phase in &plan.phases {
             self.counters.phases += 1;
             if let Err(e) =
                 comm::exchange(&world(), &phase.needs, &mut mem, &mut self.counters.comm)
             {
-                failure.get_or_insert(e);
+                failure.get_or_insert(Error::Other(e));
             }
             let mut mine: Vec<Kernel> = Vec::with_capacity(phase.kernels.len());
             for &ki in &phase.kernels {
@@ -380,10 +387,36 @@ impl ClusterEngine {
                         self.run_chunks(batch, k, ranges, buffers, &mut failure);
                     }
                 }
+                // A kernel that can fail on its values (an index out of range, an
+                // integer to a negative power) is agreed on at once: no rank runs a
+                // later kernel after some rank's failed, which is what a failure
+                // promises the runtime (it completes the batch from there itself).
+                if self.ranks > 1 && fallible(batch, k) {
+                    self.run_child(&local, &mut mine, buffers, &mut failure);
+                    if let Some(e) = self.agree(batch, failure.take()) {
+                        return Err((e, true));
+                    }
+                }
             }
             self.run_child(&local, &mut mine, buffers, &mut failure);
         }
-        failure.map_or(Ok(()), Err)
+        failure.map_or(Ok(()), |e| Err((e, false)))
+    }
+
+    /// Every rank's failure status, agreed: `None` when no rank failed, else the failure
+    /// of the lowest failing rank on rank 0 (as it was, when rank 0's own) and a
+    /// placeholder elsewhere. Collective.
+    fn agree(&mut self, batch: &Batch, mine: Option<Error>) -> Option<Error> {
+        let info = mine.as_ref().map(failure_info);
+        let (who, theirs) = comm::agree_on_failure(&world(), info.as_ref())?;
+        if self.rank != 0 {
+            return Some(Error::Other(format!("rank {who} failed")));
+        }
+        if who == 0 {
+            return mine;
+        }
+        let f = theirs?;
+        Some(failure_error(batch, who, f))
     }
 
     /// Notes that the distributed bases `k` writes are current only on their owners,
@@ -402,12 +435,12 @@ impl ClusterEngine {
         batch: &Batch,
         kernels: &mut Vec<Kernel>,
         buffers: &Buffers,
-        failure: &mut Option<String>,
+        failure: &mut Option<Error>,
     ) {
         if failure.is_none() && !kernels.is_empty() {
             let t = Instant::now();
             if let Err(e) = self.child.execute(batch, kernels, buffers) {
-                *failure = Some(e.to_string());
+                *failure = Some(e);
             }
             self.counters.compute_seconds += t.elapsed().as_secs_f64();
         }
@@ -425,7 +458,7 @@ impl ClusterEngine {
         k: &Kernel,
         ranges: &[(usize, usize)],
         buffers: &Buffers,
-        failure: &mut Option<String>,
+        failure: &mut Option<Error>,
     ) {
         let chunk = hassium_codegen::CHUNK;
         let reds: Vec<usize> = (k.instrs.iter().copied())
@@ -448,7 +481,7 @@ impl ClusterEngine {
             let (b, ks, bufs) = chunk_call(batch, k, &reds, i0, i1, &mut scratch, buffers);
             let t = Instant::now();
             if let Err(e) = self.child.execute(&b, &ks, &bufs) {
-                *failure = Some(e.to_string());
+                *failure = Some(original_instr(e, batch, k));
             }
             self.counters.compute_seconds += t.elapsed().as_secs_f64();
         }
@@ -465,7 +498,7 @@ impl ClusterEngine {
         let all = match comm::all_gather_bytes(&world(), &local, &counts, &mut self.counters.comm) {
             Ok(a) => a,
             Err(e) => {
-                failure.get_or_insert(e);
+                failure.get_or_insert(Error::Other(e));
                 return;
             }
         };
@@ -509,7 +542,8 @@ impl ClusterEngine {
                 partials.extend_from_slice(&all[at..at + chunks_of(r) * sizes[j]]);
             }
             let Some((out, size)) = mem.bytes(instr.out.base) else {
-                failure.get_or_insert(format!("base {} has no memory", instr.out.base.0));
+                let msg = format!("base {} has no memory", instr.out.base.0);
+                failure.get_or_insert(Error::Other(msg));
                 continue;
             };
             let at = instr.out.offset as usize * size;
@@ -556,7 +590,7 @@ impl ClusterEngine {
         };
         let t = Instant::now();
         if let Err(e) = self.child.execute(batch, &[kernel], &bufs) {
-            *failure = Some(e.to_string());
+            *failure = Some(e);
         }
         self.counters.compute_seconds += t.elapsed().as_secs_f64();
     }
@@ -568,7 +602,7 @@ impl ClusterEngine {
         batch: &Batch,
         shared: &[(BaseId, Vec<(u64, u64)>)],
         buffers: &Buffers,
-        failure: &mut Option<String>,
+        failure: &mut Option<Error>,
     ) {
         let mut mem = BufferMemory(buffers);
         let me = self.rank as usize;
@@ -582,7 +616,7 @@ impl ClusterEngine {
             let mine = match &bytes {
                 Some(b) => b[lo..hi].to_vec(),
                 None => {
-                    failure.get_or_insert(format!("base {} has no memory", base.0));
+                    failure.get_or_insert(Error::Other(format!("base {} has no memory", base.0)));
                     vec![0; hi - lo]
                 }
             };
@@ -601,7 +635,7 @@ impl ClusterEngine {
                     }
                 }
                 Err(e) => {
-                    failure.get_or_insert(e);
+                    failure.get_or_insert(Error::Other(e));
                 }
             }
         }
@@ -672,6 +706,87 @@ impl ClusterEngine {
                 comm::send_block(&world(), 0, part, &mut self.counters.comm);
             }
         }
+    }
+}
+
+/// True when `k` can fail on the values it reads: index operations (an index out of
+/// range) and integer powers (a negative exponent).
+fn fallible(batch: &Batch, k: &Kernel) -> bool {
+    k.instrs.iter().any(|&i| {
+        let x = &batch.instrs[i];
+        x.op.class() == hassium_core::OpClass::Index
+            || (x.op == hassium_core::Opcode::Power && x.out.dtype.is_integer())
+    })
+}
+
+/// `e` naming the batch's instruction where it names a copy [`chunk_call`] appended
+/// for a chunked reduction's last, short chunk.
+fn original_instr(e: Error, batch: &Batch, k: &Kernel) -> Error {
+    match e {
+        Error::Bytecode(hassium_core::Error::Failed {
+            index,
+            op,
+            source,
+            wrote_nothing,
+        }) if index >= batch.instrs.len() => {
+            let copied: Vec<usize> = (k.instrs.iter().copied())
+                .filter(|&i| !is_epilogue(&batch.instrs[i]))
+                .collect();
+            Error::Bytecode(hassium_core::Error::Failed {
+                index: copied
+                    .get(index - batch.instrs.len())
+                    .copied()
+                    .unwrap_or(index),
+                op,
+                source,
+                wrote_nothing,
+            })
+        }
+        e => e,
+    }
+}
+
+/// Bit of a [`comm::FailureInfo`] kind: the failing kernel wrote nothing.
+const WROTE_NOTHING: u32 = 1 << 31;
+
+/// What of `e` travels to rank 0.
+fn failure_info(e: &Error) -> comm::FailureInfo {
+    match e {
+        Error::Bytecode(c @ hassium_core::Error::Failed { index, source, .. }) => {
+            comm::FailureInfo {
+                index: *index as u64,
+                kind: source.root().kind() | if c.wrote_nothing() { WROTE_NOTHING } else { 0 },
+                message: source.root().to_string(),
+            }
+        }
+        e => comm::FailureInfo {
+            index: u64::MAX,
+            kind: 0,
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Rank `who`'s failure `f` as the error rank 0 raises: the failure of an instruction
+/// as such (so the runtime completes the batch after it), anything else by its message.
+fn failure_error(batch: &Batch, who: i32, f: comm::FailureInfo) -> Error {
+    match usize::try_from(f.index)
+        .ok()
+        .and_then(|i| batch.instrs.get(i))
+    {
+        Some(instr) => Error::Bytecode(hassium_core::Error::Failed {
+            index: f.index as usize,
+            op: instr.op.name(),
+            source: Box::new(hassium_core::Error::from_kind(
+                f.kind & !WROTE_NOTHING,
+                f.message,
+            )),
+            wrote_nothing: f.kind & WROTE_NOTHING != 0,
+        }),
+        None => Error::Engine {
+            engine: "cluster".into(),
+            message: format!("rank {who}: {}", f.message),
+        },
     }
 }
 
@@ -889,19 +1004,14 @@ impl Engine for ClusterEngine {
         // instructions blanked and bases they do not name left out. Layouts and plans
         // look only at the kernels' instructions and bases, so rank 0 plans the same from
         // the batch itself.
-        let failure = self.run(batch, kernels, buffers, &dirty).err();
-        let failure = if self.ranks > 1 {
-            comm::agree_on_failure(&world(), failure.as_deref())
-        } else {
-            failure
+        let failure = match self.run(batch, kernels, buffers, &dirty) {
+            Ok(()) if self.ranks > 1 => self.agree(batch, None),
+            Ok(()) => None,
+            Err((e, true)) => Some(e),
+            Err((e, false)) if self.ranks > 1 => self.agree(batch, Some(e)),
+            Err((e, false)) => Some(e),
         };
-        match failure {
-            None => Ok(()),
-            Some(message) => Err(Error::Engine {
-                engine: "cluster".into(),
-                message,
-            }),
-        }
+        failure.map_or(Ok(()), Err)
     }
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
