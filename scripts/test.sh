@@ -66,6 +66,18 @@ echo "== Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
   tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py || failed+=("pytest")
 
+# The differential suite on the cluster stack, 3 MPI ranks, every array over 64 KiB cut
+# in blocks over them. Left out: the files whose tests start processes of their own
+# (test_runner, test_cache_faults: they would inherit mpirun's environment; the bench smoke
+# and vectorisation tests run once below), and pytest-xdist (one pytest process under
+# mpirun, as rank 0).
+echo "== Python differential suite, stack cluster, 3 MPI ranks"
+HASSIUM_STACK=cluster HASSIUM_TEST_RANDOM_PROGRAMS=100 HASSIUM_MPI_TIMEOUT=1800 \
+  scripts/mpirun.sh 3 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python \
+  --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py \
+  --ignore=tests/python/test_runner.py --ignore=tests/python/test_cache_faults.py \
+  || failed+=("pytest (cluster, 3 ranks)")
+
 # On PoCL every distinct kernel is an OpenCL C compile: the full suite takes about 40
 # minutes on 2 cores with PoCL's cache cold (7 when warm), so CI runs the runtime, runner
 # (examples on every stack), creation, random, loop and stencil tests there, and the first
