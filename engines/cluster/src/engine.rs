@@ -14,7 +14,7 @@ use hassium_engine_abi::{
 };
 use memmap2::MmapMut;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::time::Instant;
 
 /// Control messages, by their first byte.
@@ -264,8 +264,40 @@ impl ClusterEngine {
         comm::send_control(&world(), &msg, &mut self.counters.comm);
     }
 
+    /// The layout of every base the kernels keep in memory and no layout holds yet, from
+    /// its first view in kernel order (inputs before outputs, so that an output may be
+    /// laid out to match them).
+    fn lay_out(&mut self, batch: &Batch, kernels: &[Kernel]) {
+        let in_memory: HashSet<BaseId> = kernels
+            .iter()
+            .flat_map(|k| k.reads.iter().chain(&k.writes).copied())
+            .collect();
+        for k in kernels {
+            for instr in k.instrs.iter().filter_map(|&i| batch.instrs.get(i)) {
+                let views = (instr.ins.iter().filter_map(|o| o.as_view()))
+                    .chain(std::iter::once(&instr.out));
+                for v in views {
+                    if !in_memory.contains(&v.base) || self.layouts.contains_key(&v.base) {
+                        continue;
+                    }
+                    let Some(base) = batch.base(v.base) else {
+                        continue;
+                    };
+                    let mut l = Layout::new(base, Some(v), self.ranks, self.cfg.replicate_below);
+                    if l.distributed && std::ptr::eq(v, &instr.out) {
+                        let aligned = aligned_layout(batch, k, v, base, &self.layouts, self.ranks);
+                        l = aligned.unwrap_or(l);
+                    }
+                    self.layouts.insert(v.base, l);
+                }
+            }
+        }
+    }
+
     /// Every rank: one flush. Errors leave this rank still taking part in every exchange,
-    /// so that no rank waits for it; the first error is returned.
+    /// so that no rank waits for it. The error comes back with `true` when every rank
+    /// agreed on it already (after a kernel that can fail), `false` when only this rank
+    /// knows it yet.
     fn run(
         &mut self,
         batch: &Batch,
@@ -274,38 +306,7 @@ impl ClusterEngine {
         dirty: &[BaseId],
     ) -> std::result::Result<(), (Error, bool)> {
         self.counters.flushes += 1;
-        let mut seen: BTreeSet<BaseId> = BTreeSet::new();
-        let in_memory: HashSet<BaseId> = kernels
-            .iter()
-            .flat_map(|k| k.reads.iter().chain(&k.writes).copied())
-            .collect();
-        for k in kernels {
-            for &i in &k.instrs {
-                let Some(instr) = batch.instrs.get(i) else {
-                    continue;
-                };
-                // Inputs first: an output may be laid out to match them.
-                let views = (instr.ins.iter().filter_map(|o| o.as_view()))
-                    .chain(std::iter::once(&instr.out));
-                for v in views {
-                    if !in_memory.contains(&v.base) || self.layouts.contains_key(&v.base) {
-                        continue;
-                    }
-                    if seen.insert(v.base) {
-                        if let Some(base) = batch.base(v.base) {
-                            let mut l =
-                                Layout::new(base, Some(v), self.ranks, self.cfg.replicate_below);
-                            if l.distributed && std::ptr::eq(v, &instr.out) {
-                                let aligned =
-                                    aligned_layout(batch, k, v, base, &self.layouts, self.ranks);
-                                l = aligned.unwrap_or(l);
-                            }
-                            self.layouts.insert(v.base, l);
-                        }
-                    }
-                }
-            }
-        }
+        self.lay_out(batch, kernels);
         let mut mem = BufferMemory(buffers);
         // Bases rank 0's host wrote: their blocks go out (a replicated base to everyone).
         for &id in dirty {
