@@ -247,19 +247,27 @@ def worker_pid(prog, rank):
     raise AssertionError(f"no process of rank {rank}")
 
 
-def test_a_bad_config_on_one_rank_ends_the_job_with_its_message(tmp_path):
+def with_rank_1_differing(tmp_path, assignment):
+    """Runs a short program on 2 ranks, rank 1 with `assignment` (NAME=value) in its
+    environment: (exit status, stdout, stderr, seconds)."""
     prog = tmp_path / "p.py"
     prog.write_text("import numpy as np\nprint(float(np.ones(10).sum()))\n")
     argv = [PY, "-m", "hassium", str(prog)]
     start = time.monotonic()
-    rc, _, err = run(
-        [MPIRUN, "1", *argv, ":", "-np", "1", "env"]
-        + ["HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW=lots", *argv],
+    rc, out, err = run(
+        [MPIRUN, "1", *argv, ":", "-np", "1", "env", assignment, *argv],
         {"HASSIUM_STACK": "cluster", "HASSIUM_MPI_TIMEOUT": "60"},
         90,
         tmp_path,
     )
-    assert time.monotonic() - start < 30
+    return rc, out, err, time.monotonic() - start
+
+
+def test_a_bad_config_on_one_rank_ends_the_job_with_its_message(tmp_path):
+    rc, _, err, seconds = with_rank_1_differing(
+        tmp_path, "HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW=lots"
+    )
+    assert seconds < 30
     assert rc != 0
     assert "replicate_below" in err, err
 
@@ -270,18 +278,10 @@ def test_a_rank_from_another_build_is_refused(tmp_path):
     lib = ROOT / "bridge-python" / "python" / "hassium" / "libhassium_engine_cluster.so"
     other = tmp_path / "libhassium_engine_cluster.so"
     other.write_bytes(lib.read_bytes() + b"\0")
-    prog = tmp_path / "p.py"
-    prog.write_text("import numpy as np\nprint(float(np.ones(10).sum()))\n")
-    argv = [PY, "-m", "hassium", str(prog)]
-    start = time.monotonic()
-    rc, out, err = run(
-        [MPIRUN, "1", *argv, ":", "-np", "1", "env"]
-        + [f"HASSIUM_ENGINES_CLUSTER_LIBRARY={other}", *argv],
-        {"HASSIUM_STACK": "cluster", "HASSIUM_MPI_TIMEOUT": "60"},
-        90,
-        tmp_path,
+    rc, out, err, seconds = with_rank_1_differing(
+        tmp_path, f"HASSIUM_ENGINES_CLUSTER_LIBRARY={other}"
     )
-    assert time.monotonic() - start < 30
+    assert seconds < 30
     assert rc != 0 and "10.0" not in out
     assert "rank 1 runs a different build" in err, err
 

@@ -985,20 +985,20 @@ impl Engine for ClusterEngine {
         if kernels.is_empty() {
             return Ok(());
         }
-        let call = encode_call(batch, kernels)?;
         let mut dirty: Vec<BaseId> = buffers
             .iter()
             .filter(|b| b.host_dirty != 0)
             .map(|b| BaseId(b.base))
             .collect();
         dirty.sort_unstable();
-        let mut body = Vec::with_capacity(8 + 8 * dirty.len() + call.len());
-        body.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
-        for d in &dirty {
-            body.extend_from_slice(&d.0.to_le_bytes());
-        }
-        body.extend_from_slice(&call);
         if self.ranks > 1 {
+            let call = encode_call(batch, kernels)?;
+            let mut body = Vec::with_capacity(8 + 8 * dirty.len() + call.len());
+            body.extend_from_slice(&(dirty.len() as u64).to_le_bytes());
+            for d in &dirty {
+                body.extend_from_slice(&d.0.to_le_bytes());
+            }
+            body.extend_from_slice(&call);
             self.broadcast(EXECUTE, &body);
         }
         // The workers decode the call: the kernels and their instructions as here, other
