@@ -6,7 +6,9 @@
 use crate::comm::{self, CommStats, Memory};
 use crate::config::ClusterConfig;
 use crate::layout::Layout;
-use crate::plan::{aligned_layout, piece, plan, replicated_writes, Cut};
+use crate::plan::{
+    aligned_layout, piece, plan, replicated_writes, start_ranges_at, Cut, RANGE_TEMPS,
+};
 use hassium_core::{Base, BaseId, Batch, Capabilities, IdMap, Kernel, Operand, View};
 use hassium_engine_abi::{
     decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
@@ -90,6 +92,8 @@ pub struct ClusterEngine {
     frees: Vec<BaseId>,
     /// A worker's memory.
     store: IdMap<Local>,
+    /// Freed mappings for reuse.
+    pool: crate::pool::Pool,
     counters: Counters,
     /// Opcode names already warned about running gathered.
     warned: HashSet<String>,
@@ -125,6 +129,7 @@ impl ClusterEngine {
             stale: HashSet::new(),
             frees: Vec::new(),
             store: IdMap::default(),
+            pool: Default::default(),
             counters: Counters::default(),
             warned: HashSet::new(),
         };
@@ -215,7 +220,11 @@ impl ClusterEngine {
                 }
                 let Some(base) = batch.base(id) else { continue };
                 let bytes = base.nelem * base.dtype.size();
-                let map = match MmapMut::map_anon(bytes.max(1)) {
+                let map = match self
+                    .pool
+                    .take(bytes.max(1))
+                    .map_or_else(|| MmapMut::map_anon(bytes.max(1)), Ok)
+                {
                     Ok(m) => m,
                     Err(e) => comm::abort(
                         &world(),
@@ -247,7 +256,9 @@ impl ClusterEngine {
     fn forget(&mut self, id: BaseId) {
         self.layouts.remove(&id);
         self.stale.remove(&id);
-        self.store.remove(&id);
+        if let Some(l) = self.store.remove(&id) {
+            self.pool.give(l.map);
+        }
         let _ = self.child.free(id);
     }
 
@@ -369,11 +380,21 @@ impl ClusterEngine {
                         }
                         if i1 > i0 {
                             let mut kk = k.clone();
+                            let per_row: usize = k.shape[1..].iter().product();
+                            let start = if *flat { i0 } else { i0 * per_row };
                             if *flat {
                                 kk.shape = [i1 - i0].into_iter().collect();
                             } else {
                                 kk.shape[0] = i1 - i0;
                             }
+                            let mut next = RANGE_TEMPS;
+                            start_ranges_at(
+                                &mut local,
+                                &mut kk.instrs,
+                                &mut kk.contracted,
+                                start,
+                                &mut next,
+                            );
                             mine.push(kk);
                         }
                         let shared = replicated_writes(batch, k, ranges, *flat, &self.layouts);
@@ -842,6 +863,7 @@ fn chunk_call(
         parts.push((i0 + full * chunk, 1, tail, full));
     }
     let mut kernels = Vec::new();
+    let mut next = RANGE_TEMPS;
     for (n, &(start, rows, cols, slot)) in parts.iter().enumerate() {
         let mut instrs = hassium_core::KernelInstrs::new();
         for &i in k.instrs.iter().filter(|&&i| !is_epilogue(&batch.instrs[i])) {
@@ -881,13 +903,15 @@ fn chunk_call(
                 x.out.base == *id || x.ins.iter().any(|o| o.base() == Some(*id))
             })
         };
-        let contracted = k.contracted.iter().copied().filter(named).collect();
+        let mut contracted = k.contracted.iter().copied().filter(named).collect();
         let mut all_writes: Vec<BaseId> = (k.writes.iter().copied())
             .filter(|id| named(id))
             .chain(writes.iter().copied())
             .collect();
         all_writes.sort_unstable();
         let reads = k.reads.iter().copied().filter(named).collect();
+        // A range's values continue from the part's first element.
+        start_ranges_at(&mut b, &mut instrs, &mut contracted, start, &mut next);
         kernels.push(Kernel {
             instrs,
             shape: [rows, cols].into_iter().collect(),

@@ -12,6 +12,7 @@ mod engine;
 mod fold;
 pub mod layout;
 pub mod plan;
+mod pool;
 
 pub use config::ClusterConfig;
 pub use engine::ClusterEngine;
