@@ -974,7 +974,7 @@ mod tests {
         let mut layouts = IdMap::default();
         layouts.insert(BaseId(2), Layout::new(&base(2, f), Some(&v(2, f)), 3, 0));
         layouts.insert(BaseId(4), Layout::new(&sum_base, None, 3, u64::MAX));
-        let p = plan(&batch, &[elementwise.clone()], &layouts, 3);
+        let p = plan(&batch, std::slice::from_ref(&elementwise), &layouts, 3);
         assert!(matches!(p.cuts[0], Cut::Rows { .. }), "{:?}", p.cuts[0]);
         let p = plan(&batch, &[reduction], &layouts, 3);
         let Cut::Chunks(ranges) = &p.cuts[0] else {
