@@ -24,6 +24,20 @@ fn synced_base(st: &mut State, v: &View) -> Result<*mut u8> {
     Ok(st.rt.host_ptr(v.base)?)
 }
 
+/// [`synced_base`] for a read that copies the view's elements out and writes nothing:
+/// only the view's extent is made current (`Runtime::sync_extent`; the cluster engine
+/// brings home only the blocks holding it).
+fn synced_extent(st: &mut State, v: &View) -> Result<*mut u8> {
+    let nelem = st.rt.base(v.base).map_or(0, |b| b.nelem);
+    match v.extent() {
+        Some((lo, hi)) if lo >= 0 && hi < nelem as isize => {
+            st.rt.sync_extent(v.base, lo as u64, hi as u64 + 1)?;
+            Ok(st.rt.host_ptr(v.base)?)
+        }
+        _ => synced_base(st, v),
+    }
+}
+
 /// Runs every recorded operation of `a`'s base so its values can be read on the host.
 #[no_mangle]
 pub extern "C" fn hs_sync(a: *const hs_array) -> hs_status {
@@ -88,7 +102,7 @@ pub unsafe extern "C" fn hs_copy_to(
             if buf.is_null() {
                 return Err(Fail::new(hs_status::HS_ERR_NULL, "buf is NULL"));
             }
-            let base = synced_base(st, &v)?;
+            let base = synced_extent(st, &v)?;
             let dst = buf as *mut u8;
             if v.is_contiguous() {
                 // SAFETY: the view lies inside the base (checked by synced_base) and spans
@@ -133,7 +147,7 @@ pub unsafe extern "C" fn hs_item(a: *const hs_array, value: *mut f64) -> hs_stat
                     v.nelem()
                 )));
             }
-            let base = synced_base(st, &v)?;
+            let base = synced_extent(st, &v)?;
             let n = v.dtype.size();
             // SAFETY: the single element lies inside the base (checked by synced_base).
             let bytes =

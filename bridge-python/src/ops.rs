@@ -265,14 +265,31 @@ pub fn sync_ptr_for_buffer(a: &Arr) -> PyResult<*mut u8> {
     result
 }
 
+/// The bytes of the single element of a size-1 view. Only that element is made current on
+/// the host (`Runtime::sync_extent`: the cluster engine brings one block home, not the
+/// array), and nothing is exported, so the base is not marked written by the host.
+pub fn read_element(a: &Arr) -> PyResult<Vec<u8>> {
+    let n = a.dtype().size();
+    if a.view.nelem() != 1 {
+        return Err(PyValueError::new_err(
+            "can only convert an array of size 1 to a Python scalar",
+        ));
+    }
+    let at = a.view.offset as u64;
+    with_rt(|rt| {
+        rt.sync_extent(a.view.base, at, at + 1).py()?;
+        let p = rt.host_ptr(a.view.base).py()?;
+        // SAFETY: the view's one element lies inside the base (verified when the view
+        // was made) and is current after the sync.
+        let bytes = unsafe { std::slice::from_raw_parts(p.add(at as usize * n), n) };
+        Ok(bytes.to_vec())
+    })
+}
+
 /// Reads the single element of a size-1 view.
 pub fn read_scalar(a: &Arr) -> PyResult<Scalar> {
-    let p = sync_ptr(a)?;
-    let n = a.dtype().size();
-    // SAFETY: the view is non-empty and in bounds (verified when created); p points at its
-    // first element of `n` bytes inside the synced base.
-    let bytes = unsafe { std::slice::from_raw_parts(p, n) };
-    Scalar::from_le_bytes(a.dtype(), bytes).ok_or_else(|| PyValueError::new_err("short element"))
+    let bytes = read_element(a)?;
+    Scalar::from_le_bytes(a.dtype(), &bytes).ok_or_else(|| PyValueError::new_err("short element"))
 }
 
 /// One reduction specification after argument parsing.

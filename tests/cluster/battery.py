@@ -73,7 +73,16 @@ show("big_int_sum", (np.arange(100_000) % 7).sum())
 # Ranges fused into cut kernels: each rank's piece continues from its first global
 # index, in every type (float16 past 2048 and int8 past 127 round and wrap as a whole
 # range does).
-for dt in ("float64", "float32", "float16", "int64", "int32", "uint16", "int8", "uint8"):
+for dt in (
+    "float64",
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "uint16",
+    "int8",
+    "uint8",
+):
     show(f"range_{dt}", np.arange(5003, dtype=dt) * np.array(3, dtype=dt))
 show("range_sum", (np.arange(100_003, dtype=np.float64) * 0.5 + 1.0).sum())
 show("range_f32_mean", np.sin(np.arange(50_001, dtype=np.float32)).mean())

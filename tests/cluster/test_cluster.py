@@ -112,6 +112,59 @@ def test_a_stencil_sends_only_its_halo_rows(tmp_path):
     assert extra["rank0_gathered_kernels"] == 0, extra
 
 
+READS = """
+import json
+import numpy as np
+import hassium
+
+def received():
+    return hassium.stats()["engine"]["extra"]["rank0_received_bytes"]
+
+n, m = 300, 50
+x = np.array([[float(i * m + j) for j in range(m)] for i in range(n)])
+y = x * 2.0
+hassium.flush()
+r = [received()]
+values = [float(y[0, 0])]
+r.append(received())
+values.append(y[-1, -1])
+r.append(received())
+values.append(y[-1, 3].item())
+r.append(received())
+y += 1.0
+values.append(float(y[-1, 0]))
+r.append(received())
+values.append(sum(sum(row) for row in y.tolist()))
+r.append(received())
+print(json.dumps({"values": [float(v) for v in values],
+                  "received": [b - a for a, b in zip(r, r[1:])]}))
+"""
+
+
+def test_reading_an_element_brings_home_only_the_block_holding_it(tmp_path):
+    """float(x), x[i, j] and .item() gather the one block holding the element (none when
+    rank 0 holds it), and only once; a whole read then gathers the blocks still away."""
+    prog = tmp_path / "reads.py"
+    prog.write_text(READS)
+    env = {"HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW": "0"}
+    rc, out, err = cluster(3, [PY, "-m", "hassium", str(prog)], env, cwd=tmp_path)
+    assert rc == 0, err
+    got = json.loads(out.splitlines()[-1])
+    m, last = 50, 300 * 50 - 1
+    total = sum(2.0 * i + 1.0 for i in range(300 * 50))
+    assert got["values"] == [
+        0.0,
+        2.0 * last,
+        2.0 * (last - m + 4),
+        2.0 * (last - m + 1) + 1.0,
+        total,
+    ]
+    block = 100 * m * 8  # 300 rows over 3 ranks
+    # rank 0's own block; the last rank's; again (current); after a write, the last
+    # rank's again; the rest (the middle rank's block) for the whole read.
+    assert got["received"] == [0, block, 0, block, block], got
+
+
 def test_c_and_cpp_examples_run_under_mpirun(tmp_path):
     pc = ROOT / "target" / "release" / "pkgconfig"
     flags = subprocess.run(

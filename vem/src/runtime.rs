@@ -44,6 +44,9 @@ pub struct Runtime {
     /// Where a full queue is cut (at a low point of the live arrays).
     flush_point: FlushPoint,
     sync: Vec<BaseId>,
+    /// Bases of `sync` a read needs only part of: elements `[lo, hi)` (see
+    /// [`Runtime::sync_extent`]); a base not here is synced whole.
+    sync_extents: IdMap<(u64, u64)>,
     next_id: u64,
     memory: HostMemory,
     stats: RuntimeStats,
@@ -88,6 +91,7 @@ impl Runtime {
             queue_max_elems: 0,
             flush_point: FlushPoint::default(),
             sync: Vec::new(),
+            sync_extents: IdMap::default(),
             next_id: 1,
             memory: HostMemory::default(),
             stats,
@@ -206,6 +210,23 @@ impl Runtime {
         self.live(id)?;
         if !self.sync.contains(&id) {
             self.sync.push(id);
+        }
+        self.sync_extents.remove(&id);
+        self.flush()?;
+        self.readable(id)
+    }
+
+    /// [`Runtime::sync`] for a read of elements `[lo, hi)` of the base alone, which the
+    /// caller copies out and never writes: an engine holding the base in parts (the
+    /// cluster) then brings only the parts holding those elements to the host. The rest
+    /// of the host memory may stay stale; [`Runtime::sync`] makes all of it current.
+    pub fn sync_extent(&mut self, id: BaseId, lo: u64, hi: u64) -> Result<()> {
+        self.live(id)?;
+        if !self.sync.contains(&id) {
+            self.sync.push(id);
+            self.sync_extents.insert(id, (lo, hi));
+        } else if let Some(e) = self.sync_extents.get_mut(&id) {
+            *e = (e.0.min(lo), e.1.max(hi));
         }
         self.flush()?;
         self.readable(id)
@@ -387,11 +408,15 @@ impl Runtime {
     /// Makes the batch's synced bases current in host memory.
     fn sync_all(&mut self, batch: &Batch) -> Result<()> {
         for &id in &batch.sync {
+            let extent = self.sync_extents.remove(&id);
             if self.poison.contains(id) {
                 continue; // its read raises instead (`Runtime::sync`)
             }
             let host = self.host_buffer(id)?;
-            self.stack.engine.sync(id, &host)?;
+            match extent {
+                Some((lo, hi)) => self.stack.engine.sync_extent(id, &host, lo, hi)?,
+                None => self.stack.engine.sync(id, &host)?,
+            }
         }
         Ok(())
     }

@@ -1,7 +1,11 @@
 //! Python's protocols that need the values (`len`, `iter`, `bool`, `float`, `repr`,
 //! `in`, `item`, `tolist`), and copying and pickling.
 
-use super::{arr_of, interop::to_numpy, wrap_view, PyNdArray};
+use super::{
+    arr_of,
+    interop::{to_numpy, to_numpy_value},
+    wrap_view, PyNdArray,
+};
 use crate::convert::to_arg;
 use crate::ops::{self, Arg, Dest, ReduceSpec};
 use crate::rt::OrPy;
@@ -37,23 +41,23 @@ impl PyNdArray {
         }
     }
     fn __bool__(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        to_numpy(slf)?.is_truthy()
+        to_numpy_value(slf)?.is_truthy()
     }
     fn __float__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        Ok(to_numpy(slf)?.call_method0("__float__")?.unbind())
+        Ok(to_numpy_value(slf)?.call_method0("__float__")?.unbind())
     }
     fn __int__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        Ok(to_numpy(slf)?.call_method0("__int__")?.unbind())
+        Ok(to_numpy_value(slf)?.call_method0("__int__")?.unbind())
     }
     fn __complex__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         let py = slf.py();
         Ok(py
             .get_type::<pyo3::types::PyComplex>()
-            .call1((to_numpy(slf)?,))?
+            .call1((to_numpy_value(slf)?,))?
             .unbind())
     }
     fn __index__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        Ok(to_numpy(slf)?.call_method0("__index__")?.unbind())
+        Ok(to_numpy_value(slf)?.call_method0("__index__")?.unbind())
     }
     /// `round(x, n)` on a 0-d array: what NumPy gives for the scalar NumPy would have
     /// returned in its place (reductions and scalar indexing give 0-d arrays here), so
@@ -67,7 +71,7 @@ impl PyNdArray {
                 "type hassium.ndarray doesn't define __round__ method",
             ));
         }
-        let scalar = to_numpy(slf)?.get_item(pyo3::types::PyTuple::empty(py))?;
+        let scalar = to_numpy_value(slf)?.get_item(pyo3::types::PyTuple::empty(py))?;
         let round = py.import("builtins")?.getattr("round")?;
         Ok(match ndigits {
             Some(n) => round.call1((scalar, n))?,
@@ -76,13 +80,15 @@ impl PyNdArray {
         .unbind())
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        to_numpy(slf)?.repr()?.extract()
+        to_numpy_value(slf)?.repr()?.extract()
     }
     fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        to_numpy(slf)?.str()?.extract()
+        to_numpy_value(slf)?.str()?.extract()
     }
     fn __format__(slf: &Bound<'_, Self>, spec: &str) -> PyResult<PyObject> {
-        Ok(to_numpy(slf)?.call_method1("__format__", (spec,))?.unbind())
+        Ok(to_numpy_value(slf)?
+            .call_method1("__format__", (spec,))?
+            .unbind())
     }
     fn __contains__(slf: &Bound<'_, Self>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = slf.py();
@@ -105,7 +111,7 @@ impl PyNdArray {
     }
     #[pyo3(signature = (*args))]
     fn item(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-        Ok(to_numpy(slf)?.call_method1("item", args)?.unbind())
+        Ok(to_numpy_value(slf)?.call_method1("item", args)?.unbind())
     }
     fn tolist(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         Ok(to_numpy(slf)?.call_method0("tolist")?.unbind())

@@ -44,6 +44,26 @@ pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>>
     py::numpy(py)?.call_method1("asarray", (mv,))
 }
 
+/// [`to_numpy`] for what reads one value (`float(x)`, `x.item()`, `bool(x)`, a 0-d
+/// array's repr): a one-element array comes back as a read-only NumPy copy of that
+/// element alone (see `ops::read_element`); any other through [`to_numpy`].
+pub fn to_numpy_value<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
+    let arr = slf.borrow().arr.clone();
+    if arr.view.nelem() != 1 {
+        return to_numpy(slf);
+    }
+    element_numpy(slf.py(), &arr)
+}
+
+/// A one-element array `arr` as a read-only NumPy array of that element alone.
+pub(super) fn element_numpy<'py>(py: Python<'py>, arr: &Arr) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = pyo3::types::PyBytes::new(py, &ops::read_element(arr)?);
+    let shape = pyo3::types::PyTuple::new(py, arr.view.shape.iter())?;
+    py::numpy(py)?
+        .call_method1("frombuffer", (bytes, arr.dtype().name()))?
+        .call_method1("reshape", (shape,))
+}
+
 pub(super) fn to_numpy_arr<'py>(py: Python<'py>, a: &Arr) -> PyResult<Bound<'py, PyAny>> {
     let obj = Py::new(
         py,

@@ -41,7 +41,6 @@ pub use views::{broadcast_to, diagonal};
 
 use crate::rt::Arr;
 use hassium_core::View;
-use interop::to_numpy_arr;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -61,10 +60,10 @@ pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
 
 /// The element at a 0-d `view` of `slf`'s base as a NumPy scalar: what NumPy returns when
 /// integers alone index every dimension (`x[3]`, `m[i, j]`, `z[()]`). Reading the value
-/// needs it computed, so this syncs the base.
+/// needs it computed, so this syncs that element (see `ops::read_element`).
 pub(super) fn scalar_at(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
     let py = slf.py();
-    let element = to_numpy_arr(py, &arr_of(slf).with_view(view))?;
+    let element = interop::element_numpy(py, &arr_of(slf).with_view(view))?;
     Ok(element.get_item(PyTuple::empty(py))?.unbind())
 }
 

@@ -121,6 +121,14 @@ pub trait Engine: Send {
     }
     /// Makes the base's current values visible in `host`.
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()>;
+    /// Makes elements `[lo, hi)` of the base current in `host`, for a read of those alone
+    /// (a scalar, an element): the rest of `host` may stay stale until a `sync`. The
+    /// runtime never marks a base so read as written by the host. An engine that cannot
+    /// do less than the whole base syncs it.
+    fn sync_extent(&mut self, base: BaseId, host: &HostBuffer, lo: u64, hi: u64) -> Result<()> {
+        let _ = (lo, hi);
+        self.sync(base, host)
+    }
     /// Forgets everything the engine holds for `base`.
     fn free(&mut self, base: BaseId) -> Result<()>;
     fn stats(&self) -> EngineStats {

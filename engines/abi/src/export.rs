@@ -282,6 +282,19 @@ pub unsafe extern "C" fn sync(handle: *mut c_void, base: u64, host: *const HostB
 
 /// # Safety
 /// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
+pub unsafe extern "C" fn sync_extent(
+    handle: *mut c_void,
+    base: u64,
+    host: *const HostBuffer,
+    lo: u64,
+    hi: u64,
+) -> i32 {
+    // SAFETY: forwarded contract: `host` is a valid record.
+    unsafe { guarded(handle, |e| e.sync_extent(BaseId(base), &*host, lo, hi)) }
+}
+
+/// # Safety
+/// Called only through the engine table, with a handle from `create` (see [`EngineApi`]).
 pub unsafe extern "C" fn free(handle: *mut c_void, base: u64) -> i32 {
     // SAFETY: forwarded contract.
     unsafe { guarded(handle, |e| e.free(BaseId(base))) }
@@ -370,6 +383,7 @@ static WRAP_API: EngineApi = EngineApi {
     execute_keyed,
     replay,
     sync,
+    sync_extent,
     free,
     stats,
     last_error,
@@ -410,6 +424,7 @@ macro_rules! export_engine {
             execute_keyed: $crate::export_glue::execute_keyed,
             replay: $crate::export_glue::replay,
             sync: $crate::export_glue::sync,
+            sync_extent: $crate::export_glue::sync_extent,
             free: $crate::export_glue::free,
             stats: $crate::export_glue::stats,
             last_error: $crate::export_glue::last_error,

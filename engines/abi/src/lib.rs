@@ -39,7 +39,7 @@ pub use export::{into_engine_ref, ExportedEngine};
 pub mod export_glue {
     pub use crate::export::{
         capabilities, create_error, create_with, destroy, execute, execute_keyed, free, last_error,
-        last_failure, replay, stats, sync,
+        last_failure, replay, stats, sync, sync_extent,
     };
 }
 pub use cache_dir::{

@@ -310,6 +310,12 @@ impl Engine for LoadedEngine {
         self.check(status)
     }
 
+    fn sync_extent(&mut self, base: BaseId, host: &HostBuffer, lo: u64, hi: u64) -> Result<()> {
+        // SAFETY: live handle, valid record.
+        let status = unsafe { (self.api.sync_extent)(self.handle, base.0, host, lo, hi) };
+        self.check(status)
+    }
+
     fn free(&mut self, base: BaseId) -> Result<()> {
         // SAFETY: live handle.
         let status = unsafe { (self.api.free)(self.handle, base.0) };

@@ -3,7 +3,7 @@ use std::ffi::{c_char, c_void};
 
 /// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
 /// change. The loader refuses a library of another version.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
 pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
@@ -64,6 +64,14 @@ pub struct EngineApi {
         nbuffers: usize,
     ) -> i32,
     pub sync: unsafe extern "C" fn(handle: *mut c_void, base: u64, host: *const HostBuffer) -> i32,
+    /// `sync` of elements `[lo, hi)` of the base only (`Engine::sync_extent`).
+    pub sync_extent: unsafe extern "C" fn(
+        handle: *mut c_void,
+        base: u64,
+        host: *const HostBuffer,
+        lo: u64,
+        hi: u64,
+    ) -> i32,
     pub free: unsafe extern "C" fn(handle: *mut c_void, base: u64) -> i32,
     /// The engine's `EngineStats` as JSON (valid until the next call on this handle).
     pub stats: unsafe extern "C" fn(handle: *mut c_void) -> *const c_char,
@@ -123,7 +131,7 @@ mod pin {
     /// the loader refuses the old engine; this pin fails until it does.
     #[test]
     fn the_opcode_list_is_pinned_to_the_abi_version() {
-        let pinned = (4, 0xa91a_e254_0949_72dc_u64);
+        let pinned = (5, 0xa91a_e254_0949_72dc_u64);
         assert_eq!(
             (super::ABI_VERSION, fingerprint()),
             pinned,

@@ -86,8 +86,9 @@ pub struct ClusterEngine {
     cfg: ClusterConfig,
     child: Box<dyn Engine>,
     layouts: IdMap<Layout>,
-    /// Distributed bases whose blocks on other ranks are newer than rank 0's copy.
-    stale: HashSet<BaseId>,
+    /// Distributed bases whose blocks on other ranks are newer than rank 0's copy, and
+    /// those ranks. Every rank keeps the same table (it follows the plan and the syncs).
+    stale: IdMap<Vec<u32>>,
     /// Frees rank 0 has not told the workers yet (they travel with the next message).
     frees: Vec<BaseId>,
     /// A worker's memory.
@@ -126,7 +127,7 @@ impl ClusterEngine {
             cfg,
             child,
             layouts: IdMap::default(),
-            stale: HashSet::new(),
+            stale: IdMap::default(),
             frees: Vec::new(),
             store: IdMap::default(),
             pool: Default::default(),
@@ -160,7 +161,8 @@ impl ClusterEngine {
                 EXECUTE => self.serve_execute(rest),
                 SYNC => {
                     let id = BaseId(read_u64(rest, 0).unwrap_or(0));
-                    self.sync_home(id, None);
+                    let extent = read_u64(rest, 8).zip(read_u64(rest, 16));
+                    self.sync_home(id, None, extent);
                 }
                 STATS => {
                     comm::sum_to_root(&world(), &self.counters.values());
@@ -446,7 +448,7 @@ impl ClusterEngine {
     fn mark_stale(&mut self, k: &Kernel) {
         for &w in &k.writes {
             if self.layouts.get(&w).is_some_and(|l| l.distributed) {
-                self.stale.insert(w);
+                self.stale.insert(w, (1..self.ranks).collect());
             }
         }
     }
@@ -699,12 +701,35 @@ impl ClusterEngine {
         }
     }
 
-    /// Brings the blocks of `id` home to rank 0 (`host` there; workers send).
-    fn sync_home(&mut self, id: BaseId, host: Option<&HostBuffer>) {
+    /// The stale ranks of `id` whose blocks hold some of elements `[lo, hi)` (all of
+    /// them without an extent).
+    fn stale_in(&self, id: BaseId, extent: Option<(u64, u64)>) -> Vec<u32> {
+        let (Some(ranks), Some(layout)) = (self.stale.get(&id), self.layouts.get(&id)) else {
+            return Vec::new();
+        };
+        (ranks.iter().copied())
+            .filter(|&r| {
+                extent.is_none_or(|(lo, hi)| {
+                    let (a, b) = layout.block(r);
+                    a < hi && lo < b
+                })
+            })
+            .collect()
+    }
+
+    /// Brings home to rank 0 (`host` there; workers send) the stale blocks of `id` that
+    /// hold some of `extent`, or all of them. Collective.
+    fn sync_home(&mut self, id: BaseId, host: Option<&HostBuffer>, extent: Option<(u64, u64)>) {
         let Some(layout) = self.layouts.get(&id).cloned() else {
             return;
         };
-        self.stale.remove(&id);
+        let ranks = self.stale_in(id, extent);
+        if let Some(left) = self.stale.get_mut(&id) {
+            left.retain(|r| !ranks.contains(r));
+            if left.is_empty() {
+                self.stale.remove(&id);
+            }
+        }
         if !layout.distributed {
             return;
         }
@@ -713,14 +738,18 @@ impl ClusterEngine {
             // SAFETY: the runtime keeps the buffer alive and unshared during `sync`.
             let bytes = unsafe { host.bytes_mut() };
             let size = host.dtype().map_or(1, |d| d.size());
-            for r in 1..self.ranks {
+            for r in ranks {
                 let (lo, hi) = layout.block(r);
                 if hi > lo {
                     let part = &mut bytes[lo as usize * size..hi as usize * size];
                     comm::receive_block(&world(), r, part, &mut self.counters.comm);
                 }
             }
-        } else if let Some(l) = self.store.get_mut(&id) {
+        } else if let Some(l) = self
+            .store
+            .get_mut(&id)
+            .filter(|_| ranks.contains(&self.rank))
+        {
             let size = hassium_core::DType::from_u8(l.dtype).map_or(1, |d| d.size());
             let (lo, hi) = layout.block(self.rank);
             if hi > lo {
@@ -1041,11 +1070,25 @@ impl Engine for ClusterEngine {
 
     fn sync(&mut self, base: BaseId, host: &HostBuffer) -> Result<()> {
         check_not_forked()?;
-        if self.ranks > 1 && self.stale.contains(&base) {
+        if self.ranks > 1 && self.stale.contains_key(&base) {
             self.broadcast(SYNC, &base.0.to_le_bytes());
-            self.sync_home(base, Some(host));
+            self.sync_home(base, Some(host), None);
         }
         self.child.sync(base, host)
+    }
+
+    /// Gathers only the stale blocks holding elements `[lo, hi)`: a scalar read of a
+    /// distributed array costs one block, not the array.
+    fn sync_extent(&mut self, base: BaseId, host: &HostBuffer, lo: u64, hi: u64) -> Result<()> {
+        check_not_forked()?;
+        if self.ranks > 1 && !self.stale_in(base, Some((lo, hi))).is_empty() {
+            let mut msg = base.0.to_le_bytes().to_vec();
+            msg.extend_from_slice(&lo.to_le_bytes());
+            msg.extend_from_slice(&hi.to_le_bytes());
+            self.broadcast(SYNC, &msg);
+            self.sync_home(base, Some(host), Some((lo, hi)));
+        }
+        self.child.sync_extent(base, host, lo, hi)
     }
 
     fn free(&mut self, base: BaseId) -> Result<()> {
