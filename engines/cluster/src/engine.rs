@@ -14,7 +14,6 @@ use hassium_engine_abi::{
     decode_call, encode_call, Buffers, Engine, EngineContext, EngineStats, Error, HostBuffer,
     Result,
 };
-use memmap2::MmapMut;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::collections::HashSet;
 use std::time::Instant;
@@ -73,7 +72,7 @@ impl Counters {
 /// A worker's memory for one base: an anonymous mapping of the whole base, of which
 /// only the pages the rank touches (its block and the pieces it receives) cost memory.
 struct Local {
-    map: MmapMut,
+    map: crate::pool::Mapping,
     dtype: u8,
     nelem: u64,
 }
@@ -222,11 +221,7 @@ impl ClusterEngine {
                 }
                 let Some(base) = batch.base(id) else { continue };
                 let bytes = base.nelem * base.dtype.size();
-                let map = match self
-                    .pool
-                    .take(bytes.max(1))
-                    .map_or_else(|| MmapMut::map_anon(bytes.max(1)), Ok)
-                {
+                let map = match self.pool.take(bytes) {
                     Ok(m) => m,
                     Err(e) => comm::abort(
                         &world(),
@@ -753,7 +748,7 @@ impl ClusterEngine {
             let size = hassium_core::DType::from_u8(l.dtype).map_or(1, |d| d.size());
             let (lo, hi) = layout.block(self.rank);
             if hi > lo {
-                let part = &l.map[lo as usize * size..hi as usize * size];
+                let part = &l.map.bytes()[lo as usize * size..hi as usize * size];
                 comm::send_block(&world(), 0, part, &mut self.counters.comm);
             }
         }
