@@ -19,6 +19,12 @@
 use crate::layout::Layout;
 use hassium_core::{BaseId, Batch, IdMap, Kernel, View};
 
+mod ranges;
+mod split;
+
+pub use ranges::{cuttable_range, start_ranges_at, RANGE_TEMPS};
+pub use split::split_by_output;
+
 /// How a kernel is cut over the ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cut {
@@ -137,124 +143,6 @@ pub fn plan(batch: &Batch, kernels: &[Kernel], layouts: &IdMap<Layout>, ranks: u
         p.needs = merged(std::mem::take(&mut p.needs));
     }
     out
-}
-
-/// An elementwise kernel as its independent parts: instructions joined by the registers
-/// (contracted bases) one produces and another consumes, in kernel order. `None` when
-/// it has one part, or when a part writes memory another part touches (running the parts
-/// one after another could then change what a read sees).
-pub fn split_by_output(batch: &Batch, k: &Kernel) -> Option<Vec<Kernel>> {
-    let n = k.instrs.len();
-    if n < 2
-        || k.instrs
-            .iter()
-            .any(|&i| !batch.instrs[i].op.is_elementwise())
-    {
-        return None;
-    }
-    // Union-find over positions in the kernel.
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while p[r] != r {
-            r = p[r];
-        }
-        p[x] = r;
-        r
-    }
-    for (a, &ia) in k.instrs.iter().enumerate() {
-        let out = batch.instrs[ia].out.base;
-        if !k.contracted.contains(&out) {
-            continue;
-        }
-        for (b, &ib) in k.instrs.iter().enumerate() {
-            let x = &batch.instrs[ib];
-            if x.out.base == out || x.ins.iter().any(|o| o.base() == Some(out)) {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-                parent[ra] = rb;
-            }
-        }
-    }
-    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (a, &i) in k.instrs.iter().enumerate() {
-        let root = find(&mut parent, a);
-        match groups.iter_mut().find(|(r, _)| *r == root) {
-            Some((_, g)) => g.push(i),
-            None => groups.push((root, vec![i])),
-        }
-    }
-    if groups.len() < 2 {
-        return None;
-    }
-    // Memory each part writes must not meet memory another part reads or writes.
-    let spans = |g: &[usize], writes: bool| -> Vec<(BaseId, isize, isize)> {
-        let mut v = Vec::new();
-        for &i in g {
-            let x = &batch.instrs[i];
-            let views = std::iter::once(&x.out)
-                .chain(x.ins.iter().filter_map(|o| o.as_view()).filter(|_| !writes));
-            for view in views {
-                if !k.contracted.contains(&view.base) {
-                    if let Some((lo, hi)) = view.extent() {
-                        v.push((view.base, lo, hi));
-                    }
-                }
-            }
-        }
-        v
-    };
-    for (a, (_, ga)) in groups.iter().enumerate() {
-        let written = spans(ga, true);
-        for (b, (_, gb)) in groups.iter().enumerate() {
-            if a == b {
-                continue;
-            }
-            let touched = spans(gb, false);
-            let meet = written.iter().any(|&(base, lo, hi)| {
-                touched
-                    .iter()
-                    .any(|&(b2, lo2, hi2)| b2 == base && lo <= hi2 && lo2 <= hi)
-            });
-            if meet {
-                return None;
-            }
-        }
-    }
-    Some(
-        groups
-            .into_iter()
-            .map(|(_, g)| {
-                let mut reads = Vec::new();
-                let mut writes = Vec::new();
-                let mut contracted = Vec::new();
-                for &i in &g {
-                    let x = &batch.instrs[i];
-                    let o = x.out.base;
-                    if k.contracted.contains(&o) {
-                        contracted.push(o);
-                    } else {
-                        writes.push(o);
-                    }
-                    for b in x.ins.iter().filter_map(|o| o.base()) {
-                        if !k.contracted.contains(&b) {
-                            reads.push(b);
-                        }
-                    }
-                }
-                for v in [&mut reads, &mut writes, &mut contracted] {
-                    v.sort_unstable();
-                    v.dedup();
-                }
-                Kernel {
-                    instrs: g.into_iter().collect(),
-                    shape: k.shape.clone(),
-                    contracted: contracted.into_iter().collect(),
-                    reads: reads.into_iter().collect(),
-                    writes: writes.into_iter().collect(),
-                }
-            })
-            .collect(),
-    )
 }
 
 /// The rows of each rank when `k` can run by rows.
@@ -747,86 +635,6 @@ fn merged(mut needs: Vec<Need>) -> Vec<Need> {
     out
 }
 
-/// True for a `range` instruction the cluster can cut: its values are the linear index
-/// in the kernel's iteration space, and a piece of that space starting at element `s`
-/// gets them back by adding `s` (see [`start_ranges_at`]), exactly in these types.
-pub fn cuttable_range(instr: &hassium_core::Instr) -> bool {
-    instr.op == hassium_core::Opcode::Range
-        && (instr.out.dtype.is_integer() || instr.out.dtype.is_float())
-}
-
-/// First id of the bases [`start_ranges_at`] adds (far above any id a bridge gives).
-pub const RANGE_TEMPS: u64 = u64::MAX - (1 << 40);
-
-/// Rewrites the `range` instructions among `instrs` (indices into `b`) so that their
-/// values start at `start`, for a piece of a kernel whose iteration space begins at
-/// element `start` of the whole one: `range t; add out <- t, start` (integers wrap as the
-/// cast of the index does; float64 is exact below 2^53), and for narrower floats the sum
-/// in float64 then one cast, as the kernels compute a float range. The new instructions
-/// are appended to `b` and follow their range in `instrs`; their temporaries are
-/// registers, added to `contracted` with ids from `*next`.
-pub fn start_ranges_at(
-    b: &mut Batch,
-    instrs: &mut hassium_core::KernelInstrs,
-    contracted: &mut hassium_core::KernelBases,
-    start: usize,
-    next: &mut u64,
-) {
-    use hassium_core::{Base, DType, Instr, Opcode, Operand, Scalar};
-    if start == 0 {
-        return;
-    }
-    let mut at = 0;
-    while at < instrs.len() {
-        let i = instrs[at];
-        at += 1;
-        if !cuttable_range(&b.instrs[i]) {
-            continue;
-        }
-        let out = b.instrs[i].out.clone();
-        let wide = if out.dtype == DType::Float16 || out.dtype == DType::Float32 {
-            DType::Float64
-        } else {
-            out.dtype
-        };
-        let mut temp = || {
-            let id = BaseId(*next);
-            *next += 1;
-            b.bases.insert(
-                id,
-                Base {
-                    id,
-                    dtype: wide,
-                    nelem: out.nelem(),
-                },
-            );
-            contracted.push(id);
-            View::contiguous(id, wide, &out.shape)
-        };
-        let index = temp();
-        let sum = if wide == out.dtype {
-            out.clone()
-        } else {
-            temp()
-        };
-        b.instrs[i].out = index.clone();
-        let offset = Scalar::Int64(start as i64).cast(wide);
-        let mut added = vec![Instr::new(
-            Opcode::Add,
-            sum.clone(),
-            [Operand::View(index), Operand::Scalar(offset)],
-        )];
-        if wide != out.dtype {
-            added.push(Instr::new(Opcode::Identity, out, [Operand::View(sum)]));
-        }
-        for instr in added {
-            b.instrs.push(instr);
-            instrs.insert(at, b.instrs.len() - 1);
-            at += 1;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -920,93 +728,5 @@ mod tests {
         // Reversed rows are cut too, in reverse.
         let rev = v.slice(0, 7, -1, -1).unwrap();
         assert_eq!(rows_of(&rev, &l, 3).unwrap(), vec![(5, 8), (2, 5), (0, 2)]);
-    }
-
-    /// `x = arange(n) * 0.5` kept, and its sum: the range is cut with the rest, and
-    /// a piece's rewritten range starts at the piece's first global index.
-    #[test]
-    fn a_range_is_cut_and_continues_from_the_pieces_start() {
-        let n = 5 * hassium_codegen::CHUNK;
-        let base = |id, dtype| Base {
-            id: BaseId(id),
-            dtype,
-            nelem: n,
-        };
-        let v = |id, dtype| View::contiguous(BaseId(id), dtype, &[n]);
-        let f = DType::Float32;
-        let mut sum_out = View::contiguous(BaseId(4), f, &[]);
-        sum_out.shape = smallvec![];
-        let instrs = vec![
-            Instr::new(Opcode::Range, v(1, f), []),
-            Instr::new(
-                Opcode::Multiply,
-                v(2, f),
-                [
-                    Operand::View(v(1, f)),
-                    Operand::Scalar(hassium_core::Scalar::Float32(0.5)),
-                ],
-            ),
-            Instr {
-                axis: Some(0),
-                ..Instr::new(Opcode::Add, sum_out, [Operand::View(v(2, f))])
-            },
-        ];
-        let mut sum_base = base(4, f);
-        sum_base.nelem = 1;
-        let mut batch = Batch {
-            bases: Bases::from_sorted(vec![base(1, f), base(2, f), sum_base]),
-            instrs,
-            sync: vec![],
-        };
-        batch.instrs[2].op = Opcode::AddReduce;
-        let elementwise = Kernel {
-            instrs: smallvec![0, 1],
-            shape: smallvec![n],
-            contracted: smallvec![BaseId(1)],
-            reads: smallvec![],
-            writes: smallvec![BaseId(2)],
-        };
-        let reduction = Kernel {
-            instrs: smallvec![0, 1, 2],
-            writes: smallvec![BaseId(2), BaseId(4)],
-            ..elementwise.clone()
-        };
-        let mut layouts = IdMap::default();
-        layouts.insert(BaseId(2), Layout::new(&base(2, f), Some(&v(2, f)), 3, 0));
-        layouts.insert(BaseId(4), Layout::new(&sum_base, None, 3, u64::MAX));
-        let p = plan(&batch, std::slice::from_ref(&elementwise), &layouts, 3);
-        assert!(matches!(p.cuts[0], Cut::Rows { .. }), "{:?}", p.cuts[0]);
-        let p = plan(&batch, &[reduction], &layouts, 3);
-        let Cut::Chunks(ranges) = &p.cuts[0] else {
-            panic!("{:?}", p.cuts[0])
-        };
-        assert_eq!(ranges[0].0, 0);
-        assert_eq!(ranges[2].1, n);
-
-        // The rewrite: float32 goes through float64, then one cast.
-        let mut k = elementwise;
-        let mut next = RANGE_TEMPS;
-        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 0, &mut next);
-        assert_eq!(k.instrs.len(), 2, "nothing to do at 0");
-        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 77, &mut next);
-        let ops: Vec<Opcode> = k.instrs.iter().map(|&i| batch.instrs[i].op).collect();
-        assert_eq!(
-            ops,
-            [
-                Opcode::Range,
-                Opcode::Add,
-                Opcode::Identity,
-                Opcode::Multiply
-            ]
-        );
-        let add = &batch.instrs[k.instrs[1]];
-        assert_eq!(add.out.dtype, DType::Float64);
-        assert_eq!(
-            add.ins[1].as_scalar(),
-            Some(&hassium_core::Scalar::Float64(77.0))
-        );
-        assert_eq!(batch.instrs[k.instrs[2]].out, v(1, f));
-        assert_eq!(k.contracted.len(), 3);
-        assert_eq!(next, RANGE_TEMPS + 2);
     }
 }
