@@ -69,6 +69,20 @@ show("big_kept", kept)
 show("big_offset_sum", (big[1:] * 2.0).sum())
 show("big_std", big.std())
 show("big_int_sum", (np.arange(100_000) % 7).sum())
+# A short vector's sum: one chunk, so ranks above 0 hold no partials (they once sent
+# from an empty slice, whose address Open MPI took for MPI_IN_PLACE, and the job died).
+show("small_sum", (np.linspace(0.0, 1.0, 1001, dtype=np.float32) ** 2).sum())
+# A scatter into an array made in the same flush: every rank scatters into its whole
+# copy, so the rows other ranks zeroed must come in first (they once did not, and the
+# sum after it read uninitialised rows).
+z = np.zeros(1000, dtype=np.int64)
+np.add.at(z, np.array([1, 1, 999, 3, 500, 3]), 1)
+show("scatter_add_sum", z.sum())
+show("scatter_add", z)
+m = np.zeros(997)
+m[np.arange(997) % 3 == 0] = 2.0
+show("masked_set_mean", m.mean())
+show("masked_set", m)
 
 # Ranges fused into cut kernels: each rank's piece continues from its first global
 # index, in every type (float16 past 2048 and int8 past 127 round and wrap as a whole

@@ -112,6 +112,51 @@ def test_a_stencil_sends_only_its_halo_rows(tmp_path):
     assert extra["rank0_gathered_kernels"] == 0, extra
 
 
+JACOBI = """
+import numpy as np
+n = 300
+u = np.zeros((n, n))
+u[0, :] = 1.0
+for _ in range(6):
+    new = np.zeros((n, n))
+    new[0, :] = 1.0
+    new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    u = new
+print(repr(float(u.sum())), repr(float(u[150, 7])))
+import hassium, json
+print(json.dumps(hassium.stats()["engine"]["extra"]))
+"""
+
+
+def test_a_stencil_into_a_new_grid_computes_its_interior_while_the_halo_travels(
+    tmp_path,
+):
+    """Each step's stencil writes a new grid: every rank runs the rows that read no halo
+    while the halo rows travel, then the two border rows; the values are the cpu
+    engine's. The in-place stencil (HEAT) must not be split so: its rows must all see
+    the grid from before the step."""
+    prog = tmp_path / "jacobi.py"
+    prog.write_text(JACOBI)
+    rc, cpu, err = run(
+        [PY, "-m", "hassium", str(prog)], {"HASSIUM_STACK": "cpu"}, cwd=tmp_path
+    )
+    assert rc == 0, err
+    rc, out, err = cluster(3, [PY, "-m", "hassium", str(prog)], cwd=tmp_path)
+    assert rc == 0, err
+    assert out.splitlines()[0] == cpu.splitlines()[0]
+    extra = json.loads(out.splitlines()[-1])
+    # One stencil per step, on each of the 3 ranks.
+    assert extra["rank0_interior_kernels"] == 6, extra
+    assert extra["workers_interior_kernels"] == 12, extra
+    heat = tmp_path / "heat.py"
+    heat.write_text(HEAT.format(n=300, steps=6))
+    rc, out, err = cluster(3, [PY, "-m", "hassium", str(heat)], cwd=tmp_path)
+    assert rc == 0, err
+    extra = json.loads(out.splitlines()[-1])
+    assert extra["rank0_interior_kernels"] == 0, extra
+    assert extra["workers_interior_kernels"] == 0, extra
+
+
 READS = """
 import json
 import numpy as np

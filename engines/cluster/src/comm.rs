@@ -160,6 +160,19 @@ pub fn exchange(
     mem: &mut dyn Memory,
     stats: &mut CommStats,
 ) -> Result<(), String> {
+    exchange_around(world, needs, mem, stats, || {})
+}
+
+/// [`exchange`], running `during` after every message is posted and before any is
+/// waited on: work that reads no piece and writes no memory a piece is sent from or
+/// received into (the pieces sent are copied out before posting).
+pub fn exchange_around(
+    world: &SimpleCommunicator,
+    needs: &[Need],
+    mem: &mut dyn Memory,
+    stats: &mut CommStats,
+    during: impl FnOnce(),
+) -> Result<(), String> {
     let me = world.rank() as u32;
     let ranks = world.size() as u32;
     let mut outgoing: Vec<(u32, Vec<u8>)> = Vec::new();
@@ -188,7 +201,6 @@ pub fn exchange(
             incoming.push((peer, vec![0u8; inbytes]));
         }
     }
-    let t = Instant::now();
     mpi::request::scope(|scope| {
         let mut requests = Vec::with_capacity(outgoing.len() + incoming.len());
         for (peer, buf) in incoming.iter_mut() {
@@ -199,11 +211,13 @@ pub fn exchange(
             let p = world.process_at_rank(*peer as i32);
             requests.push(p.immediate_send_with_tag(scope, &buf[..], PIECES));
         }
+        during();
+        let t = Instant::now();
         for r in requests {
             r.wait();
         }
+        stats.wait_seconds += t.elapsed().as_secs_f64();
     });
-    stats.wait_seconds += t.elapsed().as_secs_f64();
     stats.messages += outgoing.len() as u64;
     for (_, b) in &outgoing {
         stats.bytes_sent += b.len() as u64;
@@ -335,6 +349,16 @@ pub fn all_gather_bytes(
     if total > i32::MAX as usize {
         return Err(format!("{total} bytes of partials exceed one MPI message"));
     }
+    let me = world.rank() as usize;
+    if counts.get(me) != Some(&mine.len()) {
+        // Every rank derives `counts` from the same plan; a mismatch is this engine's bug,
+        // and MPI would abort the job on it.
+        panic!(
+            "rank {me} gathers {} bytes where the plan says {:?}",
+            mine.len(),
+            counts.get(me)
+        );
+    }
     let counts: Vec<i32> = counts.iter().map(|&c| c as i32).collect();
     let displs: Vec<i32> = counts
         .iter()
@@ -345,6 +369,13 @@ pub fn all_gather_bytes(
         })
         .collect();
     let mut all = vec![0u8; total];
+    if total == 0 {
+        return Ok(all); // every rank has the same counts: none calls MPI
+    }
+    // An empty slice's address is 1, which Open MPI takes for MPI_IN_PLACE (and then
+    // fails the call): a rank with nothing to give sends from a real address.
+    static NOTHING: [u8; 1] = [0];
+    let mine = if mine.is_empty() { &NOTHING[..0] } else { mine };
     let t = Instant::now();
     {
         let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);

@@ -7,7 +7,7 @@ use crate::comm::{self, CommStats, Memory};
 use crate::config::ClusterConfig;
 use crate::layout::Layout;
 use crate::plan::{
-    aligned_layout, piece, plan, replicated_writes, start_ranges_at, Cut, RANGE_TEMPS,
+    aligned_layout, interior, piece, plan, replicated_writes, start_ranges_at, Cut, Phase,
 };
 use hassium_core::{BaseId, Batch, Capabilities, IdMap, Kernel, Operand};
 use hassium_engine_abi::{
@@ -38,10 +38,14 @@ struct Counters {
     gathered_kernels: u64,
     flushes: u64,
     phases: u64,
+    /// Kernels run entirely while their phase's pieces travelled.
+    overlapped_kernels: u64,
+    /// Kernels whose interior rows ran while their phase's pieces travelled.
+    interior_kernels: u64,
 }
 
 impl Counters {
-    const NAMES: [&'static str; 12] = [
+    const NAMES: [&'static str; 14] = [
         "sent_bytes",
         "received_bytes",
         "piece_bytes",
@@ -54,9 +58,11 @@ impl Counters {
         "gathered_kernels",
         "flushes",
         "phases",
+        "overlapped_kernels",
+        "interior_kernels",
     ];
 
-    fn values(&self) -> [f64; 12] {
+    fn values(&self) -> [f64; 14] {
         [
             self.comm.bytes_sent as f64,
             self.comm.bytes_received as f64,
@@ -70,6 +76,8 @@ impl Counters {
             self.gathered_kernels as f64,
             self.flushes as f64,
             self.phases as f64,
+            self.overlapped_kernels as f64,
+            self.interior_kernels as f64,
         ]
     }
 }
@@ -241,10 +249,50 @@ impl ClusterEngine {
         let mut failure: Option<Error> = None;
         for phase in &plan.phases {
             self.counters.phases += 1;
-            if let Err(e) =
-                comm::exchange(&world(), &phase.needs, &mut mem, &mut self.counters.comm)
-            {
+            // What reads no piece runs while the pieces travel (see `early_work`).
+            let early = if phase.needs.is_empty() || failure.is_some() {
+                Early::default()
+            } else {
+                self.early_work(batch, &plan, phase)
+            };
+            self.counters.overlapped_kernels += early.whole.len() as u64;
+            self.counters.interior_kernels += u64::from(early.interior.is_some());
+            let (child, compute) = (&mut self.child, &mut self.counters.compute_seconds);
+            let mut early_failure = None;
+            let exchanged = comm::exchange_around(
+                &world(),
+                &phase.needs,
+                &mut mem,
+                &mut self.counters.comm,
+                || {
+                    let mut ks = Vec::new();
+                    for &ki in &early.whole {
+                        let k = &plan.kernels[ki];
+                        match &plan.cuts[ki] {
+                            Cut::Rows { ranges, flat } => {
+                                let (i0, i1) = ranges[self.rank as usize];
+                                if i1 > i0 {
+                                    ks.push(rows_piece(&mut local, batch, k, *flat, i0, i1));
+                                }
+                            }
+                            _ => ks.push(k.clone()),
+                        }
+                    }
+                    if let Some((ki, flat, (a, b))) = early.interior {
+                        ks.push(rows_piece(&mut local, batch, &plan.kernels[ki], flat, a, b));
+                    }
+                    if !ks.is_empty() {
+                        let t = Instant::now();
+                        early_failure = child.execute(&local, &ks, buffers).err();
+                        *compute += t.elapsed().as_secs_f64();
+                    }
+                },
+            );
+            if let Err(e) = exchanged {
                 failure.get_or_insert(Error::Other(e));
+            }
+            if let Some(e) = early_failure {
+                failure.get_or_insert(e);
             }
             let mut mine: Vec<Kernel> = Vec::with_capacity(phase.kernels.len());
             for &ki in &phase.kernels {
@@ -252,38 +300,26 @@ impl ClusterEngine {
                 if plan.gathered.contains(&ki) {
                     self.note_gathered(batch, k, &phase.needs);
                 }
+                let done = early.whole.contains(&ki);
                 match &plan.cuts[ki] {
+                    Cut::Whole if done => {}
                     Cut::Whole => mine.push(k.clone()),
                     Cut::Rows { ranges, flat } => {
                         let (i0, i1) = ranges[self.rank as usize];
                         self.mark_stale(k);
-                        for &i in k.instrs.iter().filter(|_| i1 > i0) {
-                            let instr = &mut local.instrs[i];
-                            instr.out = piece(&batch.instrs[i].out, *flat, i0, i1);
-                            for (o, orig) in instr.ins.iter_mut().zip(&batch.instrs[i].ins) {
-                                if let (Operand::View(v), Some(ov)) = (o, orig.as_view()) {
-                                    *v = piece(ov, *flat, i0, i1);
-                                }
+                        // The rows not computed early: all of them, or those before and
+                        // after the interior (two calls over one kernel's instructions).
+                        let parts = match early.interior {
+                            _ if done => vec![],
+                            Some((e, _, (a, b))) if e == ki => vec![(i0, a), (b, i1)],
+                            _ => vec![(i0, i1)],
+                        };
+                        let parts = parts.into_iter().filter(|&(lo, hi)| hi > lo);
+                        for (n, (lo, hi)) in parts.enumerate() {
+                            if n > 0 {
+                                self.run_child(&local, &mut mine, buffers, &mut failure);
                             }
-                        }
-                        if i1 > i0 {
-                            let mut kk = k.clone();
-                            let per_row: usize = k.shape[1..].iter().product();
-                            let start = if *flat { i0 } else { i0 * per_row };
-                            if *flat {
-                                kk.shape = [i1 - i0].into_iter().collect();
-                            } else {
-                                kk.shape[0] = i1 - i0;
-                            }
-                            let mut next = RANGE_TEMPS;
-                            start_ranges_at(
-                                &mut local,
-                                &mut kk.instrs,
-                                &mut kk.contracted,
-                                start,
-                                &mut next,
-                            );
-                            mine.push(kk);
+                            mine.push(rows_piece(&mut local, batch, k, *flat, lo, hi));
                         }
                         let shared = replicated_writes(batch, k, ranges, *flat, &self.layouts);
                         if !shared.is_empty() {
@@ -311,6 +347,49 @@ impl ClusterEngine {
             self.run_child(&local, &mut mine, buffers, &mut failure);
         }
         failure.map_or(Ok(()), |e| Err((e, false)))
+    }
+
+    /// What of `phase` this rank runs while the phase's pieces travel: the longest run of
+    /// its first kernels that read and write no base this rank receives pieces of (the
+    /// pieces are unpacked after them, as before them they were not needed), then, of the
+    /// next kernel when it is cut by rows, the rows that read no piece
+    /// ([`crate::plan::interior`]). Kernels that talk to other ranks (chunked
+    /// reductions, replicated outputs, those that can fail) end the run.
+    fn early_work(&self, batch: &Batch, plan: &crate::plan::Plan, phase: &Phase) -> Early {
+        let mut early = Early::default();
+        let incoming: Vec<BaseId> = (phase.needs.iter())
+            .filter(|n| n.dst == self.rank)
+            .map(|n| n.base)
+            .collect();
+        for &ki in &phase.kernels {
+            let k = &plan.kernels[ki];
+            if fallible(batch, k) {
+                break;
+            }
+            let touches = k
+                .reads
+                .iter()
+                .chain(&k.writes)
+                .any(|b| incoming.contains(b));
+            match &plan.cuts[ki] {
+                Cut::Whole if !touches => early.whole.push(ki),
+                Cut::Rows { ranges, flat }
+                    if replicated_writes(batch, k, ranges, *flat, &self.layouts).is_empty() =>
+                {
+                    let rows = ranges[self.rank as usize];
+                    // Rows that read no piece, or none here at all.
+                    if !touches || rows.1 <= rows.0 {
+                        early.whole.push(ki);
+                        continue;
+                    }
+                    early.interior = interior(batch, k, *flat, rows, &self.layouts, self.rank)
+                        .map(|ab| (ki, *flat, ab));
+                    break;
+                }
+                _ => break,
+            }
+        }
+        early
     }
 
     /// Every rank's failure status, agreed: `None` when no rank failed, else the failure
@@ -496,6 +575,47 @@ impl ClusterEngine {
             }
         }
     }
+}
+
+/// What of a phase runs while its pieces travel (see `ClusterEngine::early_work`).
+#[derive(Default)]
+struct Early {
+    /// Kernels run entirely (their own rows, or whole).
+    whole: Vec<usize>,
+    /// A kernel cut by rows, whether its cut is flat, and its rows run early.
+    interior: Option<(usize, bool, (usize, usize))>,
+}
+
+/// Kernel `k` over its rows `[lo, hi)` (`lo < hi`; elements of the one loop when `flat`):
+/// its instructions in `local` rewritten to those rows' pieces (ranges continuing from
+/// the first row's index), and the kernel over them.
+fn rows_piece(
+    local: &mut Batch,
+    batch: &Batch,
+    k: &Kernel,
+    flat: bool,
+    lo: usize,
+    hi: usize,
+) -> Kernel {
+    for &i in &k.instrs {
+        let instr = &mut local.instrs[i];
+        instr.out = piece(&batch.instrs[i].out, flat, lo, hi);
+        for (o, orig) in instr.ins.iter_mut().zip(&batch.instrs[i].ins) {
+            if let (Operand::View(v), Some(ov)) = (o, orig.as_view()) {
+                *v = piece(ov, flat, lo, hi);
+            }
+        }
+    }
+    let mut kk = k.clone();
+    let per_row: usize = k.shape[1..].iter().product();
+    let start = if flat { lo } else { lo * per_row };
+    if flat {
+        kk.shape = [hi - lo].into_iter().collect();
+    } else {
+        kk.shape[0] = hi - lo;
+    }
+    start_ranges_at(local, &mut kk.instrs, &mut kk.contracted, start);
+    kk
 }
 
 /// MPI's world communicator.

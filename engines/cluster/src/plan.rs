@@ -17,11 +17,13 @@
 //! at its start, one message per rank pair.
 
 use crate::layout::Layout;
-use hassium_core::{BaseId, Batch, IdMap, Kernel, View};
+use hassium_core::{BaseId, Batch, IdMap, Kernel, Opcode, View};
 
+mod interior;
 mod ranges;
 mod split;
 
+pub use interior::interior;
 pub use ranges::{cuttable_range, start_ranges_at, RANGE_TEMPS};
 pub use split::split_by_output;
 
@@ -340,11 +342,21 @@ fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> 
     let mut reductions = 0;
     let mut first: Option<&View> = None;
     let mut body_outs: Vec<&View> = Vec::new();
+    // Bases holding a reduction's result, or computed from one.
+    let mut reduced: Vec<BaseId> = Vec::new();
     for &i in &k.instrs {
         let instr = batch.instrs.get(i)?;
         let views = || instr.ins.iter().filter_map(|o| o.as_view());
         let kept = !k.contracted.contains(&instr.out.base);
+        let after = views().any(|v| reduced.contains(&v.base));
+        if after {
+            reduced.push(instr.out.base);
+        }
         if instr.op.is_reduction() {
+            if after {
+                return None; // a reduction of what another one gave
+            }
+            reduced.push(instr.out.base);
             let v = instr.ins.first()?.as_view()?;
             if instr.axis != Some(0)
                 || v.shape[..] != [n]
@@ -358,7 +370,9 @@ fn chunks_of(batch: &Batch, k: &Kernel, layouts: &IdMap<Layout>, ranks: u32) -> 
             reductions += 1;
         } else if (instr.op.is_elementwise() || cuttable_range(instr)) && instr.out.shape[..] == [n]
         {
-            if views().any(|v| v.shape[..] != [n]) {
+            // The body runs by chunks before the fold: it cannot read the results (a
+            // histogram's counts divided by their sum, broadcast back over them).
+            if after || views().any(|v| v.shape[..] != [n]) {
                 return None;
             }
             if kept {
@@ -556,7 +570,14 @@ fn needs_of(
         let Some(instr) = batch.instrs.get(i) else {
             continue;
         };
-        for v in instr.ins.iter().filter_map(|o| o.as_view()) {
+        // A scatter writes some elements of its target and keeps (or adds to) the rest:
+        // it reads the whole target.
+        let scatters = matches!(
+            instr.op,
+            Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd
+        );
+        let target = scatters.then_some(&instr.out);
+        for v in instr.ins.iter().filter_map(|o| o.as_view()).chain(target) {
             if k.contracted.contains(&v.base) || everywhere.contains(&v.base) {
                 continue;
             }

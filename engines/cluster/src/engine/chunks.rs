@@ -4,7 +4,7 @@
 
 use super::{original_instr, world, BufferMemory, ClusterEngine};
 use crate::comm::{self, Memory};
-use crate::plan::{start_ranges_at, RANGE_TEMPS};
+use crate::plan::start_ranges_at;
 use hassium_core::{Base, BaseId, Batch, Kernel, Operand, View};
 use hassium_engine_abi::{Buffers, Error, HostBuffer};
 use std::time::Instant;
@@ -211,7 +211,6 @@ fn chunk_call(
         parts.push((i0 + full * chunk, 1, tail, full));
     }
     let mut kernels = Vec::new();
-    let mut next = RANGE_TEMPS;
     for (n, &(start, rows, cols, slot)) in parts.iter().enumerate() {
         let mut instrs = hassium_core::KernelInstrs::new();
         for &i in k.instrs.iter().filter(|&&i| !is_epilogue(&batch.instrs[i])) {
@@ -259,7 +258,7 @@ fn chunk_call(
         all_writes.sort_unstable();
         let reads = k.reads.iter().copied().filter(named).collect();
         // A range's values continue from the part's first element.
-        start_ranges_at(&mut b, &mut instrs, &mut contracted, start, &mut next);
+        start_ranges_at(&mut b, &mut instrs, &mut contracted, start);
         kernels.push(Kernel {
             instrs,
             shape: [rows, cols].into_iter().collect(),

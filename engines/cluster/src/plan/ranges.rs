@@ -20,13 +20,14 @@ pub const RANGE_TEMPS: u64 = u64::MAX - (1 << 40);
 /// cast of the index does; float64 is exact below 2^53), and for narrower floats the sum
 /// in float64 then one cast, as the kernels compute a float range. The new instructions
 /// are appended to `b` and follow their range in `instrs`; their temporaries are
-/// registers, added to `contracted` with ids from `*next`.
+/// registers, added to `contracted`. A temporary's id is [`RANGE_TEMPS`] plus twice the
+/// batch's length when it is made, plus 0 or 1: each rewrite appends at least one
+/// instruction, so the rewrites of several kernels into one batch never share an id.
 pub fn start_ranges_at(
     b: &mut Batch,
     instrs: &mut hassium_core::KernelInstrs,
     contracted: &mut hassium_core::KernelBases,
     start: usize,
-    next: &mut u64,
 ) {
     use hassium_core::{Base, DType, Instr, Opcode, Operand, Scalar};
     if start == 0 {
@@ -45,9 +46,10 @@ pub fn start_ranges_at(
         } else {
             out.dtype
         };
+        let mut next = RANGE_TEMPS + 2 * b.instrs.len() as u64;
         let mut temp = || {
-            let id = BaseId(*next);
-            *next += 1;
+            let id = BaseId(next);
+            next += 1;
             b.bases.insert(
                 id,
                 Base {
@@ -154,10 +156,10 @@ mod tests {
 
         // The rewrite: float32 goes through float64, then one cast.
         let mut k = elementwise;
-        let mut next = RANGE_TEMPS;
-        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 0, &mut next);
+        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 0);
         assert_eq!(k.instrs.len(), 2, "nothing to do at 0");
-        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 77, &mut next);
+        let len = batch.instrs.len() as u64;
+        start_ranges_at(&mut batch, &mut k.instrs, &mut k.contracted, 77);
         let ops: Vec<Opcode> = k.instrs.iter().map(|&i| batch.instrs[i].op).collect();
         assert_eq!(
             ops,
@@ -176,6 +178,18 @@ mod tests {
         );
         assert_eq!(batch.instrs[k.instrs[2]].out, v(1, f));
         assert_eq!(k.contracted.len(), 3);
-        assert_eq!(next, RANGE_TEMPS + 2);
+        assert_eq!(
+            k.contracted[1..],
+            [RANGE_TEMPS + 2 * len, RANGE_TEMPS + 2 * len + 1].map(BaseId)
+        );
+        // A second kernel's rewrite into the same batch takes other ids.
+        let mut k2 = Kernel {
+            instrs: smallvec![0],
+            contracted: smallvec![],
+            ..k.clone()
+        };
+        batch.instrs[0].out = v(1, f);
+        start_ranges_at(&mut batch, &mut k2.instrs, &mut k2.contracted, 5);
+        assert!(k2.contracted.iter().all(|id| !k.contracted.contains(id)));
     }
 }
