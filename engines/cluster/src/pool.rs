@@ -14,6 +14,10 @@ use memmap2::MmapMut;
 
 /// Mapping bytes kept at most (their touched pages stay resident).
 const KEEP_BYTES: usize = 2 << 30;
+/// Mappings kept at most: Linux allows a process 65 530 (`vm.max_map_count`), and a
+/// long session frees many small bases (the differential suite ran a worker out of
+/// them, and its next mapping failed).
+const KEEP_COUNT: usize = 256;
 const HUGE_PAGE: usize = 2 << 20;
 
 /// `len` bytes in an anonymous mapping, starting at a 2 MiB boundary when `len` is at
@@ -78,14 +82,15 @@ impl Pool {
         }
     }
 
-    /// Keeps `m` for reuse, unmapping the oldest kept ones beyond [`KEEP_BYTES`].
+    /// Keeps `m` for reuse, unmapping the oldest kept ones beyond [`KEEP_BYTES`] or
+    /// [`KEEP_COUNT`].
     pub fn give(&mut self, m: Mapping) {
         if m.len > KEEP_BYTES {
             return;
         }
         self.bytes += m.len;
         self.free.push(m);
-        while self.bytes > KEEP_BYTES {
+        while self.bytes > KEEP_BYTES || self.free.len() > KEEP_COUNT {
             let old = self.free.remove(0);
             self.bytes -= old.len;
         }
@@ -112,6 +117,10 @@ mod tests {
         }
         assert_eq!(p.bytes, KEEP_BYTES);
         assert_eq!(p.free.len(), 2);
+        for _ in 0..2 * KEEP_COUNT {
+            p.give(Mapping::new(4096).unwrap());
+        }
+        assert_eq!(p.free.len(), KEEP_COUNT);
     }
 
     #[test]
