@@ -207,13 +207,7 @@ impl Runtime {
     /// Fails with the error of an instruction that failed while it ran when `id` depends
     /// on it (see `poison`).
     pub fn sync(&mut self, id: BaseId) -> Result<()> {
-        self.live(id)?;
-        if !self.sync.contains(&id) {
-            self.sync.push(id);
-        }
-        self.sync_extents.remove(&id);
-        self.flush()?;
-        self.readable(id)
+        self.sync_part(id, None)
     }
 
     /// [`Runtime::sync`] for a read of elements `[lo, hi)` of the base alone, which the
@@ -221,12 +215,29 @@ impl Runtime {
     /// cluster) then brings only the parts holding those elements to the host. The rest
     /// of the host memory may stay stale; [`Runtime::sync`] makes all of it current.
     pub fn sync_extent(&mut self, id: BaseId, lo: u64, hi: u64) -> Result<()> {
+        self.sync_part(id, Some((lo, hi)))
+    }
+
+    /// Queues `id` for sync, whole or elements `[lo, hi)` of it, and flushes. A base still
+    /// queued (a flush failed before its sync) keeps the union of what was asked.
+    fn sync_part(&mut self, id: BaseId, extent: Option<(u64, u64)>) -> Result<()> {
         self.live(id)?;
-        if !self.sync.contains(&id) {
+        let queued = self.sync.contains(&id);
+        match extent {
+            None => {
+                self.sync_extents.remove(&id);
+            }
+            Some(e) if !queued => {
+                self.sync_extents.insert(id, e);
+            }
+            Some((lo, hi)) => {
+                if let Some(e) = self.sync_extents.get_mut(&id) {
+                    *e = (e.0.min(lo), e.1.max(hi));
+                }
+            }
+        }
+        if !queued {
             self.sync.push(id);
-            self.sync_extents.insert(id, (lo, hi));
-        } else if let Some(e) = self.sync_extents.get_mut(&id) {
-            *e = (e.0.min(lo), e.1.max(hi));
         }
         self.flush()?;
         self.readable(id)
