@@ -1,0 +1,155 @@
+//! Planning and building: where each kernel runs (device or child) and which programs to build.
+
+use super::{codegen_err, OpenClEngine};
+use crate::config::SpecializePolicy;
+use crate::error::{Error, Result};
+use crate::program::{entry_name, Job, Origin};
+use hassium_codegen::{lower, prelude, render, Lowered, Plan, Specialize, OPENCL};
+use hassium_core::{kernel_key, Batch, DType, Error as CoreError, Kernel, KeyMode, Opcode};
+use std::collections::HashSet;
+use std::time::Instant;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// What to do with one kernel of a batch.
+pub(super) enum Task {
+    Device { lowered: Box<Lowered>, key: u128 },
+    Child,
+}
+
+impl OpenClEngine {
+    /// Whether the device can hold every dtype the kernel touches.
+    fn dtypes_ok(&self, batch: &Batch, kernel: &Kernel) -> bool {
+        let ok = |d: DType| match d {
+            DType::Float64 => self.fp64,
+            DType::Float16 => self.info.fp16,
+            DType::Complex64 | DType::Complex128 => false,
+            _ => true,
+        };
+        kernel.instrs.iter().all(|&k| {
+            let i = &batch.instrs[k];
+            ok(i.out.dtype) && i.ins.iter().all(|o| ok(o.dtype()))
+        })
+    }
+
+    fn key_of(batch: &Batch, kernel: &Kernel, mode: KeyMode, l: &Lowered) -> u128 {
+        let mut bytes = kernel_key(batch, kernel, mode).0.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&l.signature().to_le_bytes());
+        xxh3_128(&bytes)
+    }
+
+    /// Decides where a kernel runs and, on the device, which specialisation.
+    pub(super) fn plan(&mut self, batch: &Batch, kernel: &Kernel) -> Result<Task> {
+        let extension = kernel
+            .instrs
+            .iter()
+            .any(|&k| batch.instrs[k].op == Opcode::Extension);
+        if extension || !self.dtypes_ok(batch, kernel) {
+            return Ok(Task::Child);
+        }
+        let lowered = |spec| match lower(batch, kernel, spec) {
+            Ok(l) => Ok(Some(l)),
+            Err(hassium_codegen::Error::Value(m)) => Err(Error::Bytecode(CoreError::Invalid(m))),
+            Err(e) => {
+                tracing::debug!("kernel goes to the child engine: {e}");
+                Ok(None)
+            }
+        };
+        let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
+        let task = |l: Option<Lowered>, mode| match l {
+            Some(l) if l.slots.len() <= max_bufs && !l.is_lagged() => {
+                let key = Self::key_of(batch, kernel, mode, &l);
+                Task::Device {
+                    lowered: Box::new(l),
+                    key,
+                }
+            }
+            _ => Task::Child,
+        };
+        Ok(match self.cfg.specialize {
+            SpecializePolicy::Dynamic => task(lowered(Specialize::Dynamic)?, KeyMode::Dynamic),
+            SpecializePolicy::Fixed => task(lowered(Specialize::Fixed)?, KeyMode::Fixed),
+            SpecializePolicy::Both => {
+                let Some(l) = lowered(Specialize::Fixed)? else {
+                    return Ok(Task::Child);
+                };
+                let key = Self::key_of(batch, kernel, KeyMode::Fixed, &l);
+                if !matches!(l.plan, Plan::Empty) {
+                    let dkey = kernel_key(batch, kernel, KeyMode::Dynamic).0;
+                    let known = self.programs.in_memory(key).is_some();
+                    let variants = self.fixed_variants.entry(dkey).or_default();
+                    if !known && !variants.contains(&key) && variants.len() >= 2 {
+                        return Ok(task(lowered(Specialize::Dynamic)?, KeyMode::Dynamic));
+                    }
+                    variants.insert(key);
+                }
+                task(Some(l), KeyMode::Fixed)
+            }
+        })
+    }
+
+    /// Builds the programs of the device tasks not built yet, as one program.
+    /// Builds the programs of `tasks` that are not built yet. With `tiered`, they build in
+    /// the background instead, and the keys returned (those still building) run on the
+    /// child engine this time.
+    pub(super) fn build(&mut self, tasks: &[Task]) -> Result<HashSet<u128>> {
+        let mut waiting = HashSet::new();
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut queued = HashSet::new();
+        for t in tasks {
+            let Task::Device { lowered, key } = t else {
+                continue;
+            };
+            if matches!(lowered.plan, Plan::Empty) || !queued.insert(*key) {
+                continue;
+            }
+            if self.programs.in_memory(*key).is_some() {
+                self.stats.cache_hits_memory += 1;
+                continue;
+            }
+            if self.programs.is_pending(*key) {
+                waiting.insert(*key);
+                continue;
+            }
+            let source = render(&OPENCL, lowered, &entry_name(*key)).map_err(codegen_err)?;
+            jobs.push(Job {
+                key: *key,
+                has_fin: lowered.has_fin(),
+                source,
+            });
+        }
+        if jobs.is_empty() {
+            return Ok(waiting);
+        }
+        if self.cfg.strict_cache && self.calls > 0 {
+            return Err(Error::Config(format!(
+                "strict_cache: {} kernel(s) missed the program cache after the first batch",
+                jobs.len()
+            )));
+        }
+        if self.cfg.tiered {
+            let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+            let ctx = self.mem.context.clone();
+            if self
+                .programs
+                .build_in_background(ctx, &prelude(&OPENCL), jobs)
+            {
+                waiting.extend(keys);
+                return Ok(waiting);
+            }
+            return Err(Error::Config(
+                "tiered: cannot start a background build thread".into(),
+            ));
+        }
+        let start = Instant::now();
+        let _span = tracing::info_span!("compile", kernels = jobs.len()).entered();
+        match self
+            .programs
+            .build(&self.mem.context, &prelude(&OPENCL), &jobs)?
+        {
+            Origin::Disk => self.stats.cache_hits_disk += jobs.len() as u64,
+            Origin::Source => self.stats.kernels_compiled += jobs.len() as u64,
+        }
+        self.stats.compile_seconds += start.elapsed().as_secs_f64();
+        Ok(waiting)
+    }
+}
