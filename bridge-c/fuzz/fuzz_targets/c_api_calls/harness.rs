@@ -74,7 +74,8 @@ impl Harness {
         for k in 0..nd {
             let ext = shapes
                 .iter()
-                .filter_map(|s| (k < s.len()).then(|| s[s.len() - 1 - k]))
+                .filter(|s| k < s.len())
+                .map(|s| s[s.len() - 1 - k])
                 .max()
                 .unwrap_or(1);
             total = total.saturating_mul(ext.max(1));
