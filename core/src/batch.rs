@@ -168,9 +168,28 @@ pub struct Batch {
     pub bases: Bases,
     pub instrs: Vec<Instr>,
     pub sync: Vec<BaseId>,
+    /// The first base id nothing in the process holds yet, from which [`Batch::new_temp`]
+    /// takes ids for a filter's temporaries; 0 when the batch has none to give (one not
+    /// made by the runtime, or a part of one). Not part of the wire form.
+    #[serde(skip)]
+    pub next_id: u64,
 }
 
 impl Batch {
+    /// A fresh base for a temporary a filter adds, or `None` when the batch has no ids to
+    /// give. The filter must free it later in the batch; the runtime then accepts it and
+    /// gives it memory if the fuser does not keep it in registers.
+    pub fn new_temp(&mut self, dtype: crate::DType, nelem: usize) -> Option<Base> {
+        if self.next_id == 0 {
+            return None;
+        }
+        let id = BaseId(self.next_id);
+        self.next_id += 1;
+        let base = Base { id, dtype, nelem };
+        self.bases.insert(id, base);
+        Some(base)
+    }
+
     pub fn base(&self, id: BaseId) -> Option<&Base> {
         self.bases.get(&id)
     }

@@ -379,14 +379,31 @@ fn verify_extension(instr: &Instr) -> Result<()> {
             let a = input_view(instr, 0)?;
             let b = input_view(instr, 1)?;
             let out = &instr.out;
-            if a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 {
-                return Err(Error::ShapeMismatch("matmul's operands must be 2-D".into()));
+            // A stack of matrices shares one batch shape (`hassium_core::matrices`).
+            let nd = out.ndim();
+            if nd < 2 || a.ndim() != nd || b.ndim() != nd {
+                return Err(Error::ShapeMismatch(
+                    "matmul's operands must be matrices or stacks of them, all of one rank".into(),
+                ));
             }
-            if a.shape[1] != b.shape[0] || out.shape[0] != a.shape[0] || out.shape[1] != b.shape[1]
-            {
+            let batch = &out.shape[..nd - 2];
+            if a.shape[..nd - 2] != *batch || b.shape[..nd - 2] != *batch {
                 return Err(Error::ShapeMismatch(format!(
-                    "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {} is different from {})",
-                    b.shape[0], a.shape[1]
+                    "matmul: stacks of shapes {}, {} -> {} differ",
+                    fmt_shape(&a.shape),
+                    fmt_shape(&b.shape),
+                    fmt_shape(&out.shape)
+                )));
+            }
+            let (n, k, k2, m) = (
+                a.shape[nd - 2],
+                a.shape[nd - 1],
+                b.shape[nd - 2],
+                b.shape[nd - 1],
+            );
+            if k != k2 || out.shape[nd - 2] != n || out.shape[nd - 1] != m {
+                return Err(Error::ShapeMismatch(format!(
+                    "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k2} is different from {k})"
                 )));
             }
             if a.dtype != b.dtype

@@ -1,4 +1,4 @@
-use crate::{ContractReductions, Cse, DeadCode, Dump, ExpandPowk, Result, Simplify};
+use crate::{ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Result, Simplify};
 use hassium_core::Batch;
 
 /// A rewrite of a batch that keeps its meaning: every base that stays observable (not
@@ -11,9 +11,11 @@ pub trait Filter: Send {
 type Make = fn() -> Box<dyn Filter>;
 
 /// Every filter by its TOML name (= file name = struct name in snake case). A sensible
-/// order is the one listed: powers first (they create multiplications `simplify` may
-/// clean), `cse` before `dead_code` (it leaves dead producers behind).
+/// order is the one listed: matrix × vector products and powers first (they create
+/// multiplications `simplify` may clean), `cse` before `dead_code` (it leaves dead
+/// producers behind).
 pub const REGISTRY: &[(&str, Make)] = &[
+    ("matrix_vector", || Box::new(MatrixVector)),
     ("expand_powk", || Box::new(ExpandPowk)),
     ("simplify", || Box::new(Simplify)),
     ("cse", || Box::new(Cse::default())),

@@ -9,6 +9,7 @@ mod error;
 mod expand_powk;
 mod facts;
 mod filter;
+mod matrix_vector;
 mod simplify;
 
 pub use contract_reductions::ContractReductions;
@@ -18,4 +19,5 @@ pub use dump::{write_kernels, Dump};
 pub use error::{Error, Result};
 pub use expand_powk::{ExpandPowk, MAX_EXPONENT};
 pub use filter::{create, Filter, REGISTRY};
+pub use matrix_vector::MatrixVector;
 pub use simplify::Simplify;

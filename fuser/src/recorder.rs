@@ -125,7 +125,10 @@ impl Recorder {
         &self.batch
     }
 
-    pub fn finish(self) -> Batch {
+    /// The batch, whose filters may add temporaries numbered after the recorder's bases.
+    pub fn finish(mut self) -> Batch {
+        let past = self.batch.bases.keys().last().map_or(1, |id| id.0 + 1);
+        self.batch.next_id = self.next.max(past);
         self.batch
     }
 }

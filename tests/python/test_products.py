@@ -91,8 +91,8 @@ MATRIX_VECTOR_SHAPES = [
 
 @pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
 def test_matrix_vector_products_match_numpy(hs, dtype):
-    """A right operand of one column is recorded as a multiply and a sum, not as the
-    matrix-product extension: every dtype, batch and empty axis, strided and reversed
+    """A right operand of one column, which the ``matrix_vector`` filter turns into a
+    multiply and a sum on the fusing stacks: every dtype, batch and empty axis, strided and reversed
     operands, operands still lazy, sums long enough to split across threads (integers
     wrapping as NumPy's do), and ``out=``."""
     check_matmul_and_dot(hs, dtype, MATRIX_VECTOR_SHAPES)

@@ -326,6 +326,7 @@ impl Runtime {
             bases: Bases::default(),
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
+            next_id: 0,
         };
         if !self.poison.is_empty() {
             // What reads an array an earlier failure made invalid is not run, and is
@@ -390,6 +391,8 @@ impl Runtime {
             return self.sync_all(batch);
         }
         let t = Instant::now();
+        // Set here, after the flush's last base was made (`rewrite_generated` makes some).
+        batch.next_id = self.next_id;
         let skip = &self.config.runtime.small_skip_filters;
         for (name, filter) in &mut self.stack.filters {
             if small && skip.contains(name) {
@@ -398,6 +401,7 @@ impl Runtime {
             let _s = debug_span!("filter", name = name.as_str()).entered();
             filter.apply(batch)?;
         }
+        self.adopt_filter_temps(batch)?;
         self.stats.filter_seconds += t.elapsed().as_secs_f64();
         if self.config.runtime.verify {
             verify(batch)?;
@@ -414,6 +418,38 @@ impl Runtime {
             self.run_split(batch)?;
         }
         self.sync_all(batch)
+    }
+
+    /// Takes in the temporaries the filters added (`Batch::new_temp`): each must be freed
+    /// within the batch, and gets a base state so that it has memory when the fuser does
+    /// not keep it in registers.
+    fn adopt_filter_temps(&mut self, batch: &Batch) -> Result<()> {
+        if batch.next_id <= self.next_id {
+            return Ok(());
+        }
+        let freed: IdSet = batch.freed().collect();
+        for (id, base) in batch.bases.iter() {
+            if id.0 < self.next_id || self.bases.contains_key(id) {
+                continue;
+            }
+            if !freed.contains(id) {
+                return Err(hassium_core::Error::Invalid(format!(
+                    "a filter added base {} without freeing it in the batch",
+                    id.0
+                ))
+                .into());
+            }
+            let state = BaseState {
+                base: *base,
+                block: None,
+                host_dirty: false,
+                freed: false,
+                recipe: None,
+            };
+            self.bases.insert(*id, state);
+        }
+        self.next_id = batch.next_id;
+        Ok(())
     }
 
     /// Makes the batch's synced bases current in host memory.
@@ -448,6 +484,7 @@ impl Runtime {
                 bases: batch.bases.clone(),
                 instrs: compute[start..end].iter().map(|&i| i.clone()).collect(),
                 sync: Vec::new(),
+                next_id: 0,
             };
             let kernels = if on_engine {
                 self.fuse(&part)?.0

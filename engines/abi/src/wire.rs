@@ -478,6 +478,7 @@ impl Reader<'_> {
             bases,
             instrs,
             sync,
+            next_id: 0,
         })
     }
 

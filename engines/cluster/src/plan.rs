@@ -700,6 +700,7 @@ mod tests {
             bases: Bases::from_sorted(vec![bu, bn]),
             instrs: vec![add],
             sync: vec![],
+            next_id: 0,
         };
         let k = Kernel {
             instrs: smallvec![0],

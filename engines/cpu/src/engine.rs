@@ -616,12 +616,13 @@ impl CpuEngine {
                     let done = matmul::matmul(&self.pool, self.threads, instr, buffers)
                         .map_err(|e| k.error_in(batch, e))?;
                     if done {
+                        // Per matrix of the stack: n×k + k×m read, n×m written.
                         let v = &instr.out;
-                        let kk = instr.ins[0]
-                            .as_view()
-                            .map_or(0, |a| a.shape.get(1).copied().unwrap_or(0));
-                        let bytes = ((v.shape[0] * kk + kk * v.shape[1] + v.nelem())
-                            * v.dtype.size()) as u64;
+                        let nd = v.ndim();
+                        let (n, m) = (v.shape[nd - 2], v.shape[nd - 1]);
+                        let kk = instr.ins[0].as_view().map_or(0, |a| a.shape[nd - 1]);
+                        let count = (v.nelem()).checked_div(n * m).unwrap_or(0);
+                        let bytes = (count * (n * kk + kk * m + n * m) * v.dtype.size()) as u64;
                         let elements = (v.nelem() * kk) as u64;
                         let run = Run {
                             instrs: 1,

@@ -2,10 +2,11 @@
 //! to the `gemm` crate's cache-blocked, multithreaded kernels, except one row times a
 //! matrix, which streams the matrix's rows on every thread; integer types to a simple
 //! row-parallel i-k-j loop with wrapping arithmetic (NumPy has no BLAS for them either).
-//! (A matrix times one column never arrives here: the Python bridge records it as a
-//! multiply and a sum, which fuse.)
+//! A stack of matrices runs one product at a time. (A matrix times one column seldom
+//! arrives here: the `matrix_vector` filter rewrites it as a multiply and a sum, which
+//! fuse.)
 
-use hassium_core::{DType, Error as CoreError, Instr, Operand, View};
+use hassium_core::{matrices, DType, Error as CoreError, Instr, Operand, View};
 use hassium_engine_abi::Buffers;
 use rayon::prelude::*;
 
@@ -130,8 +131,8 @@ fn row_times_matrix<T>(
     }
 }
 
-/// Runs `out = a @ b` for 2-D views; `Ok(false)` when the dtype is not handled here (the
-/// caller interprets it).
+/// Runs `out = a @ b` for matrices or a stack of them, one 2-D product at a time;
+/// `Ok(false)` when the dtype is not handled here (the caller interprets it).
 pub fn matmul(
     pool: &rayon::ThreadPool,
     threads: usize,
@@ -142,10 +143,30 @@ pub fn matmul(
     else {
         return Ok(false);
     };
-    let o = &instr.out;
-    if a.ndim() != 2 || b.ndim() != 2 || o.ndim() != 2 || a.dtype != b.dtype || a.dtype != o.dtype {
+    let (o, nd) = (&instr.out, instr.out.ndim());
+    if nd < 2 || a.ndim() != nd || b.ndim() != nd || a.dtype != b.dtype || a.dtype != o.dtype {
         return Ok(false);
     }
+    if a.shape[..nd - 2] != o.shape[..nd - 2] || b.shape[..nd - 2] != o.shape[..nd - 2] {
+        return Ok(false);
+    }
+    for [a, b, o] in matrices(a, b, o) {
+        if !product(pool, threads, &a, &b, &o, buffers)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One 2-D product `o = a @ b`; `Ok(false)` when the dtype is not handled here.
+fn product(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    a: &View,
+    b: &View,
+    o: &View,
+    buffers: &Buffers,
+) -> Result<bool, CoreError> {
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     if b.shape[0] != k || o.shape[0] != m || o.shape[1] != n {
         return Err(CoreError::ShapeMismatch(format!(

@@ -1,9 +1,10 @@
-//! Extension methods; the reference engine implements `matmul` for 2-D operands of one
-//! numeric dtype with a plain triple loop (integers wrap; float16 accumulates in f32).
+//! Extension methods; the reference engine implements `matmul` for matrices and stacks
+//! of them, of one numeric dtype, with a plain triple loop (integers wrap; float16
+//! accumulates in f32).
 
 use crate::element::Elem;
 use crate::memory::Memory;
-use hassium_core::{Error, Instr, Operand, Result, View};
+use hassium_core::{matrices, Error, Instr, Operand, Result, View};
 
 pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
     match instr.method.as_deref() {
@@ -15,17 +16,30 @@ pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
     }
 }
 
-/// `out (m, n) = a (m, k) @ b (k, n)`.
+/// `out (m, n) = a (m, k) @ b (k, n)`, for each matrix of a stack.
 fn matmul<T: Elem>(instr: &Instr, mem: &Memory) -> Result<()> {
     let views: Vec<&View> = instr.ins.iter().filter_map(Operand::as_view).collect();
-    let (a, b, c) = match views[..] {
-        [a, b] if a.ndim() == 2 && b.ndim() == 2 && instr.out.ndim() == 2 => (a, b, &instr.out),
-        _ => {
-            return Err(Error::ShapeMismatch(
-                "matmul's operands must be two 2-D views".into(),
-            ))
-        }
+    let [a, b] = views[..] else {
+        return Err(Error::Invalid("matmul needs two views".into()));
     };
+    let (o, nd) = (&instr.out, instr.out.ndim());
+    if nd < 2 || a.ndim() != nd || b.ndim() != nd {
+        return Err(Error::ShapeMismatch(
+            "matmul's operands must be matrices or stacks of them, all of one rank".into(),
+        ));
+    }
+    if a.shape[..nd - 2] != o.shape[..nd - 2] || b.shape[..nd - 2] != o.shape[..nd - 2] {
+        return Err(Error::ShapeMismatch(
+            "matmul's stacks differ in shape".into(),
+        ));
+    }
+    for [a, b, c] in matrices(a, b, &instr.out) {
+        product::<T>(&a, &b, &c, mem)?;
+    }
+    Ok(())
+}
+
+fn product<T: Elem>(a: &View, b: &View, c: &View, mem: &Memory) -> Result<()> {
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     if b.shape[0] != k || c.shape[0] != m || c.shape[1] != n {
         return Err(Error::ShapeMismatch(format!(

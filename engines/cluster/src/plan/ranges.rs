@@ -128,6 +128,7 @@ mod tests {
             bases: Bases::from_sorted(vec![base(1, f), base(2, f), sum_base]),
             instrs,
             sync: vec![],
+            next_id: 0,
         };
         batch.instrs[2].op = Opcode::AddReduce;
         let elementwise = Kernel {
