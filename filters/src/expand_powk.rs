@@ -17,8 +17,10 @@
 //! - fractional exponents are left alone: `x**0.5 → sqrt(x)` differs from `pow` at `-0.0`
 //!   and `-inf` (`pow(-inf, 0.5)` is `inf`, `sqrt(-inf)` is NaN).
 //!
-//! In place (`x **= k`) only powers of two are expanded (`x = x*x` repeated): the other
-//! exponents need `x` after `x` was overwritten, and a filter does not invent bases.
+//! In place (`x **= k`), powers of two are expanded as `x = x*x` repeated; the other
+//! exponents need `x` after `x` was overwritten, so they are computed into a temporary
+//! (`Batch::new_temp`, which the fuser keeps in registers) and copied back, or left
+//! alone in a batch with no ids to give.
 
 use crate::facts::copy;
 use crate::{Filter, Result};
@@ -50,8 +52,24 @@ fn mul(out: &View, a: &View, b: &View) -> Instr {
     )
 }
 
+/// The multiplications computing `x ** k` (k ≥ 2) into `out`, which may be `x` itself
+/// only for a power of two (squares only): left to right over the bits below the leading one, squaring, then multiplying by
+/// `x` where the bit is set. The accumulator is `out` after the first step.
+fn powering(out: &View, x: &View, k: u32) -> Vec<Instr> {
+    let mut seq = Vec::new();
+    let mut acc = x;
+    for bit in (0..31 - k.leading_zeros()).rev() {
+        seq.push(mul(out, acc, acc));
+        acc = out;
+        if k >> bit & 1 == 1 {
+            seq.push(mul(out, out, x));
+        }
+    }
+    seq
+}
+
 /// The instructions replacing `instr`, or `None` to keep it.
-fn expand(instr: &Instr) -> Option<Vec<Instr>> {
+fn expand(batch: &mut Batch, instr: &Instr) -> Option<Vec<Instr>> {
     if instr.op != Opcode::Power {
         return None;
     }
@@ -66,22 +84,16 @@ fn expand(instr: &Instr) -> Option<Vec<Instr>> {
         0 => vec![copy(out, Scalar::one(out.dtype).into())],
         1 if in_place => vec![],
         1 => vec![copy(out, x.clone().into())],
-        _ if in_place && !k.is_power_of_two() => return None,
-        _ => {
-            // Left to right over the bits below the leading one: square, then multiply
-            // by x where the bit is set. The accumulator is `out` after the first step,
-            // and x is only read, so no temporary is needed.
-            let mut seq = Vec::new();
-            let mut acc = x;
-            for bit in (0..31 - k.leading_zeros()).rev() {
-                seq.push(mul(out, acc, acc));
-                acc = out;
-                if k >> bit & 1 == 1 {
-                    seq.push(mul(out, out, x));
-                }
-            }
+        _ if in_place && !k.is_power_of_two() => {
+            let temp = batch.new_temp(out.dtype, out.nelem())?;
+            let t = View::contiguous(temp.id, out.dtype, &out.shape);
+            let mut seq = powering(&t, x, k);
+            seq.push(copy(out, t.into()));
+            seq.push(Instr::system(Opcode::Free, &temp));
             seq
         }
+        // x is only read (or, in place, each square reads the element it overwrites).
+        _ => powering(out, x, k),
     })
 }
 
@@ -92,7 +104,7 @@ impl Filter for ExpandPowk {
         }
         let mut out = Vec::with_capacity(batch.instrs.len());
         for instr in std::mem::take(&mut batch.instrs) {
-            match expand(&instr) {
+            match expand(batch, &instr) {
                 Some(seq) => out.extend(seq),
                 None => out.push(instr),
             }
