@@ -193,20 +193,8 @@ mod tests {
         let mut files = PartitionFiles::new(dir.path());
         files.save(1, b"first");
         let path = files.path(1);
-        let fifo = |p: &Path| {
-            let _ = std::fs::remove_file(p);
-            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        };
-        let link_loop = |p: &Path| {
-            let _ = std::fs::remove_file(p);
-            std::os::unix::fs::symlink(p, p).unwrap();
-        };
-        let directory = |p: &Path| {
-            let _ = std::fs::remove_file(p);
-            std::fs::create_dir(p).unwrap();
-        };
-        let faults: [&dyn Fn(&Path); 3] = [&fifo, &link_loop, &directory];
+        use hassium_engine_abi::faults::{make_directory, make_fifo, make_link_loop};
+        let faults: [fn(&Path); 3] = [make_fifo, make_link_loop, make_directory];
         for fault in faults {
             fault(&path);
             assert_eq!(files.load(1), None);

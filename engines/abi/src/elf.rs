@@ -159,8 +159,7 @@ mod tests {
         std::fs::write(&short, &exe[..exe.len() / 3]).unwrap();
         assert!(library_problem(&short).unwrap().contains("cut short"));
         let fifo = dir.path().join("fifo.so");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::faults::make_fifo(&fifo);
         assert!(library_problem(&fifo).unwrap().contains("FIFO"));
     }
 }

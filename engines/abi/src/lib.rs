@@ -18,6 +18,8 @@ mod elf;
 mod engine;
 mod error;
 mod export;
+#[cfg(any(test, feature = "testing"))]
+pub mod faults;
 mod files;
 mod loader;
 mod log;
