@@ -184,6 +184,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return result
 
 
+def _abs2(x):
+    """``|x|**2`` as NumPy's var computes it: ``x*x``, or ``(x*conj(x)).real``."""
+    if x.dtype.kind == "c":
+        return _ext.ufunc("multiply", x, _ext.ufunc("conjugate", x)).real
+    return _ext.ufunc("multiply", x, x)
+
+
 @_native_or_fallback
 def var(
     a,
@@ -204,11 +211,7 @@ def var(
     n = _count(a, axis)
     arrmean = _reduce("add", a, axis, acc, None, True, where=where)
     arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
-    x = _ext.ufunc("subtract", a, arrmean)
-    if x.dtype.kind == "c":
-        x = _ext.ufunc("multiply", x, _ext.ufunc("conjugate", x)).real
-    else:
-        x = _ext.ufunc("multiply", x, x)
+    x = _abs2(_ext.ufunc("subtract", a, arrmean))
     total = _reduce("add", x, axis, acc if acc.kind != "c" else x.dtype, None, keepdims)
     rcount = builtins.max(n - ddof, 0)
     if rcount == 0:

@@ -118,11 +118,7 @@ def nanvar(
     count = _n.sum(u("logical_not", mask), axis=axis, dtype=np.intp, keepdims=True)
     total = _n.sum(arr, axis=axis, dtype=dtype, keepdims=True)
     avg = u("divide", total, count, dtype=total.dtype)
-    dev = _ext.where(mask, 0, u("subtract", arr, avg))
-    if dev.dtype.kind == "c":
-        sq = u("multiply", dev, u("conjugate", dev)).real
-    else:
-        sq = u("multiply", dev, dev)
+    sq = _n._abs2(_ext.where(mask, 0, u("subtract", arr, avg)))
     ss = _n.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     if not keepdims:
         count = count.reshape(ss.shape)
