@@ -23,20 +23,82 @@ use hassium_engine_abi::{
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A compiled kernel's entry point (see hassium-codegen's README for the convention).
 pub type KernelFn =
     unsafe extern "C" fn(i64, i64, *const *mut u8, *const u8, *const i64, *mut u8, *mut i64) -> i32;
 
-/// A loaded kernel: its function and, for partial reductions, the combining function.
-#[derive(Clone, Copy, Debug)]
+/// A loaded kernel: its function and, for partial reductions, the combining function,
+/// with the library that holds them, which stays loaded while any copy lives.
+#[derive(Clone, Debug)]
 pub struct Compiled {
     pub main: KernelFn,
     pub fin: Option<KernelFn>,
     /// `(vectorised, total)` simd loops, where the compiler reported them (see
     /// `vectorised`).
     pub simd_loops: Option<(u32, u32)>,
+    _lib: Arc<libloading::Library>,
+}
+
+/// Kernels kept loaded at most (see [`KernelMemory`]).
+pub const MEMORY_KERNELS: usize = 4096;
+
+/// The loaded kernels an engine keeps, by cache key, at most `capacity` of them: when
+/// full it is emptied, and what is used again comes back from the disk cache. A library
+/// is unloaded once no kept kernel and no running call holds it. Kept without bound, a
+/// process that meets many distinct kernels (a test suite; a cluster rank, whose pieces
+/// come in every shape) held one library per compile, 4-5 mappings each, until it
+/// reached the kernel's limit of 65 530 mappings and every later `mmap` failed.
+pub struct KernelMemory {
+    map: HashMap<u128, Compiled>,
+    capacity: usize,
+}
+
+impl Default for KernelMemory {
+    fn default() -> Self {
+        KernelMemory::with_capacity(MEMORY_KERNELS)
+    }
+}
+
+impl KernelMemory {
+    pub fn with_capacity(capacity: usize) -> KernelMemory {
+        KernelMemory {
+            map: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    pub fn get(&self, key: &u128) -> Option<&Compiled> {
+        self.map.get(key)
+    }
+
+    pub fn contains_key(&self, key: &u128) -> bool {
+        self.map.contains_key(key)
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&u128, &Compiled)> {
+        self.map.iter()
+    }
+
+    pub fn insert(&mut self, key: u128, c: Compiled) {
+        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
+            self.map.clear();
+        }
+        self.map.insert(key, c);
+    }
+
+    pub fn extend(&mut self, kernels: impl IntoIterator<Item = (u128, Compiled)>) {
+        for (key, c) in kernels {
+            self.insert(key, c);
+        }
+    }
 }
 
 /// What one kernel of a compile job is called.
@@ -52,7 +114,9 @@ pub struct DiskCache {
     /// Whether `dir` could be created; when not, libraries go to a temporary directory
     /// and nothing is persisted.
     persistent: bool,
-    libs: Mutex<HashMap<PathBuf, &'static libloading::Library>>,
+    /// Libraries loaded, held by the kernels that use them (`Compiled`), so that a
+    /// kernel loaded again while its library is still in use shares it.
+    libs: Mutex<HashMap<PathBuf, Weak<libloading::Library>>>,
     running: Mutex<RunningSet>,
 }
 
@@ -133,25 +197,39 @@ impl DiskCache {
         self.dir.join(format!("{key:032x}.entry"))
     }
 
-    fn open_lib(&self, path: &Path) -> Result<&'static libloading::Library> {
+    fn open_lib(&self, path: &Path) -> Result<Arc<libloading::Library>> {
         let mut libs = self.libs.lock();
-        if let Some(l) = libs.get(path) {
+        if let Some(l) = libs.get(path).and_then(Weak::upgrade) {
             return Ok(l);
         }
         // SAFETY: the library is a kernel object this engine compiled from its own source;
-        // it has no initialisers beyond libc's.
+        // it has no initialisers beyond libc's, and it is unloaded only when the last
+        // `Compiled` holding it is dropped, so no call runs in it then.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| cache_err(path, e))?;
-        // Never unloaded: function pointers into it live in the memory cache.
-        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
-        libs.insert(path.to_path_buf(), lib);
+        let lib = Arc::new(lib);
+        if libs.len() >= 2 * MEMORY_KERNELS {
+            libs.retain(|_, l| l.strong_count() > 0);
+        }
+        libs.insert(path.to_path_buf(), Arc::downgrade(&lib));
         Ok(lib)
     }
 
-    fn symbol(lib: &'static libloading::Library, name: &str, path: &Path) -> Result<KernelFn> {
+    fn symbol(lib: &libloading::Library, name: &str, path: &Path) -> Result<KernelFn> {
         // SAFETY: every kernel symbol has the KernelFn signature (rendered by codegen).
+        // The pointer is kept only in a `Compiled` beside the library's `Arc`.
         let f: libloading::Symbol<KernelFn> =
             unsafe { lib.get(name.as_bytes()) }.map_err(|e| cache_err(path, e))?;
         Ok(*f)
+    }
+
+    /// How many kernel libraries are loaded now.
+    #[cfg(test)]
+    pub fn loaded_libraries(&self) -> usize {
+        self.libs
+            .lock()
+            .values()
+            .filter(|l| l.strong_count() > 0)
+            .count()
     }
 
     fn resolve(
@@ -161,9 +239,9 @@ impl DiskCache {
         simd_loops: Option<(u32, u32)>,
     ) -> Result<Compiled> {
         let lib = self.open_lib(lib_path)?;
-        let main = Self::symbol(lib, &e.symbol, lib_path)?;
+        let main = Self::symbol(&lib, &e.symbol, lib_path)?;
         let fin = if e.has_fin {
-            Some(Self::symbol(lib, &format!("{}_fin", e.symbol), lib_path)?)
+            Some(Self::symbol(&lib, &format!("{}_fin", e.symbol), lib_path)?)
         } else {
             None
         };
@@ -171,6 +249,7 @@ impl DiskCache {
             main,
             fin,
             simd_loops,
+            _lib: lib,
         })
     }
 

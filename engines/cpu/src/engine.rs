@@ -201,7 +201,7 @@ impl CpuEngine {
             shared
                 .memory
                 .lock()
-                .extend(loaded.iter().map(|(k, c)| (*k, *c)));
+                .extend(loaded.iter().map(|(k, c)| (*k, c.clone())));
         }
         if let Some(failed) = self.shared.failed.try_lock() {
             shared.failed.lock().extend(failed.iter().copied());
@@ -265,11 +265,11 @@ impl CpuEngine {
     }
 
     fn cached(&mut self, key: u128) -> Option<Compiled> {
-        if let Some(c) = self.shared.memory.lock().get(&key).copied() {
+        if let Some(c) = self.shared.memory.lock().get(&key).cloned() {
             return Some(c);
         }
         let c = self.disk.as_ref()?.load(key)?;
-        self.shared.memory.lock().insert(key, c);
+        self.shared.memory.lock().insert(key, c.clone());
         self.stats.cache_hits_disk += 1;
         Some(c)
     }
@@ -644,7 +644,18 @@ impl CpuEngine {
                     if matches!(lowered.plan, Plan::Empty) {
                         continue;
                     }
-                    let compiled = self.shared.memory.lock().get(&key).copied();
+                    let kept = self.shared.memory.lock().get(&key).cloned();
+                    let compiled = match kept {
+                        Some(c) => Some(c),
+                        // The memory was emptied since step 1 (`KernelMemory`): back from
+                        // disk, unless the kernel never got there.
+                        None if !self.shared.pending.lock().contains_key(&key)
+                            && !self.shared.failed.lock().contains(&key) =>
+                        {
+                            self.cached(key)
+                        }
+                        None => None,
+                    };
                     match compiled {
                         Some(c) => {
                             let args = Self::args(&lowered, &binding, buffers)?;
@@ -654,7 +665,7 @@ impl CpuEngine {
                                 self.threads,
                                 self.cfg.min_parallel_elems,
                                 &lowered,
-                                c,
+                                &c,
                                 &args,
                             )
                             .map_err(|e| k.error_in(batch, e))?;

@@ -2,8 +2,8 @@
 //!
 //! Each kernel is lowered and rendered to C by `hassium-codegen`, the new kernels of one
 //! execute call are compiled together by the system C compiler into one shared object,
-//! loaded with `libloading` (never unloaded) and cached in memory and on disk. Kernels
-//! take a `[begin, end)` range of their outermost parallel loop; a rayon pool splits it.
+//! loaded with `libloading` (unloaded when no kernel kept in memory uses it) and cached
+//! in memory and on disk. Kernels take a `[begin, end)` range of their outermost parallel loop; a rayon pool splits it.
 //! What codegen does not render (complex dtypes, unusual fusion shapes) runs on the
 //! reference interpreter over the same buffers, and so does everything when no compiler
 //! is installed.

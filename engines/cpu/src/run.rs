@@ -63,7 +63,7 @@ pub fn execute(
     threads: usize,
     min_parallel: usize,
     lowered: &Lowered,
-    k: Compiled,
+    k: &Compiled,
     args: &Args,
 ) -> Result<(), CoreError> {
     match lowered.plan {

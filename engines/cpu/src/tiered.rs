@@ -19,7 +19,7 @@
 //! suite's processes leave thousands of one-off kernels, and finishing them kept a cold CI
 //! run's cores busy for over ten minutes after their stage.
 
-use crate::cache::{Compiled, DiskCache, Entry};
+use crate::cache::{DiskCache, Entry, KernelMemory};
 use crate::compiler::Compiler;
 use crossbeam_channel::{unbounded, Sender};
 use parking_lot::Mutex;
@@ -38,7 +38,7 @@ pub struct Job {
 /// State shared between the engine and its compile thread.
 #[derive(Default)]
 pub struct Shared {
-    pub memory: Mutex<HashMap<u128, Compiled>>,
+    pub memory: Mutex<KernelMemory>,
     /// Keys sent to the compile thread and not finished yet, each with the calls it ran
     /// interpreted while it waited: what orders the queue.
     pub pending: Mutex<HashMap<u128, u64>>,

@@ -1,6 +1,7 @@
 //! Unit tests of the kernel cache (`super`).
 
 use super::*;
+use hassium_engine_abi::faults::{make_fifo, make_link_loop};
 
 /// A persistent cache root at `dir` (a private temporary directory of the test).
 fn root_at(dir: &Path) -> CacheRoot {
@@ -178,15 +179,6 @@ fn every_damaged_file_is_removed_and_rebuilt() {
             .dir()
             .join(text.lines().find_map(|l| l.strip_prefix("lib=")).unwrap())
     };
-    let fifo = |p: &Path| {
-        let _ = std::fs::remove_file(p);
-        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    };
-    let link_loop = |p: &Path| {
-        let _ = std::fs::remove_file(p);
-        std::os::unix::fs::symlink(p, p).unwrap();
-    };
     // Damaged files replace the originals (a new inode): this process still has the
     // libraries it loaded mapped, and changing a mapped file in place crashes it.
     let replace = |p: &Path, bytes: &[u8]| {
@@ -205,8 +197,8 @@ fn every_damaged_file_is_removed_and_rebuilt() {
         ),
         ("garbage", Box::new(|p| replace(p, b"\x7fELF garbage"))),
         ("empty", Box::new(|p| replace(p, b""))),
-        ("fifo", Box::new(fifo)),
-        ("symlink loop", Box::new(link_loop)),
+        ("fifo", Box::new(make_fifo)),
+        ("symlink loop", Box::new(make_link_loop)),
     ];
     compile(1);
     compile(2);
@@ -306,4 +298,65 @@ fn two_threads_racing_on_one_directory_both_succeed() {
     });
     let later = DiskCache::new(&root_at(root.path()), &cc, 0);
     assert!(later.load(1).is_some() && later.load(2).is_some());
+}
+
+/// The mappings of this process's address space that come from `path`.
+fn mappings_of(path: &Path) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let name = path.to_str().unwrap();
+    maps.lines().filter(|l| l.ends_with(name)).count()
+}
+
+/// A library stays mapped while a kept kernel (or a call) holds it and is unmapped
+/// after; the memory of kept kernels empties when full, so a process meeting many
+/// distinct kernels keeps a bounded number of libraries loaded. Each kernel still
+/// answers after it comes back from disk.
+#[test]
+fn kernel_libraries_are_unloaded_when_no_kept_kernel_holds_them() {
+    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
+    let mut memory = KernelMemory::with_capacity(3);
+    let mut libraries = Vec::new();
+    for key in 1..=10u128 {
+        let entry = Entry {
+            key,
+            symbol: symbol_of(key),
+            has_fin: false,
+        };
+        // Each source differs, so each compile makes its own library.
+        let source = format!("int {}(void) {{ return {key}; }}\n", symbol_of(key));
+        let done = cache.compile(&cc, &source, &[entry]).unwrap();
+        let new: Vec<PathBuf> = std::fs::read_dir(cache.dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "so") && !libraries.contains(p))
+            .collect();
+        assert_eq!(new.len(), 1);
+        libraries.extend(new);
+        memory.extend(done);
+        assert!(memory.len() <= 3);
+        assert!(cache.loaded_libraries() <= 3, "key {key}");
+    }
+    // The first library is no longer mapped; the last is.
+    assert_eq!(mappings_of(&libraries[0]), 0);
+    assert!(mappings_of(&libraries[9]) > 0);
+    // A kernel held outside the memory (a call running it) keeps its library mapped.
+    let held = memory.get(&10).unwrap().clone();
+    memory.extend((11..=13u128).map(|k| (k, held.clone())));
+    assert!(memory.get(&10).is_none());
+    assert!(mappings_of(&libraries[9]) > 0);
+    drop(held);
+    drop(memory);
+    assert_eq!(mappings_of(&libraries[9]), 0);
+    assert_eq!(cache.loaded_libraries(), 0);
+    // Back from disk, each kernel still runs and answers its own key.
+    for key in [1u128, 10] {
+        let c = cache.load(key).expect("still on disk");
+        // SAFETY: the test's kernels take no arguments and return an int; calling
+        // one through the wider KernelFn type ignores the arguments it passes.
+        let f: unsafe extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.main) };
+        assert_eq!(unsafe { f() }, key as i32);
+    }
 }
