@@ -50,6 +50,30 @@ def test_matmul_and_dot_match_numpy_for_every_rank(hs, dtype):
     check(hs.dot, np.dot, (a, 2), (na, 2), "dot with a scalar")
 
 
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+def test_stacks_of_matrices_match_numpy(hs, dtype):
+    """A stack is one instruction, which the cpu engine runs as small products shared
+    out over the threads, or one large product at a time: broadcast batch axes, a batch
+    of one, reversed and transposed stacks, and products too large for the small path."""
+    shapes = [
+        ((64, 3, 3), (64, 3, 3)),
+        ((7, 1, 4, 5), (1, 6, 5, 2)),
+        ((1, 2, 2), (9, 2, 3)),
+        ((3, 20, 17), (17, 19)),
+        ((5, 0, 4), (5, 4, 2)),
+    ]
+    # Positive operands: float32 sums that cancel differ from BLAS's order by more than
+    # the suite's tolerance, which is not what this test is about.
+    for sa, sb in shapes:
+        a, na = both(hs, sample(dtype, shape=sa, kind="positive"))
+        b, nb = both(hs, sample(dtype, shape=sb, seed=1, kind="positive"))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"{sa}@{sb}")
+    a, na = both(hs, sample(dtype, shape=(6, 4, 4), kind="positive"))
+    t, nt = a.transpose(0, 2, 1), na.transpose(0, 2, 1)
+    check(hs.matmul, np.matmul, (a[::-1], t), (na[::-1], nt), "reversed @ transposed")
+    check(hs.matmul, np.matmul, (a[:, ::2], t), (na[:, ::2], nt), "strided")
+
+
 def test_matmul_operator_matches_numpy(hs):
     a, na = both(hs, sample("float64", shape=(3, 4)))
     assert_same(a @ a.T, na @ na.T)
