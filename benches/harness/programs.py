@@ -109,6 +109,22 @@ BENCHES: dict[str, Bench] = {
         rtol=1e-5,
     ),
     "matmul": Bench({"n": 1200}, {"n": 100}, {"n": 1 / 3}, rtol=1e-3),
+    # Shrinking slices: every column step has new shapes (issue 42, item 4).
+    "lu_decomposition": Bench({"n": 600}, {"n": 60}, {"n": 1 / 3}, rtol=1e-9),
+    # Shifted slices of an np.pad copy, 25 per pass.
+    "gaussian_blur": Bench(
+        {"n": 1000, "passes": 10}, {"n": 100, "passes": 2}, {"n": 0.5}
+    ),
+    # A threshold decides the edge count: a pixel rounded across it moves the checksum
+    # by about 1e-6 of itself.
+    "image_pipeline": Bench(
+        {"n": 2000, "frames": 5}, {"n": 100, "frames": 2}, {"n": 0.5}, rtol=1e-5
+    ),
+    "particle_deposit": Bench(
+        {"n": 1_000_000, "cells": 4096, "steps": 10},
+        {"n": 20_000, "cells": 256, "steps": 2},
+        {"n": 1},
+    ),
     "small_arrays": Bench(
         {"n": 100, "steps": 20_000}, {"n": 100, "steps": 500}, {"steps": 1}
     ),
