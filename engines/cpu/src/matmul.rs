@@ -240,23 +240,24 @@ fn small_stack(
             Ok(true)
         }};
     }
+    // Integers wrap as NumPy's loops do.
+    macro_rules! wrapping {
+        ($t:ty) => {
+            run!($t, |acc: $t, x: $t, y: $t| acc
+                .wrapping_add(x.wrapping_mul(y)))
+        };
+    }
     match a.dtype {
         DType::Float64 => run!(f64, |acc: f64, x: f64, y: f64| acc + x * y),
         DType::Float32 => run!(f32, |acc: f32, x: f32, y: f32| acc + x * y),
-        DType::Int64 => run!(i64, |acc: i64, x: i64, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::Int32 => run!(i32, |acc: i32, x: i32, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::Int16 => run!(i16, |acc: i16, x: i16, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::Int8 => run!(i8, |acc: i8, x: i8, y| acc.wrapping_add(x.wrapping_mul(y))),
-        DType::UInt64 => run!(u64, |acc: u64, x: u64, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::UInt32 => run!(u32, |acc: u32, x: u32, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::UInt16 => run!(u16, |acc: u16, x: u16, y| acc
-            .wrapping_add(x.wrapping_mul(y))),
-        DType::UInt8 => run!(u8, |acc: u8, x: u8, y| acc.wrapping_add(x.wrapping_mul(y))),
+        DType::Int64 => wrapping!(i64),
+        DType::Int32 => wrapping!(i32),
+        DType::Int16 => wrapping!(i16),
+        DType::Int8 => wrapping!(i8),
+        DType::UInt64 => wrapping!(u64),
+        DType::UInt32 => wrapping!(u32),
+        DType::UInt16 => wrapping!(u16),
+        DType::UInt8 => wrapping!(u8),
         _ => Ok(false),
     }
 }
