@@ -511,3 +511,53 @@ def test_take_take_along_axis_and_repeat_match_numpy_on_every_layout(hs, dtype):
                 (nv, idx, -1),
                 f"take_along_axis {layout}",
             )
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_pad_matches_numpy_on_every_layout(hs, dtype):
+    """``pad`` in the five copying modes, borders up to the array's extent (the widest
+    ``reflect`` allows), per-axis widths and constants; corners as NumPy fills them."""
+    for layout, view in LAYOUTS.items():
+        h, n = (view(x) for x in both(hs, sample(dtype, shape=(4, 5, 6))))
+        empty = 0 in n.shape
+        for mode in ["constant", "edge", "reflect", "symmetric", "wrap"]:
+            if empty and mode != "constant":
+                continue  # NumPy raises: nothing to extend (through NumPy here)
+            widths = [1, (0, 2), [(1, 0)] * n.ndim]
+            if not empty and n.ndim:
+                widths.append([(d - 1, d - 1) for d in n.shape])
+            for w in widths:
+                check(
+                    hs.pad, np.pad, (h, w), (n, w), f"{mode} {w} on {layout}", mode=mode
+                )
+        if n.ndim:
+            cv = [(2, 3)] * n.ndim
+            check(
+                hs.pad,
+                np.pad,
+                (h, 2),
+                (n, 2),
+                f"constant_values on {layout}",
+                constant_values=np.array(cv, dtype=n.dtype),
+            )
+
+
+def test_pad_records_lazily_and_wider_borders_go_through_numpy(hs, monkeypatch):
+    if not hasattr(hs, "stats"):
+        pytest.skip("NumPy has no runtime to count flushes of")
+    a = hs.arange(12.0).reshape(3, 4) * 2
+    before = hs.stats()["flushes"]
+    p = hs.pad(a, ((1, 2), (2, 1)), mode="reflect")
+    q = hs.pad(p, 1, mode="edge") + 1
+    assert hs.stats()["flushes"] == before, "recording the pads flushed"
+    n = np.arange(12.0).reshape(3, 4) * 2
+    assert_same(
+        q, np.pad(np.pad(n, ((1, 2), (2, 1)), mode="reflect"), 1, mode="edge") + 1
+    )
+    # Borders wider than the array (NumPy reflects repeatedly) and the statistic modes
+    # are NumPy's: a fallback, with NumPy's values.
+    monkeypatch.setenv("HASSIUM_FALLBACK", "silent")
+    assert_same(hs.pad(a, 5, mode="reflect"), np.pad(n, 5, mode="reflect"))
+    assert_same(hs.pad(a, 2, mode="mean"), np.pad(n, 2, mode="mean"))
+    with pytest.raises(ValueError):
+        hs.pad(a, -1)

@@ -12,7 +12,7 @@ function is called on a Hassium array.
 
 The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
 tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_indices``
-(index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions) and
+(index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions), ``_padding`` (``pad``) and
 ``_statistics`` (averages, counts, covariances, convolution, histograms), ``_selecting``
 (by mask, flat index or diagonal; the cumulative sums) and ``_sorting`` (the Array API's
 keywords over NumPy's sort), on the shared
@@ -24,6 +24,7 @@ from . import (
     _differences,
     _indices,
     _nan,
+    _padding,
     _selecting,
     _sorting,
     _statistics,
@@ -34,6 +35,7 @@ _SECTIONS = (
     _differences,
     _indices,
     _nan,
+    _padding,
     _selecting,
     _sorting,
     _statistics,
