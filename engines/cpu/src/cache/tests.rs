@@ -250,7 +250,17 @@ fn a_compiler_writing_garbage_is_an_error_not_a_crash() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let cc = Compiler::probe(script.to_str().unwrap(), &[]).unwrap();
+    // Another test's compiler may be forked while this script is still open for writing;
+    // running it then fails (ETXTBSY) until that child has exec'd. Probe again.
+    let cc = (0..50)
+        .find_map(|_| {
+            let cc = Compiler::probe(script.to_str().unwrap(), &[]);
+            if cc.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            cc
+        })
+        .expect("the script compiler probes");
     let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
     let entry = Entry {
         key: 5,
