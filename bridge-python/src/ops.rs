@@ -377,6 +377,26 @@ pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<A
     Ok(result(v, out))
 }
 
+/// A sorted copy of `a` along `axis`, or (`indices`) the stable order that sorts it.
+pub fn sort(py: Python<'_>, a: &Arr, axis: usize, indices: bool) -> PyResult<Arr> {
+    let v = recorded_in(py, |t| record::sort(t, &a.view, axis, indices))?;
+    Ok(Arr::adopt(v))
+}
+
+/// Sorts `a` in place along `axis` (`ndarray.sort`).
+pub fn sort_in_place(py: Python<'_>, a: &Arr, axis: usize) -> PyResult<()> {
+    a.check_writeable(Write::Assign)?;
+    recorded_in(py, |t| record::sort_in_place(t, &a.view, axis))
+}
+
+/// Where `needles` go in the sorted 1-D `hay`, as int64 positions.
+pub fn searchsorted(py: Python<'_>, hay: &Arr, needles: &Arr, right: bool) -> PyResult<Arr> {
+    let v = recorded_in(py, |t| {
+        record::searchsorted(t, &hay.view, &needles.view, right)
+    })?;
+    Ok(Arr::adopt(v))
+}
+
 /// Flushes everything recorded so far.
 pub fn flush() -> PyResult<()> {
     with_rt(|rt| rt.flush().py())

@@ -30,7 +30,7 @@ impl Capabilities {
         Capabilities {
             opcodes: Opcode::ALL.to_vec(),
             dtypes: TypeSet::ALL,
-            methods: vec!["matmul".into()],
+            methods: crate::methods::ALL.iter().map(|&m| m.into()).collect(),
             max_kernel_instrs: usize::MAX,
             max_kernel_operands: usize::MAX,
             lagged_writes: true,

@@ -15,6 +15,7 @@ mod ids;
 mod instr;
 mod kernel;
 mod matrices;
+pub mod methods;
 mod opcode;
 mod overlap;
 pub mod philox;

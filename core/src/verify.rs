@@ -1,5 +1,6 @@
 //! Rejects malformed instructions before any engine sees them, naming the instruction.
 
+use crate::methods::{ARGSORT, MATMUL, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use crate::view::fmt_shape;
 use crate::{
     overlap, Base, BaseId, Batch, DType, Error, IdMap, Instr, OpClass, Opcode, Operand, Overlap,
@@ -110,7 +111,8 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
     if instr.op.is_system() {
         return Ok(());
     }
-    if instr.ins.len() != info.nin as usize {
+    // An extension method's arity is its own (`verify_extension` checks it).
+    if info.class != OpClass::Extension && instr.ins.len() != info.nin as usize {
         return Err(Error::Invalid(format!(
             "takes {} inputs, got {}",
             info.nin,
@@ -375,9 +377,9 @@ fn verify_extension(instr: &Instr) -> Result<()> {
         .as_deref()
         .ok_or_else(|| Error::Invalid("extension without a method name".into()))?;
     match method {
-        "matmul" => {
-            let a = input_view(instr, 0)?;
-            let b = input_view(instr, 1)?;
+        MATMUL => {
+            let ins = one_input(instr, method, 2)?;
+            let (a, b) = (ins[0], ins[1]);
             let out = &instr.out;
             // A stack of matrices shares one batch shape (`hassium_core::matrices`).
             let nd = out.ndim();
@@ -422,10 +424,79 @@ fn verify_extension(instr: &Instr) -> Result<()> {
             }
             Ok(())
         }
+        SORT | ARGSORT => {
+            let (a, out) = (one_input(instr, method, 1)?[0], &instr.out);
+            if a.ndim() == 0 || a.shape != out.shape {
+                return Err(Error::ShapeMismatch(format!(
+                    "{method}: input of shape {} and output of shape {} differ, or are 0-d",
+                    fmt_shape(&a.shape),
+                    fmt_shape(&out.shape)
+                )));
+            }
+            let want = if method == SORT {
+                a.dtype
+            } else {
+                DType::Int64
+            };
+            if out.dtype != want {
+                return Err(Error::DTypeNotAllowed(format!(
+                    "{method} of {} writes {}, not {}",
+                    a.dtype.name(),
+                    want.name(),
+                    out.dtype.name()
+                )));
+            }
+            // A sort may run in place (it reads a whole row before writing it back).
+            match overlap(out, a) {
+                Overlap::Disjoint => Ok(()),
+                Overlap::Identical if method == SORT => Ok(()),
+                _ => Err(Error::Overlap(format!(
+                    "{method}'s output overlaps its input"
+                ))),
+            }
+        }
+        SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT => {
+            let ins = one_input(instr, method, 2)?;
+            let (hay, needles, out) = (ins[0], ins[1], &instr.out);
+            if hay.ndim() != 1 || needles.shape != out.shape {
+                return Err(Error::ShapeMismatch(format!(
+                    "{method}: a 1-D sorted array and needles of the output's shape, got {}, {} -> {}",
+                    fmt_shape(&hay.shape),
+                    fmt_shape(&needles.shape),
+                    fmt_shape(&out.shape)
+                )));
+            }
+            if hay.dtype != needles.dtype || out.dtype != DType::Int64 {
+                return Err(Error::DTypeNotAllowed(format!(
+                    "{method} needs one dtype in and int64 out, got {}, {} -> {}",
+                    hay.dtype.name(),
+                    needles.dtype.name(),
+                    out.dtype.name()
+                )));
+            }
+            if overlap(out, hay) != Overlap::Disjoint || overlap(out, needles) != Overlap::Disjoint
+            {
+                return Err(Error::Overlap(format!(
+                    "{method}'s output overlaps an input"
+                )));
+            }
+            Ok(())
+        }
         other => Err(Error::Invalid(format!(
             "unknown extension method '{other}'"
         ))),
     }
+}
+
+/// The `n` inputs of extension `method`, all views.
+fn one_input<'a>(instr: &'a Instr, method: &str, n: usize) -> Result<Vec<&'a View>> {
+    if instr.ins.len() != n {
+        return Err(Error::Invalid(format!(
+            "{method} takes {n} inputs, got {}",
+            instr.ins.len()
+        )));
+    }
+    (0..n).map(|k| input_view(instr, k)).collect()
 }
 
 #[cfg(test)]

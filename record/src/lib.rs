@@ -21,6 +21,7 @@ mod error;
 mod index;
 mod matmul;
 mod reduce;
+mod sort;
 
 pub use args::{check_item, check_stored_int, result_type, Arg, Weak};
 pub use base::{check_ndim, checked_nelem, new_view, Dest, Target};
@@ -30,3 +31,4 @@ pub use error::{Call, Error, Result};
 pub use index::{gather, scatter};
 pub use matmul::matmul;
 pub use reduce::{reduce, scan, ReduceSpec};
+pub use sort::{searchsorted, sort, sort_in_place};

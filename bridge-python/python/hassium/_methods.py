@@ -8,7 +8,10 @@ their write like any assignment. A name NumPy's ndarray does not have either is 
 ``AttributeError``, as in NumPy.
 """
 
+import operator
+
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from . import _hassium as _ext
 
@@ -35,9 +38,10 @@ def _in_place(a, what):
 
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _in_place(a, "sort array")
-    a[...] = _package().sort(
-        a, axis=axis, **_given(kind=kind, order=order, stable=stable)
-    )
+    from ._composed._sorting import _check_kind
+
+    _check_kind(kind, stable, order)
+    _ext.sort_in_place(a, normalize_axis_index(operator.index(axis), a.ndim))
 
 
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):

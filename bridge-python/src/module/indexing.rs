@@ -1,4 +1,5 @@
-//! Reading and writing elements by position: `copyto`, `a.flat[...]`, `nonzero`.
+//! Reading and writing elements by position: `copyto`, `a.flat[...]`, `nonzero`; and
+//! putting them in order: `sort`, `argsort`, `searchsorted`.
 
 use crate::array::{self, wrap, PyNdArray};
 use crate::convert::{to_arg, to_arr};
@@ -63,4 +64,38 @@ pub(crate) fn put_flat(
 #[pyfunction]
 pub(crate) fn nonzero(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     array::nonzero(py, &to_arr(a, None)?)
+}
+
+/// `sort(a, axis, indices)`: a sorted copy of `a` along `axis` (normalised, `0..ndim`),
+/// stable with NaN last, or with `indices` the int64 order that sorts it.
+#[pyfunction]
+#[pyo3(signature = (a, axis, indices=false))]
+pub(crate) fn sort(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    axis: usize,
+    indices: bool,
+) -> PyResult<PyObject> {
+    wrap(py, ops::sort(py, &to_arr(a, None)?, axis, indices)?)
+}
+
+/// `sort_in_place(a, axis)`: `a.sort(axis)`.
+#[pyfunction]
+pub(crate) fn sort_in_place(py: Python<'_>, a: &Bound<'_, PyNdArray>, axis: usize) -> PyResult<()> {
+    let a = a.borrow().arr.clone();
+    ops::sort_in_place(py, &a, axis)
+}
+
+/// `searchsorted(hay, needles, right)`: int64 positions of `needles` in the sorted 1-D
+/// `hay`, before equal elements or (`right`) after them.
+#[pyfunction]
+#[pyo3(signature = (hay, needles, right=false))]
+pub(crate) fn searchsorted(
+    py: Python<'_>,
+    hay: &Bound<'_, PyAny>,
+    needles: &Bound<'_, PyAny>,
+    right: bool,
+) -> PyResult<PyObject> {
+    let (h, n) = (to_arr(hay, None)?, to_arr(needles, None)?);
+    wrap(py, ops::searchsorted(py, &h, &n, right)?)
 }

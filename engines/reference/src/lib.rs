@@ -9,8 +9,8 @@
 //! Layout: [`engine`] is the `Engine` implementation and the per-instruction entry point;
 //! [`memory`] maps bases to raw buffers and walks strided views; `element` is the one
 //! generic trait over the 14 element types (with `dispatch` choosing a type from a dtype);
-//! `elementwise`, `cast`, `reduce`, `index`, `generators` and `matmul` interpret each
-//! class of opcode.
+//! `elementwise`, `cast`, `reduce`, `index`, `generators`, `matmul` and `sort` interpret
+//! each class of opcode.
 
 #[macro_use]
 mod dispatch;
@@ -23,6 +23,7 @@ mod index;
 mod matmul;
 pub mod memory;
 mod reduce;
+mod sort;
 
 pub use engine::{execute_instr, execute_kernel, ReferenceEngine};
 pub use memory::Memory;

@@ -1,14 +1,18 @@
-//! Extension methods; the reference engine implements `matmul` for matrices and stacks
-//! of them, of one numeric dtype, with a plain triple loop (integers wrap; float16
+//! Extension methods: the sorting ones are `sort.rs`'s; `matmul` is here, for matrices
+//! and stacks of them, of one numeric dtype, with a plain triple loop (integers wrap; float16
 //! accumulates in f32).
 
 use crate::element::Elem;
 use crate::memory::Memory;
+use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{matrices, Error, Instr, Operand, Result, View};
 
 pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
     match instr.method.as_deref() {
         Some("matmul") => with_dtype!(instr.out.dtype, T => matmul::<T>(instr, mem)),
+        Some(m @ (SORT | ARGSORT | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)) => {
+            crate::sort::run(m, instr, mem)
+        }
         Some(other) => Err(Error::Invalid(format!(
             "unknown extension method '{other}'"
         ))),

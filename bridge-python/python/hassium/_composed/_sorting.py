@@ -1,56 +1,204 @@
-"""``sort`` and ``argsort`` with the Array API's keywords, ``stable`` and ``descending``,
-over NumPy's sort, which runs through the fallback path until the engines sort natively
-(issue 46).
+"""Sorting, searching and uniqueness on the engines' sort methods (``sort``, ``argsort``,
+``searchsorted``; ``hassium_core::methods``): ``sort``, ``argsort``, ``partition``,
+``argpartition``, ``searchsorted``, ``sort_complex``, ``unique`` and the Array API's
+``unique_*``.
 
-Without ``kind`` or ``stable`` the sort is stable, the Array API's default. NumPy's own
-default (quicksort) promises no order among equal elements, so a stable order is one of
-its results too. Descending is a stable ascending sort of the reversed axis, reversed:
-equal elements keep their order, as the standard asks.
+Every sort here is stable, the Array API's default: NumPy's own default (quicksort)
+promises no order among equal elements, so a stable order is one of its results too. A
+partition is a full sort, which satisfies every ``kth``. Descending is a stable
+ascending sort of the reversed axis, reversed: equal elements keep their order, as the
+standard asks. ``unique`` sorts once, marks where a value differs from the one before it,
+and reads back only how many distinct values there are (the size of its result).
+
+What these cannot express (``order=`` on a dtype with fields, ``unique`` along an axis)
+raises ``_Unsupported`` and goes through NumPy like any other fallback.
 """
+
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .. import _fallback
+from .. import _hassium as _ext
 from .. import _native as _n
 from ._arranging import flip
 
+ndarray = _ext.ndarray
 
-def _through_numpy(func, name, a, axis, kind, order, stable):
-    kwargs = {"axis": axis}
-    for key, value in (("kind", kind), ("order", order), ("stable", stable)):
-        if value is not None:
-            kwargs[key] = value
-    return _fallback.call(func, name, (a,), kwargs)
+try:  # the Array API's result tuples, as NumPy returns them
+    from numpy.lib._arraysetops_impl import (
+        UniqueAllResult,
+        UniqueCountsResult,
+        UniqueInverseResult,
+    )
+except ImportError:  # pragma: no cover - a NumPy without the Array API's unique_*
+    UniqueAllResult = UniqueCountsResult = UniqueInverseResult = None
 
 
-def _descending(func, name, a, axis, kind, order, stable, *, indices):
+def _check_kind(kind, stable, order):
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    if kind is not None and stable is not None:
+        raise ValueError(
+            "`kind` and keyword parameters can't be provided at the same time. Use only "
+            "one of them."
+        )
+    if kind is not None and (
+        not isinstance(kind, str) or kind[:1].lower() not in ("q", "h", "m", "s")
+    ):
+        raise ValueError(
+            f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})"
+        )
+
+
+def _sorted(a, axis, indices):
+    """The stable ascending sort of ``a`` along ``axis`` (None: flattened)."""
     if axis is None:
         a, axis = a.reshape(-1), 0
-    if a.ndim == 0:
-        return _through_numpy(func, name, a, axis, kind, order, stable)
-    axis = normalize_axis_index(axis, a.ndim)
-    got = _through_numpy(func, name, flip(a, axis), axis, kind, order, stable)
+    axis = normalize_axis_index(operator.index(axis), a.ndim)
+    return _ext.sort(a, axis, indices)
+
+
+def _sort_any(a, axis, kind, order, stable, descending, *, indices):
+    a = _n._arr(a)
+    _check_kind(kind, stable, order)
+    if not descending:
+        return _sorted(a, axis, indices)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(operator.index(axis), a.ndim)
+    got = _sorted(flip(a, axis), axis, indices)
     if indices:
-        got = (a.shape[axis] - 1) - got
+        got = _n.subtract(a.shape[axis] - 1, got)
     return flip(got, axis)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    a = _n._arr(a)
-    if kind is None and stable is None:
-        stable = True
-    if descending:
-        return _descending(
-            np.argsort, "argsort", a, axis, kind, order, stable, indices=True
-        )
-    return _through_numpy(np.argsort, "argsort", a, axis, kind, order, stable)
-
-
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    return _sort_any(a, axis, kind, order, stable, descending, indices=False)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    return _sort_any(a, axis, kind, order, stable, descending, indices=True)
+
+
+def _kth_checked(a, kth, axis, kind, order):
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(operator.index(axis), a.ndim)
+    n = a.shape[axis]
+    kths = np.asarray(kth)
+    if kths.dtype == np.bool_:
+        raise ValueError("Booleans unacceptable as partition index")
+    if kths.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    for k in kths.reshape(-1).tolist():
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+    return a, axis
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    a, axis = _kth_checked(_n._arr(a), kth, axis, kind, order)
+    return _ext.sort(a, axis, False)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    a, axis = _kth_checked(_n._arr(a), kth, axis, kind, order)
+    return _ext.sort(a, axis, True)
+
+
+def searchsorted(a, v, side="left", sorter=None):
     a = _n._arr(a)
-    if kind is None and stable is None:
-        stable = True
-    if descending:
-        return _descending(np.sort, "sort", a, axis, kind, order, stable, indices=False)
-    return _through_numpy(np.sort, "sort", a, axis, kind, order, stable)
+    if side not in ("left", "right"):
+        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
+    if a.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if sorter is not None:
+        sorter = _n._arr(sorter)
+        if sorter.dtype.kind not in "iu":
+            raise TypeError("sorter must only contain integers")
+        if sorter.shape != a.shape:
+            raise ValueError("sorter.size must equal a.size")
+        a = a[sorter]
+    return _ext.searchsorted(a, _n._arr(v), side == "right")
+
+
+def sort_complex(a):
+    b = sort(a, axis=-1)
+    if b.dtype.kind == "c":
+        return b
+    return b.astype("F" if b.dtype.char in "bhBH" else "D")
+
+
+def _unique_flat(ar, want_index, want_inverse, want_counts, equal_nan):
+    """Sorted distinct values of ``ar`` flattened, with the first index, inverse and
+    counts that are asked for."""
+    flat = ar.reshape(-1)
+    n = flat.size
+    perm = _ext.sort(flat, 0, True)
+    s = flat[perm]
+    if n == 0:
+        mask = _n.ones(0, dtype=bool)
+    else:
+        differs = _n.not_equal(s[1:], s[:-1])
+        if equal_nan and s.dtype.kind in "fc":
+            # NaNs sort last: keep only the first of them.
+            nan = _n.isnan(s)
+            differs = _n.logical_and(differs, _n.logical_not(nan[1:] & nan[:-1]))
+        mask = _n.concatenate([_n.ones(1, dtype=bool), differs])
+    (firsts,) = _n.nonzero(mask)
+    out = [s[firsts]]
+    if want_index:
+        out.append(perm[firsts])
+    if want_inverse:
+        inverse = _n.empty(n, dtype=np.int64)
+        inverse[perm] = _n.subtract(_n.cumsum(mask, dtype=np.int64), 1)
+        out.append(inverse.reshape(ar.shape))
+    if want_counts:
+        ends = _n.concatenate([firsts, _n.full(1, n, dtype=np.int64)])
+        out.append(_n.subtract(ends[1:], ends[:-1]))
+    return out
+
+
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    sorted=True,
+):
+    if axis is not None:
+        raise _n._Unsupported
+    got = _unique_flat(
+        _n._arr(ar), return_index, return_inverse, return_counts, equal_nan
+    )
+    return got[0] if len(got) == 1 else tuple(got)
+
+
+def unique_values(x):
+    return _unique_flat(_n._arr(x), False, False, False, False)[0]
+
+
+def unique_counts(x):
+    if UniqueCountsResult is None:
+        raise _n._Unsupported
+    return UniqueCountsResult(*_unique_flat(_n._arr(x), False, False, True, False))
+
+
+def unique_inverse(x):
+    if UniqueInverseResult is None:
+        raise _n._Unsupported
+    return UniqueInverseResult(*_unique_flat(_n._arr(x), False, True, False, False))
+
+
+def unique_all(x):
+    if UniqueAllResult is None:
+        raise _n._Unsupported
+    return UniqueAllResult(*_unique_flat(_n._arr(x), True, True, True, False))

@@ -512,6 +512,19 @@ macro_rules! complex_elem {
             fn is_nan(self) -> bool {
                 self.re.is_nan() || self.im.is_nan()
             }
+            /// NumPy's complex order: by the class `[R + Rj, R + nanj, nan + Rj,
+            /// nan + nanj]`, then lexicographically over the parts that are numbers.
+            fn sort_less(a: Complex<$f>, b: Complex<$f>) -> bool {
+                let class = |z: Complex<$f>| 2 * z.re.is_nan() as u8 + z.im.is_nan() as u8;
+                let (ca, cb) = (class(a), class(b));
+                if ca != cb {
+                    return ca < cb;
+                }
+                if !a.re.is_nan() && a.re != b.re {
+                    return a.re < b.re;
+                }
+                !a.im.is_nan() && a.im < b.im
+            }
             fn unary(op: Opcode, a: Complex<$f>) -> Result<Complex<$f>> {
                 use std::$f::consts::{LN_2, LOG10_E, LOG2_E};
                 let c = Complex::new;

@@ -171,6 +171,14 @@ pub(crate) trait Elem: Copy + PartialEq + std::fmt::Debug + 'static {
         false
     }
 
+    /// NumPy's sort order: ascending, NaN after every number (complex overrides this).
+    fn sort_less(a: Self, b: Self) -> bool {
+        if a.is_nan() {
+            return false;
+        }
+        b.is_nan() || Self::compare(Opcode::Less, a, b).unwrap_or(false)
+    }
+
     fn unary(op: Opcode, a: Self) -> Result<Self>;
     fn binary(op: Opcode, a: Self, b: Self) -> Result<Self>;
     /// `absolute`, `real`, `imag`.

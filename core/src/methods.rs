@@ -1,0 +1,28 @@
+//! The extension methods (`Opcode::Extension` with `Instr::method`): operations that are
+//! not loops over elements, each one whole-array step an engine implements natively. The
+//! reference engine implements every one (the oracle); the others may take any subset
+//! and say which in their [`Capabilities`](crate::Capabilities).
+//!
+//! - `matmul`: `out = ins[0] @ ins[1]`, matrices or one stack of them (`crate::matrices`).
+//! - `sort`: `out` = `ins[0]` sorted along its last axis, ascending, NaN last (complex:
+//!   see [`SORT`]); may write in place (`out` identical to the input).
+//! - `argsort`: int64 `out` = the stable order that sorts `ins[0]` along its last axis.
+//! - `searchsorted_left` / `searchsorted_right`: int64 `out[k]` = where `ins[1][k]` goes
+//!   in the sorted 1-D `ins[0]`, before (left) or after (right) equal elements.
+
+/// `a @ b`.
+pub const MATMUL: &str = "matmul";
+/// Ascending along the last axis, in NumPy's order: NaN after every number; complex
+/// lexicographically (real part, then imaginary), with the values that hold a NaN after
+/// all others, in the classes `[R + Rj, R + nanj, nan + Rj, nan + nanj]`. Equal elements
+/// (`-0.0` and `0.0`) keep their order: the sort is stable.
+pub const SORT: &str = "sort";
+/// The indices a stable [`SORT`] moves each element from.
+pub const ARGSORT: &str = "argsort";
+/// The first index `i` where `!(hay[i] < v)` in the order of [`SORT`].
+pub const SEARCHSORTED_LEFT: &str = "searchsorted_left";
+/// The first index `i` where `v < hay[i]` in the order of [`SORT`].
+pub const SEARCHSORTED_RIGHT: &str = "searchsorted_right";
+
+/// Every extension method, in the order engines list them.
+pub const ALL: &[&str] = &[MATMUL, SORT, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT];
