@@ -183,6 +183,8 @@ typedef uint32_t hs_opcode;
 #define HS_OP_LOG2 48  // log2
 #define HS_OP_LOG10 49  // log10
 #define HS_OP_LOG1P 50  // log1p
+#define HS_OP_LDEXP 51  // ldexp
+#define HS_OP_FREXP_EXPONENT 52  // frexp_exponent
 #define HS_OP_SIN 55  // sin
 #define HS_OP_COS 56  // cos
 #define HS_OP_TAN 57  // tan
@@ -208,6 +210,8 @@ typedef uint32_t hs_opcode;
 #define HS_OP_IMAG 78  // imag
 #define HS_OP_CONJ 79  // conjugate
 #define HS_OP_SIGNBIT 80  // signbit
+#define HS_OP_GCD 81  // gcd
+#define HS_OP_LCM 82  // lcm
 #define HS_OP_IDENTITY 85  // identity
 #define HS_OP_WHERE 86  // where
 

@@ -136,6 +136,22 @@ pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) 
         // A float16 neighbour is not a float one rounded: the prelude steps in float16.
         Nextafter if t == DType::Float16 => format!("hs_nextafter_float16({}, {})", x(), y()),
         Nextafter => format!("{}({}, {})", m("nextafter"), x(), y()),
+        // The exponent, an integer carried in the float type, clamped as the table says
+        // (fmax/fmin drop a NaN, so it reads as the lower bound) before C's int.
+        Ldexp => f16_round(
+            t,
+            format!(
+                "{}({}, (int){}({}({}, -10000), 10000))",
+                m("ldexp"),
+                x(),
+                m("fmin"),
+                m("fmax"),
+                y()
+            ),
+        ),
+        FrexpExponent => format!("hs_frexp_exp_{}({})", hname(t), x()),
+        Gcd => format!("hs_gcd_{}({}, {})", hname(t), x(), y()),
+        Lcm => format!("hs_lcm_{}({}, {})", hname(t), x(), y()),
         Signbit if is_f => format!("(signbit({}) != 0)", x()),
         IsNan if is_f => format!("(isnan({}) != 0)", x()),
         IsInf if is_f => format!("(isinf({}) != 0)", x()),

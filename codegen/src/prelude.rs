@@ -10,7 +10,19 @@
 use crate::Dialect;
 
 const INT_OPS: &str = r#"
+/* NumPy's npy_gcdu/npy_lcmu on magnitudes: Euclid, and a / gcd * b wrapping (its low
+   bits are those of the narrower types' unsigned arithmetic). */
+HS_INLINE uint64_t hs_gcd_u64(uint64_t a, uint64_t b) {
+  while (a != 0) { uint64_t c = a; a = b % a; b = c; }
+  return b; }
+HS_INLINE uint64_t hs_lcm_u64(uint64_t a, uint64_t b) {
+  uint64_t g = hs_gcd_u64(a, b);
+  return g == 0 ? 0 : a / g * b; }
 #define HS_SINT(N, T, U, BITS, MIN) \
+HS_INLINE uint64_t hs_mag_##N(T a) { \
+  return a < 0 ? (uint64_t)0 - (uint64_t)(int64_t)a : (uint64_t)a; } \
+HS_INLINE T hs_gcd_##N(T a, T b) { return (T)hs_gcd_u64(hs_mag_##N(a), hs_mag_##N(b)); } \
+HS_INLINE T hs_lcm_##N(T a, T b) { return (T)hs_lcm_u64(hs_mag_##N(a), hs_mag_##N(b)); } \
 HS_INLINE T hs_floordiv_##N(T a, T b) { \
   if (b == 0) return 0; \
   if (a == MIN && b == -1) return MIN; \
@@ -33,6 +45,8 @@ HS_INLINE T hs_shl_##N(T a, T b) { \
 HS_INLINE T hs_shr_##N(T a, T b) { \
   return (T)(a >> (((U)b | (U)-(U)((U)b >= BITS)) & (BITS - 1))); }
 #define HS_UINT(N, T, BITS) \
+HS_INLINE T hs_gcd_##N(T a, T b) { return (T)hs_gcd_u64(a, b); } \
+HS_INLINE T hs_lcm_##N(T a, T b) { return (T)hs_lcm_u64(a, b); } \
 HS_INLINE T hs_floordiv_##N(T a, T b) { return b == 0 ? 0 : (T)(a / b); } \
 HS_INLINE T hs_mod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
 HS_INLINE T hs_fmod_##N(T a, T b) { return b == 0 ? 0 : (T)(a % b); } \
@@ -56,6 +70,8 @@ const FLOAT_OPS: &str = r#"
 #define HS_FLOAT(N, T, S) \
 HS_INLINE T hs_max_##N(T a, T b) { return (a >= b || isnan(a)) ? a : b; } \
 HS_INLINE T hs_min_##N(T a, T b) { return (a <= b || isnan(a)) ? a : b; } \
+HS_INLINE T hs_frexp_exp_##N(T a) { \
+  return (a == 0 || !isfinite(a)) ? (T)0 : (T)(ilogb##S(a) + 1); } \
 HS_INLINE T hs_sign_##N(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : (a == 0 ? (T)0 : a)); } \
 HS_INLINE T hs_floordiv_##N(T a, T b) { \
   if (b == 0) return a / b; \

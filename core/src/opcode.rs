@@ -94,6 +94,17 @@ opcodes! {
     Log2 = 48 => ew("log2", 1, INEXACT, Same),
     Log10 = 49 => ew("log10", 1, INEXACT, Same),
     Log1p = 50 => ew("log1p", 1, INEXACT, Same),
+    /// x1 * 2**x2, exactly (C's `ldexp`; the result rounds once, to a subnormal too). The
+    /// exponent x2 is an integer carried in x1's dtype, so the row keeps one input type:
+    /// it is truncated and clamped to +-10000 (beyond which every result is 0 or inf), a
+    /// NaN reading as -10000. `np.ldexp` casts its integer exponent (int32 or int64
+    /// loops) to the float: rounding only above 2**24 or 2**53, where results saturate.
+    Ldexp = 51 => plain("ldexp", 2, FLOAT, Same),
+    /// The exponent e of C's `frexp` (x = m * 2**e, 0.5 <= |m| < 1; 0 for zeros,
+    /// infinities and NaN) as a value of x's dtype (exact: |e| <= 1074), to keep the
+    /// table's one rule for outputs; `np.frexp` casts it to int32 and takes the mantissa
+    /// as `ldexp(x, -e)`, exact.
+    FrexpExponent = 52 => plain("frexp_exponent", 1, FLOAT, Same),
     // --- elementwise: trigonometric and hyperbolic ---------------------------------------
     Sin = 55 => ew("sin", 1, INEXACT, Same),
     Cos = 56 => ew("cos", 1, INEXACT, Same),
@@ -125,6 +136,19 @@ opcodes! {
     Conj = 79 => alias(&["conj"], ew("conjugate", 1, NUM_B, Same)),
     /// The sign bit (set for -0.0 and negative NaNs too).
     Signbit = 80 => ew("signbit", 1, FLOAT, Bool),
+    // --- elementwise: integer number theory ---------------------------------------------
+    /// NumPy's gcd: of the magnitudes (as unsigned, so |MIN| is 2**(bits-1)), by Euclid;
+    /// never negative but where the magnitude wraps (gcd(MIN, 0) is MIN).
+    Gcd = 81 => OpInfo {
+        commutative: true,
+        ..ew("gcd", 2, TypeSet::INT, Same)
+    },
+    /// NumPy's lcm: |a| / gcd * |b| in unsigned arithmetic, wrapping to the type; 0 when
+    /// either is 0.
+    Lcm = 82 => OpInfo {
+        commutative: true,
+        ..ew("lcm", 2, TypeSet::INT, Same)
+    },
     // --- elementwise: copy/cast and select ------------------------------------------------
     Identity = 85 => plain("identity", 1, ALL, Any),
     Where = 86 => plain("where", 3, ALL, Same),

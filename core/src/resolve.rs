@@ -90,7 +90,8 @@ pub fn resolve_loop(op: Opcode, t: DType) -> Result<DType, NoLoop> {
                     "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.".into(),
                 ))
             }
-            Positive | Sign => return Err(NoLoop::NoNumpyLoop),
+            // NumPy 2 has no bool loop for these and does not take int8's either.
+            Positive | Sign | Gcd | Lcm => return Err(NoLoop::NoNumpyLoop),
             // NumPy's conjugate has no bool loop; bool goes to int8.
             Conj => return Ok(DType::Int8),
             _ => {}

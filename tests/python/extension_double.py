@@ -25,11 +25,22 @@ def _install():
         counters["instructions_recorded"] += 1
         return result
 
+    # The opcodes NumPy has no function of the same meaning for (core/src/opcode.rs):
+    # ldexp's exponent comes in the float dtype, frexp's exponent goes out in it.
+    plain = {
+        "ldexp": lambda x, e, **kw: np.ldexp(
+            x,
+            np.clip(np.nan_to_num(np.asarray(e), nan=-1e4), -1e4, 1e4).astype(int),
+            **kw,
+        ),
+        "frexp_exponent": lambda x, **kw: np.frexp(x)[1].astype(np.asarray(x).dtype),
+    }
+
     def ufunc(name, *inputs, out=None, dtype=None):
         kwargs = {} if dtype is None else {"dtype": dtype}
         if out is not None:
             kwargs["out"] = out
-        return count(getattr(np, name)(*inputs, **kwargs))
+        return count(plain.get(name, getattr(np, name, None))(*inputs, **kwargs))
 
     def reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
         if name in ("argmin", "argmax"):
@@ -84,6 +95,13 @@ def _install():
     ext.matmul = lambda a, b, out=None: count(np.matmul(a, b, out=out))
     ext.where = lambda c, x, y: count(np.where(c, x, y))
     ext.nonzero = lambda a: np.nonzero(a)
+    ext.sort = lambda a, axis, indices=False: count(
+        (np.argsort if indices else np.sort)(a, axis=axis, kind="stable")
+    )
+    ext.sort_in_place = lambda a, axis: count(a.sort(axis=axis, kind="stable"))
+    ext.searchsorted = lambda hay, needles, right=False: count(
+        np.asarray(np.searchsorted(hay, needles, side="right" if right else "left"))
+    )
     ext.flush = lambda: counters.__setitem__("flushes", counters["flushes"] + 1)
     ext.stats = lambda: dict(counters)
     ext.info = lambda: {

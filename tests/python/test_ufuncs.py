@@ -370,7 +370,12 @@ COMPOSED = [
     "heaviside",
     "divmod",
     "modf",
+    "ldexp",
+    "frexp",
+    "spacing",
 ]
+#: Those that take a float operand in the weak-scalar test (ldexp's exponent is an int).
+COMPOSED_FLOAT_OPERANDS = [name for name in COMPOSED if name != "ldexp"]
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
@@ -396,7 +401,7 @@ def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
         assert_same(uf(*h), expected, what=f"np.{name} {dtype} {layout}")
 
 
-@pytest.mark.parametrize("name", COMPOSED)
+@pytest.mark.parametrize("name", COMPOSED_FLOAT_OPERANDS)
 def test_composed_ufuncs_broadcast_take_weak_scalars_and_write_out(
     hs, name, monkeypatch
 ):
@@ -767,3 +772,194 @@ def test_composed_ufuncs_take_a_python_bool_with_an_array(hs, name):
             warnings.simplefilter("ignore")
             assert_same(getattr(hs, name)(True, h), getattr(np, name)(True, n))
             assert_same(getattr(hs, name)(h, False), getattr(np, name)(n, False))
+
+
+def _special_floats(dtype):
+    """Both zeros, the subnormals at either end, the least normal, a few ordinary values,
+    the largest finite value, both infinities and NaN, of ``dtype``."""
+    t = np.dtype(dtype).type
+    info = np.finfo(dtype)
+    tiny = info.smallest_subnormal
+    magnitudes = [
+        t(0.0),
+        tiny,
+        t(3) * tiny,
+        np.nextafter(info.smallest_normal, t(0)),
+        info.smallest_normal,
+        t(0.5),
+        t(1.0),
+        t(1.5),
+        t(2.0),
+        t(3.0),
+        t(1000.5),
+        info.max,
+        t(np.inf),
+    ]
+    return np.array(magnitudes + [-m for m in magnitudes] + [np.nan], dtype=dtype)
+
+
+def _assert_bits(got, want, what):
+    """Same dtype and shape, same bits but at NaNs, where only NaN-ness is compared
+    (NumPy's NaN payload is whatever its C library's arithmetic left)."""
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (
+        what,
+        got.dtype,
+        want.dtype,
+        got.shape,
+        want.shape,
+    )
+    nan = np.isnan(want) if want.dtype.kind == "f" else np.zeros(want.shape, bool)
+    np.testing.assert_array_equal(np.isnan(got) if nan.any() else nan, nan, what)
+    if want.dtype.kind == "f":
+        bits = np.dtype(f"u{want.itemsize}")
+        got, want = got.view(bits), want.view(bits)
+    np.testing.assert_array_equal(got[~nan], want[~nan], err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("exp_dtype", ["int8", "int32", "int64", "uint16"])
+def test_ldexp_is_numpys_bit_for_bit_at_huge_exponents_and_subnormal_results(
+    hs, dtype, exp_dtype, monkeypatch
+):
+    """ldexp is an opcode (the exponent carried in the float dtype): every special value
+    times 2**e for exponents that overflow (+-1100, the int extremes), land in the
+    subnormals (rounding once there) or underflow to zero, as NumPy's loop gives it."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    x = _special_floats(dtype)
+    info = np.iinfo(exp_dtype)
+    e = np.array(
+        [0, 1, -1, 5, -5, 10, -10, 24, -24, 30, -30, 126, -126, 127, -149, -150, 1023]
+        + [-1022, -1074, -1075, 1100, -1100, 2000, -2000, info.min, info.max],
+        dtype=np.int64,
+    )
+    e = e[(e >= info.min) & (e <= info.max)].astype(exp_dtype)
+    h, n = both(hs, x)
+    he, ne = both(hs, e)
+    with np.errstate(all="ignore"):
+        for what, hs_args, np_args in [
+            ("every pair", (h[:, None], he[None, :]), (n[:, None], ne[None, :])),
+            ("reversed, strided", (h[::-2], he[:1]), (n[::-2], ne[:1])),
+            ("a Python int exponent", (h, -1070), (n, -1070)),
+            ("a Python float mantissa", (1.5, he), (1.5, ne)),
+            ("0-d", (h[3], he[5]), (n[3], ne[5])),
+            ("empty", (h[:0], he[:0]), (n[:0], ne[:0])),
+        ]:
+            want = np.asarray(np.ldexp(*np_args))
+            _assert_bits(hs.ldexp(*hs_args), want, f"{what} {dtype} {exp_dtype}")
+
+
+@pytest.mark.parametrize(
+    "x, e", [("float64", "float64"), ("float32", "uint64"), ("int64", "uint64")]
+)
+def test_ldexp_without_an_integer_exponent_loop_raises_numpys_type_error(hs, x, e):
+    a, b = np.ones(3, x), np.ones(3, e)
+    want = _error_of(lambda: np.ldexp(a, b))
+    assert want is not None and issubclass(want[0], TypeError)
+    assert _error_of(lambda: np.asarray(hs.ldexp(hs.asarray(a), hs.asarray(b)))) == want
+
+
+def test_ldexp_of_integers_and_bools_takes_numpys_float_loop(hs, monkeypatch):
+    """int8 and bool mantissas run in float16 ('ei->e'), wider ints in float64; an int
+    exponent of any width up to int64 is accepted, as by NumPy; out= casts into place."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    for xd in ["bool", "int8", "uint8", "int16", "int32", "uint64"]:
+        for ed in ["bool", "int8", "uint32", "int64"]:
+            n = sample(xd, shape=(4, 5)), sample(ed, shape=(5,), seed=1)
+            h = [hs.asarray(a) for a in n]
+            assert_same(hs.ldexp(*h), np.ldexp(*n), what=f"{xd} {ed}")
+    n = sample("float32", shape=(3, 4)), sample("int16", shape=(4,))
+    got, want = hs.zeros((3, 4)), np.zeros((3, 4))
+    hs.ldexp(*[hs.asarray(a) for a in n], out=got)
+    np.ldexp(*n, out=want)
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_frexp_and_spacing_are_numpys_bit_for_bit_at_special_values(
+    hs, dtype, monkeypatch
+):
+    """frexp's exponent is an opcode and its mantissa x scaled by it (exact; zeros,
+    infinities and NaN keep x with exponent 0, subnormals normalise). spacing steps with
+    nextafter: away from zero for float32/64 (-0.0 as +0.0, negatives negative), always
+    up for float16 (NumPy's half loop: never negative, 65504 has inf); inf and NaN give
+    NaN."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    x = _special_floats(dtype)
+    h, n = both(hs, x)
+    with np.errstate(all="ignore"):
+        for what, hv, nv in [
+            ("flat", h, n),
+            ("reversed", h[::-1], n[::-1]),
+            (
+                "2-d strided",
+                h[:-1].reshape(2, 13)[:, ::2],
+                n[:-1].reshape(2, 13)[:, ::2],
+            ),
+            ("0-d", h[2], n[2]),
+            ("empty", h[:0], n[:0]),
+        ]:
+            got_m, got_e = hs.frexp(hv)
+            want_m, want_e = np.frexp(nv)
+            _assert_bits(got_m, np.asarray(want_m), f"frexp mantissa {what}")
+            _assert_bits(got_e, np.asarray(want_e), f"frexp exponent {what}")
+            _assert_bits(hs.spacing(hv), np.asarray(np.spacing(nv)), f"spacing {what}")
+
+
+def test_frexp_and_spacing_of_integers_take_numpys_float_loops(hs, monkeypatch):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    for dtype in DTYPES:
+        h, n = both(hs, sample(dtype, shape=(3, 5)))
+        with np.errstate(all="ignore"):
+            for name in ("frexp", "spacing"):
+                want = _error_of(partial(getattr(np, name), n))
+                if want is not None:
+                    assert _error_of(partial(getattr(hs, name), h)) == want, name
+                    continue
+                assert_same(getattr(hs, name)(h), getattr(np, name)(n), what=name)
+
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_gcd_and_lcm_are_numpys_for_signs_zeros_extremes_and_overflow(
+    hs, dtype, monkeypatch
+):
+    """gcd and lcm are opcodes: gcd of the magnitudes (|MIN| wraps back to MIN, as in
+    NumPy), lcm 0 with a zero operand and wrapping to the type where it overflows."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    info = np.iinfo(dtype)
+    vals = [0, 1, 2, 3, 6, 7, 12, 18, 100, 127, info.max, info.max - 1, info.max // 3]
+    vals += [-v for v in vals[1:]] + [info.min, info.min + 1]
+    x = np.array(sorted({v for v in vals if info.min <= v <= info.max}), dtype=dtype)
+    h, n = both(hs, x)
+    for name in ("gcd", "lcm"):
+        for what, hs_args, np_args in [
+            ("every pair", (h[:, None], h[None, :]), (n[:, None], n[None, :])),
+            ("reversed", (h, h[::-1]), (n, n[::-1])),
+            ("a Python int", (h, 12), (n, 12)),
+            ("0-d and empty", (h[3], h[:0]), (n[3], n[:0])),
+        ]:
+            want = getattr(np, name)(*np_args)
+            _assert_bits(getattr(hs, name)(*hs_args), want, f"{name} {what}")
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_and_lcm_mix_integer_dtypes_and_refuse_bool_and_float_like_numpy(
+    hs, name, monkeypatch
+):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    f = getattr(hs, name)
+    for a in INTS + ["bool", "float32", "float64"]:
+        for b in INTS + ["bool", "float16"]:
+            n = sample(a, shape=(3, 4)), sample(b, shape=(4,), seed=1)
+            h = [hs.asarray(x) for x in n]
+            want = _error_of(partial(getattr(np, name), *n))
+            if want is not None:
+                # The class: the message names the promoted types where NumPy names
+                # the operands' (every table ufunc's mixed-dtype error does).
+                got = _error_of(lambda h=h: np.asarray(f(*h)))
+                assert got is not None and got[0] is want[0], (a, b, got, want)
+                continue
+            assert_same(f(*h), getattr(np, name)(*n), what=f"{name} {a} {b}")

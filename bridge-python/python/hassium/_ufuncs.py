@@ -266,11 +266,13 @@ class composed_ufunc(ufunc):
     ``where=``, other keywords and methods but ``outer`` go through NumPy, and inputs
     NumPy has no loop for raise NumPy's own error."""
 
-    __slots__ = ("_compute",)
+    __slots__ = ("_compute", "_widen_half")
 
-    def __init__(self, np_ufunc, compute):
+    def __init__(self, np_ufunc, compute, widen_half=True):
         super().__init__(np_ufunc)
         self._compute = compute
+        # False where float16 must stay float16 (a float16 neighbour is no float32 one).
+        self._widen_half = widen_half
 
     def __call__(self, *args, out=None, dtype=None, where=True, **kwargs):
         nin, nout = self.nin, self.nout
@@ -303,7 +305,10 @@ class composed_ufunc(ufunc):
                     ]
                 )
             return self._fallback("__call__", args, {} if out is None else {"out": out})
-        work = [np.dtype(np.float32) if t == np.float16 else t for t in loop[:nin]]
+        work = [
+            np.dtype(np.float32) if t == np.float16 and self._widen_half else t
+            for t in loop[:nin]
+        ]
         results = self._compute(
             *[_ext.asarray(a, dtype=t) for a, t in zip(operands, work)]
         )
@@ -394,6 +399,32 @@ def _modf(x):
     return _ext.ufunc("copysign", frac, x), whole
 
 
+def _ldexp(x, e):
+    # The opcode carries the integer exponent in x's dtype (see its table row): exact
+    # below 2**24 (2**53), and any larger exponent saturates the result all the same.
+    return _ext.ufunc("ldexp", x, e.astype(x.dtype))
+
+
+def _frexp(x):
+    # The exponent (0 for zeros, infinities and NaN) is an opcode; the mantissa is x
+    # scaled by its inverse, exact since it lands in [0.5, 1) (-0.0, inf and NaN as x).
+    e = _ext.ufunc("frexp_exponent", x)
+    return _ext.ufunc("ldexp", x, _ext.ufunc("negative", e)), e
+
+
+def _spacing(x):
+    # npy_spacing: the step from x away from zero (from either zero the least positive
+    # subnormal; the largest value steps to inf). npy_half_spacing steps up instead, so
+    # a float16 spacing is never negative, and 65504 has inf. inf and NaN give NaN.
+    t = x.dtype.type
+    if x.dtype == np.float16:
+        toward = t(np.inf)
+    else:
+        toward = _ext.where(_ext.ufunc("less", x, t(0)), t(-np.inf), t(np.inf))
+    step = _ext.ufunc("subtract", _ext.ufunc("nextafter", x, toward), x)
+    return _ext.where(_ext.ufunc("isinf", x), t(np.nan), step)
+
+
 _LN2 = 0.693147180559945309417232121458176568
 _LOG2E = 1.442695040888963407359924681001892137
 
@@ -417,12 +448,20 @@ COMPOSED_UFUNCS = {
         _ext.ufunc("remainder", a, b),
     ),
     "modf": _modf,
+    "ldexp": _ldexp,
+    "frexp": _frexp,
+    "spacing": _spacing,
 }
+
+# Composed ufuncs that compute float16 in float16 (their opcodes have float16 loops).
+_HALF_AS_HALF = frozenset({"spacing"})
 
 
 for _name, _compute in COMPOSED_UFUNCS.items():
     if hasattr(np, _name):
-        UFUNCS[_name] = composed_ufunc(getattr(np, _name), _compute)
+        UFUNCS[_name] = composed_ufunc(
+            getattr(np, _name), _compute, widen_half=_name not in _HALF_AS_HALF
+        )
         globals()[_name] = UFUNCS[_name]
 
 

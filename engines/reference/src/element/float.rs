@@ -29,7 +29,22 @@ macro_rules! float_elem {
                 $t::is_nan(self)
             }
             fn unary(op: Opcode, a: $t) -> Result<$t> {
+                /// C's `frexp` exponent, from the bits (a subnormal scaled up first).
+                fn frexp_exponent(a: $t) -> $t {
+                    if a == 0.0 || !a.is_finite() {
+                        return 0.0;
+                    }
+                    let p = <$t>::MANTISSA_DIGITS as i32;
+                    let (m, shift) = if a.abs() < <$t>::MIN_POSITIVE {
+                        (a.abs() * (2.0 as $t).powi(p), p)
+                    } else {
+                        (a.abs(), 0)
+                    };
+                    let biased = (m.to_bits() >> (p - 1)) as i32;
+                    (biased - (<$t>::MAX_EXP - 2) - shift) as $t
+                }
                 Ok(match op {
+                    Opcode::FrexpExponent => frexp_exponent(a),
                     Opcode::Negative => -a,
                     Opcode::Positive | Opcode::Conj => a,
                     // NumPy: NaN stays NaN, both zeros give +0.
@@ -128,7 +143,36 @@ macro_rules! float_elem {
                         bits - 1
                     })
                 }
+                /// musl's `scalbn`: x * 2**n rounded once. Out-of-range n scales in
+                /// steps; towards the subnormals the last step is kept below -p so the
+                /// one rounding happens there.
+                fn scalbn(x: $t, mut n: i32) -> $t {
+                    let (emax, emin) = (<$t>::MAX_EXP - 1, <$t>::MIN_EXP - 1);
+                    let p = <$t>::MANTISSA_DIGITS as i32;
+                    let two = |e: i32| (2.0 as $t).powi(e);
+                    let mut y = x;
+                    if n > emax {
+                        for _ in 0..2 {
+                            if n > emax {
+                                y *= two(emax);
+                                n -= emax;
+                            }
+                        }
+                        n = n.min(emax);
+                    } else if n < emin {
+                        for _ in 0..2 {
+                            if n < emin {
+                                y *= two(emin + p);
+                                n -= emin + p;
+                            }
+                        }
+                        n = n.max(emin);
+                    }
+                    y * two(n)
+                }
                 Ok(match op {
+                    // The exponent as the table says: truncated, clamped, NaN as -10000.
+                    Opcode::Ldexp => scalbn(a, b.max(-10000.0).min(10000.0) as i32),
                     Opcode::Add => a + b,
                     Opcode::Subtract => a - b,
                     Opcode::Multiply => a * b,

@@ -3,6 +3,26 @@
 use super::{compare_ordered, unsupported, CastVal, Elem};
 use hassium_core::{DType, Error, Opcode, Result};
 
+/// |v| as unsigned (NumPy's `a < 0 ? -a : a` read as unsigned: |MIN| is 2**(bits-1)):
+/// a negative `v` widens to i64 and negates there, wrapping only for i64::MIN.
+fn magnitude<T: TryInto<i64> + TryInto<u64>>(v: T, negative: bool) -> u64 {
+    if negative {
+        // A negative value of a signed type of at most 64 bits always fits in i64.
+        TryInto::<i64>::try_into(v).map_or(0, |i: i64| i.wrapping_neg() as u64)
+    } else {
+        // A non-negative value of an integer type of at most 64 bits fits in u64.
+        TryInto::<u64>::try_into(v).unwrap_or(0)
+    }
+}
+
+/// NumPy's `npy_gcdu`: Euclid on unsigned magnitudes.
+fn gcd_u64(mut a: u64, mut b: u64) -> u64 {
+    while a != 0 {
+        (a, b) = (b % a, a);
+    }
+    b
+}
+
 /// Integer semantics (two's complement wrapping, Python's floor-division signs, NumPy's
 /// shifts). `$neg` tells whether a value is negative (always false for unsigned types).
 macro_rules! int_elem {
@@ -107,6 +127,14 @@ macro_rules! int_elem {
                             e >>= 1;
                         }
                         acc
+                    }
+                    Opcode::Gcd => gcd_u64(magnitude(a, neg(a)), magnitude(b, neg(b))) as $t,
+                    Opcode::Lcm => {
+                        let (x, y) = (magnitude(a, neg(a)), magnitude(b, neg(b)));
+                        match gcd_u64(x, y) {
+                            0 => 0,
+                            g => (x / g).wrapping_mul(y) as $t,
+                        }
                     }
                     Opcode::Maximum | Opcode::Fmax => a.max(b),
                     Opcode::Minimum | Opcode::Fmin => a.min(b),
