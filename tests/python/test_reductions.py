@@ -417,3 +417,117 @@ def test_scans_along_an_axis_with_a_row_after_it_match_numpy(hs, dtype):
                 f"cumprod {shape}",
                 axis=axis,
             )
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_var_and_std_with_where_and_mean_match_numpy_natively(
+    hs, name, dtype, monkeypatch
+):
+    """``where=`` (a mask broadcast to the input: masked elements leave the sums and the
+    count, an all-masked slice is NaN) and ``mean=`` (the mean given with keepdims'
+    shape, summed against in x's own dtype), with ddof, correction, dtype=, keepdims and
+    every axis, on strided and reversed views, natively."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    data = sample(dtype)
+    mask = sample("float64", seed=3) > -1.0
+    mask[1] = False  # a slice with nothing in it along axes 1 and 2
+    hf, nf = getattr(hs, name), getattr(np, name)
+    tol = F16_PRODUCT_RTOL if data.dtype == np.float16 else None
+    for what, view in [
+        ("contiguous", lambda a: a),
+        ("strided, reversed", lambda a: a[::-1, :, ::2]),
+    ]:
+        h, n = both(hs, view(data))
+        m = view(mask)
+        hm = hs.asarray(m)
+        for axis in [None, -1, (0, 2)]:
+            for kwargs in [
+                {"where": m},
+                {"where": hm},
+                {"where": m[:1, :1, :], "ddof": 1},
+                {"where": hm, "keepdims": True, "correction": 1},
+                {"where": True, "ddof": 2},
+            ]:
+                np_kw = dict(
+                    kwargs, where=m if kwargs["where"] is hm else kwargs["where"]
+                )
+                check(
+                    hf,
+                    nf,
+                    (h,),
+                    (n,),
+                    f"{name} {what} {axis} {kwargs}",
+                    tol=tol,
+                    axis=axis,
+                    **{k: v for k, v in np_kw.items()},
+                )
+            mean = np.mean(n, axis=axis, keepdims=True)
+            for kwargs in [
+                {},
+                {"ddof": 1},
+                {"where": m, "keepdims": True},
+            ]:
+                want = nf(n, axis=axis, mean=mean, **kwargs)
+                got = hf(h, axis=axis, mean=hs.asarray(mean), **kwargs)
+                assert_same(got, want, rtol=tol, what=f"{name} mean= {axis} {kwargs}")
+                got = hf(
+                    h, axis=axis, mean=hs.mean(h, axis=axis, keepdims=True), **kwargs
+                )
+                assert_same(got, want, rtol=tol, what=f"{name} hs.mean {axis} {kwargs}")
+    if data.dtype.kind in "biu":
+        h, n = both(hs, data)
+        for dtype_kw in ("float32", "float64"):
+            check(
+                hf,
+                nf,
+                (h,),
+                (n,),
+                f"{name} dtype={dtype_kw}",
+                axis=1,
+                where=mask,
+                dtype=dtype_kw,
+            )
+
+
+def test_var_and_std_with_where_and_mean_take_0d_empty_out_and_numpys_errors(
+    hs, monkeypatch
+):
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    h, n = both(hs, sample("float64"))
+    mask = sample("float64", seed=4) > 0
+    out_n, out_h = np.zeros(4), hs.zeros(4)
+    np.var(n, axis=(0, 2), where=mask, out=out_n)
+    hs.var(h, axis=(0, 2), where=hs.asarray(mask), out=out_h)
+    assert_same(out_h, out_n)
+    # A 0-d input, an empty one, a mean broadcast from a scalar.
+    for hv, nv, kwargs in [
+        (h[1, 2, 3], n[1, 2, 3], {"where": np.True_}),
+        (h[1, 2, 3], n[1, 2, 3], {"mean": 0.5}),
+        (h[:, :0], n[:, :0], {"where": mask[:, :0], "axis": 1}),
+        (h, n, {"mean": 1.0, "axis": 2}),
+    ]:
+        with (
+            np.errstate(all="ignore"),
+            pytest.warns(RuntimeWarning) if (nv.size == 0) else _no_warning(),
+        ):
+            want = np.std(nv, **kwargs)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert_same(hs.std(hv, **kwargs), want, what=str(kwargs))
+    # A mask that does not broadcast; ddof together with correction.
+    with pytest.raises(ValueError):
+        hs.var(h, where=hs.asarray(mask[:2]))
+    with pytest.raises(ValueError):
+        hs.std(h, ddof=1, correction=1)
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+        hs.var(h, axis=0, where=hs.asarray(mask), ddof=3)
+
+
+def _no_warning():
+    import contextlib
+
+    return contextlib.nullcontext()

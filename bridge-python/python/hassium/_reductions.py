@@ -19,6 +19,7 @@ from ._common import (
     _Unsupported,
 )
 from ._products import _into
+from ._shapes import broadcast_to
 
 
 def _reduce(name, a, axis, dtype, out, keepdims, initial=_NoValue, where=True):
@@ -191,6 +192,25 @@ def _abs2(x):
     return _ext.ufunc("multiply", x, x)
 
 
+def _mask_of(where, a):
+    """``where`` broadcast to ``a``'s shape, or None for True. Any other dtype than bool
+    goes to NumPy, whose reduction refuses it with its own error."""
+    if where is True:
+        return None
+    mask = _arr(where)
+    if mask.dtype != np.bool_:
+        raise _Unsupported
+    return broadcast_to(mask, a.shape)
+
+
+def _masked_sum(x, mask, axis, dtype, keepdims):
+    """``np.add.reduce(x, axis, dtype, keepdims=keepdims, where=mask)``: masked elements
+    count as the identity, 0."""
+    if mask is not None:
+        x = _ext.where(mask, x, x.dtype.type(0))
+    return _reduce("add", x, axis, dtype, None, keepdims)
+
+
 @_native_or_fallback
 def var(
     a,
@@ -204,20 +224,45 @@ def var(
     mean=_NoValue,
     correction=_NoValue,
 ):
-    if mean is not _NoValue or correction is not _NoValue:
-        raise _Unsupported
+    # As numpy/_core/_methods.py's _var: the mean (given with keepdims' shape, or the
+    # masked sum over the count), the masked sum of |a - mean|**2, over count - ddof.
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
     a = _arr(a)
+    keepdims = _bool(keepdims)
+    mask = _mask_of(where, a)
     acc, res = _mean_dtypes(a, dtype)
-    n = _count(a, axis)
-    arrmean = _reduce("add", a, axis, acc, None, True, where=where)
-    arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
-    x = _abs2(_ext.ufunc("subtract", a, arrmean))
-    total = _reduce("add", x, axis, acc if acc.kind != "c" else x.dtype, None, keepdims)
-    rcount = builtins.max(n - ddof, 0)
-    if rcount == 0:
+    if mask is None:
+        n = _count(a, axis)
+        too_few = ddof >= n
+    else:
+        n = _reduce("add", mask, axis, np.intp, None, True)
+        too_few = builtins.bool(
+            _ext.reduce("logical_or", _ext.ufunc("less_equal", n, ddof), axis=None)
+        )
+    if too_few:
         import warnings
 
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+    if mean is _NoValue:
+        arrmean = _masked_sum(a, mask, axis, acc, True)
+        arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
+        x = _abs2(_ext.ufunc("subtract", a, arrmean))
+    else:
+        # NumPy sums in x's own dtype here (float64 for integer and bool inputs, or
+        # dtype=); float16 accumulates in float32, as mean's does.
+        x = _abs2(_ext.ufunc("subtract", a, mean))
+        if dtype is None and a.dtype.kind not in "biu":
+            res = x.dtype
+            acc = np.dtype(np.float32) if res == np.float16 else res
+    total = _masked_sum(x, mask, axis, acc if acc.kind != "c" else x.dtype, keepdims)
+    if mask is None:
+        rcount = builtins.max(n - ddof, 0)
+    else:
+        rcount = _ext.ufunc("maximum", _ext.ufunc("subtract", n, ddof), 0)
+        rcount = rcount.reshape(total.shape)
     result = _ext.ufunc("divide", total, rcount, dtype=total.dtype)
     if res.kind == "c":
         res = np.finfo(res).dtype  # the variance of complex numbers is real
@@ -242,10 +287,15 @@ def std(
     mean=_NoValue,
     correction=_NoValue,
 ):
-    if mean is not _NoValue or correction is not _NoValue:
-        raise _Unsupported
     v = var.__wrapped__(
-        a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where
+        a,
+        axis=axis,
+        dtype=dtype,
+        ddof=ddof,
+        keepdims=keepdims,
+        where=where,
+        mean=mean,
+        correction=correction,
     )
     result = _ext.ufunc("sqrt", v)
     if out is not None:
