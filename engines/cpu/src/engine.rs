@@ -4,10 +4,11 @@
 use crate::cache::{Compiled, DiskCache, Entry};
 use crate::compiler::Compiler;
 use crate::config::{CpuConfig, SpecializePolicy};
-use crate::matmul;
 use crate::run::{self, Args};
 use crate::tiered::{Job, Shared, Tiered};
+use crate::{matmul, sort};
 use hassium_codegen::{lower, render_unit, Binding, Lowered, Plan, Specialize, C99};
+use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, Opcode,
 };
@@ -66,6 +67,8 @@ pub struct CpuEngine {
 
 /// `kernel_stats` entry of the GEMM extension method (no kernel key is all ones).
 const MATMUL_KEY: u128 = u128::MAX;
+/// `kernel_stats` entry of the sorting extension methods.
+const SORT_KEY: u128 = u128::MAX - 1;
 
 /// What lowering gave one kernel structure for one specialisation: the lowered form (its
 /// slots and scalars those of the first kernel seen) and its cache key, or `None` when
@@ -102,6 +105,8 @@ enum Task {
         key: u128,
     },
     Matmul,
+    /// `sort`, `argsort`, `searchsorted_*` (`crate::sort`).
+    Sort,
     Interpret,
 }
 
@@ -301,10 +306,10 @@ impl CpuEngine {
         self.kernel_stats
             .entry(key)
             .or_insert_with(|| KernelStats {
-                key: if key == MATMUL_KEY {
-                    "matmul".into()
-                } else {
-                    format!("{key:032x}")
+                key: match key {
+                    MATMUL_KEY => "matmul".into(),
+                    SORT_KEY => "sort".into(),
+                    _ => format!("{key:032x}"),
                 },
                 instrs: run.instrs,
                 simd_loops: run.simd_loops,
@@ -400,6 +405,15 @@ impl CpuEngine {
             .is_some_and(|i| i.op == Opcode::Extension && i.method.as_deref() == Some("matmul"))
         {
             return Ok(Task::Matmul);
+        }
+        if single.is_some_and(|i| {
+            i.op == Opcode::Extension
+                && matches!(
+                    i.method.as_deref(),
+                    Some(SORT | ARGSORT | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)
+                )
+        }) {
+            return Ok(Task::Sort);
         }
         if self.compiler.is_none() {
             return Ok(Task::Interpret);
@@ -631,6 +645,28 @@ impl CpuEngine {
                             simd_loops: None,
                         };
                         self.count_run(MATMUL_KEY, run, ran);
+                    } else {
+                        self.interpret(batch, k, buffers, &mut mem)?;
+                    }
+                }
+                Task::Sort => {
+                    let instr = &batch.instrs[k.instrs[0]];
+                    let ran = Instant::now();
+                    let done =
+                        sort::run(&self.pool, instr, buffers).map_err(|e| k.error_in(batch, e))?;
+                    if done {
+                        let v = &instr.out;
+                        let read: usize = instr.input_views().map(|v| v.nelem()).sum();
+                        let bytes = (read * instr.ins[0].dtype().size()
+                            + v.nelem() * v.dtype.size())
+                            as u64;
+                        let run = Run {
+                            instrs: 1,
+                            bytes,
+                            elements: v.nelem() as u64,
+                            simd_loops: None,
+                        };
+                        self.count_run(SORT_KEY, run, ran);
                     } else {
                         self.interpret(batch, k, buffers, &mut mem)?;
                     }

@@ -20,6 +20,7 @@ mod engine;
 mod error;
 mod matmul;
 mod run;
+mod sort;
 mod tiered;
 mod vectorised;
 

@@ -1,7 +1,7 @@
 //! The differential suite every engine runs: the engine under test against the reference
 //! interpreter on every elementwise opcode × dtype over several view layouts, reductions
 //! along each axis, scans, fused chains with contracted temporaries, indexing, generators,
-//! complex numbers and matmul, over thread counts and specialisation modes. An engine's
+//! complex numbers, matmul and sorting, over thread counts and specialisation modes. An engine's
 //! `tests/differential.rs` describes it as a [`Subject`] and instantiates the tests with
 //! [`differential_suite!`](crate::differential_suite).
 
@@ -18,6 +18,7 @@ mod generators;
 mod indexing;
 mod matmul;
 mod reductions;
+mod sort;
 
 pub use complex::*;
 pub use elementwise::*;
@@ -27,6 +28,7 @@ pub use generators::*;
 pub use indexing::*;
 pub use matmul::*;
 pub use reductions::*;
+pub use sort::*;
 
 /// Specialisation mode, as each engine's own policy enum spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +97,8 @@ macro_rules! differential_suite {
             a_refused_masked_scatter_writes_nothing,
             range_and_random_match_the_reference_bit_for_bit,
             complex_kernels_leave_the_native_path_and_are_counted,
-            matmul_matches_for_float_and_int_dtypes
+            matmul_matches_for_float_and_int_dtypes,
+            sort_argsort_and_searchsorted_match_for_every_dtype
         );
     };
     (@tests $subject:expr; $($name:ident),*) => {
