@@ -71,7 +71,9 @@ def child(mode: str, n: int, reps: int) -> dict[str, float]:
     if mode == "hassium":
         cmd += ["-m", "hassium"]
     cmd += [__file__, "--child", mode, "--n", str(n), "--reps", str(reps)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=os.environ)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env=os.environ
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
