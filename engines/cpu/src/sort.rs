@@ -5,11 +5,12 @@
 //! Each element is sorted by an integer key with NumPy's order (`SortElem::key`): floats
 //! map to their bits turned so that integer order is numeric order, with `-0.0` equal to
 //! `0.0` and every NaN equal and last. An unstable sort of (key, position) pairs is the
-//! stable order, so `argsort` sorts pairs; `sort` sorts values by key and then puts the
-//! equal-keyed values that differ (zeros of either sign, NaN payloads) back in the order
-//! they came in, which is what a stable sort gives. Rows are shared out among the
-//! threads; one long row is sorted by all of them (rayon's parallel pattern-defeating
-//! quicksort). The result does not depend on the number of threads.
+//! stable order, so short rows' `argsort` sorts pairs; rows of [`RADIX_ROW`] elements
+//! and more are radix sorted (stable, a byte per pass), their keys carrying positions for
+//! `argsort`. `sort` sorts values by key and then puts the equal-keyed values that differ
+//! (zeros of either sign, NaN payloads) back in the order they came in, which is what a
+//! stable sort gives. Rows are shared out among the threads; each pass over one long
+//! row is shared by all of them. The result does not depend on the number of threads.
 
 use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{DType, Error as CoreError, Instr, Operand, View};
@@ -21,10 +22,16 @@ trait SortElem: Copy + Send + Sync + 'static {
     type Key: Ord + Copy + Send + Sync;
     /// Whether elements of equal key can differ (then `sort` restores their order).
     const DISTINCT_EQUALS: bool;
+    /// Significant bytes of [`SortElem::ukey`].
+    const BYTES: usize = std::mem::size_of::<Self>();
     fn key(self) -> Self::Key;
+    /// The key as an unsigned integer of the same order, for the radix sort.
+    fn ukey(self) -> u64;
+    /// The element of a key (for floats: `+0.0` for either zero, one NaN for all).
+    fn from_ukey(k: u64) -> Self;
 }
 
-macro_rules! exact_elem {
+macro_rules! unsigned_elem {
     ($($t:ty),*) => {$(
         impl SortElem for $t {
             type Key = $t;
@@ -32,10 +39,36 @@ macro_rules! exact_elem {
             fn key(self) -> $t {
                 self
             }
+            fn ukey(self) -> u64 {
+                self as u64
+            }
+            fn from_ukey(k: u64) -> $t {
+                k as $t
+            }
         }
     )*};
 }
-exact_elem!(u8, u16, u32, u64, i8, i16, i32, i64);
+unsigned_elem!(u8, u16, u32, u64);
+
+macro_rules! signed_elem {
+    ($($t:ty => $u:ty),*) => {$(
+        impl SortElem for $t {
+            type Key = $t;
+            const DISTINCT_EQUALS: bool = false;
+            fn key(self) -> $t {
+                self
+            }
+            fn ukey(self) -> u64 {
+                // The sign bit flipped: negative numbers first, in order.
+                ((self as $u) ^ (1 << (<$u>::BITS - 1))) as u64
+            }
+            fn from_ukey(k: u64) -> $t {
+                ((k as $u) ^ (1 << (<$u>::BITS - 1))) as $t
+            }
+        }
+    )*};
+}
+signed_elem!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
 
 macro_rules! float_elem {
     ($t:ty, $k:ty) => {
@@ -53,6 +86,19 @@ macro_rules! float_elem {
                     !b
                 } else {
                     b | sign
+                }
+            }
+            fn ukey(self) -> u64 {
+                self.key() as u64
+            }
+            fn from_ukey(k: u64) -> $t {
+                let (k, sign) = (k as $k, 1 << (<$k>::BITS - 1));
+                if k == <$k>::MAX {
+                    <$t>::NAN
+                } else if k & sign != 0 {
+                    <$t>::from_bits(k & !sign)
+                } else {
+                    <$t>::from_bits(!k)
                 }
             }
         }
@@ -228,8 +274,12 @@ fn sort_values<T: SortElem>(row: &mut [T], parallel: bool) {
             }
         }
     }
-    if parallel {
-        row.par_sort_unstable_by_key(|v| v.key());
+    if row.len() >= RADIX_ROW {
+        let mut keys: Vec<u64> = row.iter().map(|v| v.ukey()).collect();
+        radix_sort(&mut keys, &mut Vec::<u32>::new(), T::BYTES, parallel);
+        for (v, &k) in row.iter_mut().zip(&keys) {
+            *v = T::from_ukey(k);
+        }
     } else {
         row.sort_unstable_by_key(|v| v.key());
     }
@@ -237,6 +287,99 @@ fn sort_values<T: SortElem>(row: &mut [T], parallel: bool) {
         if let (Some(key), false) = (key, kept.is_empty()) {
             let start = row.partition_point(|v| v.key() < key);
             row[start..start + kept.len()].copy_from_slice(&kept);
+        }
+    }
+}
+
+/// From this many elements a row is radix sorted, below it by comparisons.
+const RADIX_ROW: usize = 256;
+
+/// A pointer written by several tasks at disjoint places.
+#[derive(Clone, Copy)]
+struct Shared<P>(*mut P);
+// SAFETY: every task writes only the positions its offsets give it, which are disjoint.
+unsafe impl<P> Send for Shared<P> {}
+unsafe impl<P> Sync for Shared<P> {}
+
+impl<P> Shared<P> {
+    /// # Safety
+    /// `at` is inside the buffer and written by this task alone.
+    unsafe fn put(self, at: usize, v: P) {
+        unsafe { *self.0.add(at) = v };
+    }
+}
+
+/// Least-significant-digit radix sort of `keys` by their low `bytes` bytes, a byte per
+/// pass (a pass is skipped when all keys share that byte), carrying `payload` along
+/// when it is not empty. Stable. `parallel`: each pass is shared out among the threads
+/// in chunks, each chunk's elements placed after the earlier chunks' of the same digit,
+/// so the result is the sequential one.
+fn radix_sort<P: Copy + Default + Send + Sync>(
+    keys: &mut Vec<u64>,
+    payload: &mut Vec<P>,
+    bytes: usize,
+    parallel: bool,
+) {
+    let n = keys.len();
+    let Some(&first) = keys.first() else { return };
+    let carry = !payload.is_empty();
+    let differ = keys.iter().fold(0u64, |d, &k| d | (k ^ first));
+    let chunks = if parallel {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let len = n.div_ceil(chunks);
+    let (mut k2, mut p2) = (vec![0u64; n], vec![P::default(); if carry { n } else { 0 }]);
+    for d in 0..bytes {
+        let shift = 8 * d;
+        if (differ >> shift) & 0xff == 0 {
+            continue;
+        }
+        let digit = |k: u64| ((k >> shift) & 0xff) as usize;
+        let range = |c: usize| c * len..n.min((c + 1) * len);
+        let histogram = |c: usize| {
+            let mut h = [0usize; 256];
+            for &k in &keys[range(c)] {
+                h[digit(k)] += 1;
+            }
+            h
+        };
+        let counts: Vec<[usize; 256]> = if chunks > 1 {
+            (0..chunks).into_par_iter().map(histogram).collect()
+        } else {
+            vec![histogram(0)]
+        };
+        let mut offsets = vec![[0usize; 256]; chunks];
+        let mut total = 0;
+        for b in 0..256 {
+            for c in 0..chunks {
+                offsets[c][b] = total;
+                total += counts[c][b];
+            }
+        }
+        let (kd, pd) = (Shared(k2.as_mut_ptr()), Shared(p2.as_mut_ptr()));
+        let (ks, ps) = (&keys[..], &payload[..]);
+        let scatter = |(c, mut at): (usize, [usize; 256])| {
+            for i in range(c) {
+                let k = ks[i];
+                let b = digit(k);
+                // SAFETY: `at[b]` walks this chunk's own slots of digit b, all < n.
+                unsafe { kd.put(at[b], k) };
+                if carry {
+                    unsafe { pd.put(at[b], ps[i]) };
+                }
+                at[b] += 1;
+            }
+        };
+        if chunks > 1 {
+            offsets.into_par_iter().enumerate().for_each(scatter);
+        } else {
+            offsets.into_iter().enumerate().for_each(scatter);
+        }
+        std::mem::swap(keys, &mut k2);
+        if carry {
+            std::mem::swap(payload, &mut p2);
         }
     }
 }
@@ -265,6 +408,13 @@ fn float_of<T: SortElem>(x: f64) -> Option<T::Key> {
 fn argsort_rows<T: SortElem>(src: &Strided, dst: &Strided) {
     let one = |r: usize, row: &mut Vec<T>, pairs: &mut Vec<(T::Key, u64)>, parallel: bool| {
         src.read_row(r, row);
+        if row.len() >= RADIX_ROW && row.len() <= u32::MAX as usize {
+            let mut keys: Vec<u64> = row.iter().map(|v| v.ukey()).collect();
+            let mut at: Vec<u32> = (0..row.len() as u32).collect();
+            radix_sort(&mut keys, &mut at, T::BYTES, parallel);
+            dst.write_row(r, at.iter().map(|&j| j as i64));
+            return;
+        }
         pairs.clear();
         pairs.extend(row.iter().enumerate().map(|(j, v)| (v.key(), j as u64)));
         // The position breaks ties: the unstable sort gives the stable order.
@@ -338,6 +488,83 @@ mod tests {
         assert!(f64::INFINITY.key() < f64::NAN.key());
         assert_eq!((-0.0f32).key(), 0.0f32.key());
         assert!((-1.0f32).key() < (-0.5f32).key());
+    }
+
+    /// A small deterministic generator of varied bits.
+    fn bits(n: usize, seed: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_radix_sort_equals_a_stable_comparison_sort_in_every_mode() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for (n, mask) in [
+            (1000, u64::MAX),
+            (5000, 0xff00_0000_00ff),
+            (3, 7),
+            (70_000, 0xfff),
+        ] {
+            let keys = bits(n, n as u64 + 1);
+            let keys: Vec<u64> = keys.iter().map(|k| k & mask).collect();
+            let mut want: Vec<(u64, u32)> = keys.iter().copied().zip(0..).collect();
+            want.sort_by_key(|p| p.0);
+            for parallel in [false, true] {
+                let (mut k, mut at): (Vec<u64>, Vec<u32>) = (keys.clone(), (0..n as u32).collect());
+                pool.install(|| radix_sort(&mut k, &mut at, 8, parallel));
+                let got: Vec<(u64, u32)> = k.into_iter().zip(at).collect();
+                assert_eq!(got, want, "n {n} parallel {parallel}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_turn_back_into_their_elements() {
+        for x in [
+            -3.5f64,
+            -0.0,
+            0.0,
+            1e-310,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            7.25,
+        ] {
+            assert_eq!(f64::from_ukey(x.ukey()).to_bits(), (x + 0.0).to_bits());
+        }
+        assert!(f64::from_ukey(f64::NAN.ukey()).is_nan());
+        for x in [i64::MIN, -1, 0, 1, i64::MAX] {
+            assert_eq!(i64::from_ukey(x.ukey()), x);
+        }
+        assert!((-1i8).ukey() < 0i8.ukey() && (-1.0f32).ukey() < (-0.5f32).ukey());
+    }
+
+    #[test]
+    fn long_rows_sort_by_radix_with_zeros_and_nans_in_input_order() {
+        let raw = bits(3000, 9);
+        let mut row: Vec<f64> = raw
+            .iter()
+            .map(|&b| match b % 9 {
+                0 => -0.0,
+                1 => 0.0,
+                2 => f64::from_bits(f64::NAN.to_bits() | (b % 3)),
+                _ => (b % 2001) as f64 - 1000.0,
+            })
+            .collect();
+        let mut want = row.clone();
+        want.sort_by(|a, b| a.key().cmp(&b.key()));
+        sort_values(&mut row, false);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&row), bits(&want));
     }
 
     #[test]

@@ -8,9 +8,16 @@ use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT
 use hassium_core::{Batch, DType, Instr, View};
 
 pub fn sort_argsort_and_searchsorted_match_for_every_dtype(sub: &dyn Subject) {
+    // Short rows (comparison sorts), long ones (radix sorts) and one a cpu engine shares
+    // among its threads.
+    for (rows, len) in [(13, 37), (3, 3000), (1, 40_000)] {
+        sort_rows_of(sub, rows, len);
+    }
+}
+
+fn sort_rows_of(sub: &dyn Subject, rows: usize, len: usize) {
     let dir = tempfile::tempdir().unwrap();
     let mut e = sub.engine(2, Spec::Both, dir.path());
-    let (rows, len) = (13, 37);
     let mut b = Batch::default();
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     let mut small = Vec::new();
