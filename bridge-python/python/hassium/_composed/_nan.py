@@ -8,7 +8,9 @@ import numpy as np
 
 from .. import _hassium as _ext
 from .. import _native as _n
+from ._arranging import take_along_axis
 from ._helpers import _into, _warn
+from ._statistics import _finish, _host_q, _moved_last, _quantile, median
 
 ndarray = _ext.ndarray
 
@@ -240,3 +242,94 @@ def angle(z, deg=False):
     if deg:
         a = _ext.ufunc("multiply", a, 180 / np.pi)
     return a
+
+
+# --------------------------------------------------------------------------- order statistics
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NoValue):
+    """The median of the non-NaN values (NaNs sort last): the middle one, or the mean of
+    the middle two as NumPy's ``median`` of the slice takes it."""
+    a = _n._arr(a)
+    keep = False if keepdims is _NoValue else builtins.bool(keepdims)
+    if a.dtype.kind not in "biuf":
+        raise _n._Unsupported  # complex: NumPy's masked median
+    if a.size == 0:
+        return nanmean(a, axis, out=out, keepdims=keep)
+    if a.dtype.kind != "f":
+        return median(a, axis=axis, out=out, keepdims=keep)
+    u = _ext.ufunc
+    moved, kept, kept_dims = _moved_last(a, axis)
+    s = _ext.sort(moved, moved.ndim - 1, False)
+    count = _n.sum(
+        u("logical_not", u("isnan", s)), axis=-1, dtype=np.int64, keepdims=True
+    )
+    width = s.shape[-1]
+    lo_i = u(
+        "minimum",
+        u("maximum", u("floor_divide", u("subtract", count, 1), 2), 0),
+        width - 1,
+    )
+    hi_i = u("minimum", u("floor_divide", count, 2), width - 1)
+    lo = take_along_axis(s, lo_i, axis=-1)
+    hi = take_along_axis(s, hi_i, axis=-1)
+    mean2 = _n.mean(_n.concatenate([lo, hi], axis=-1), axis=-1, keepdims=True)
+    r = _ext.where(
+        u("equal", u("remainder", count, 2), 1), lo.astype(mean2.dtype), mean2
+    )
+    none = u("equal", count, 0)
+    r = _ext.where(none, np.nan, r).astype(mean2.dtype)
+    if builtins.bool(_n.any(none)):
+        _warn("All-NaN slice encountered")
+    r = r.reshape(kept_dims if keep else kept)
+    return _finish(r, out)
+
+
+def nanquantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=_NoValue,
+    *,
+    weights=None,
+    interpolation=None,
+):
+    if interpolation is not None:
+        raise _n._Unsupported  # NumPy's deprecated spelling of method=
+    return _nan_quantile(a, q, axis, out, method, keepdims, weights, False)
+
+
+def nanpercentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=_NoValue,
+    *,
+    weights=None,
+    interpolation=None,
+):
+    if interpolation is not None:
+        raise _n._Unsupported
+    return _nan_quantile(a, q, axis, out, method, keepdims, weights, True)
+
+
+def _nan_quantile(a, q, axis, out, method, keepdims, weights, percent):
+    a = _n._arr(a)
+    if weights is None and a.dtype.kind in "biuf" and a.size == 0:
+        _host_q(q, percent)  # NumPy checks q first
+        keep = False if keepdims is _NoValue else builtins.bool(keepdims)
+        return nanmean(a, axis, out=out, keepdims=keep)  # NumPy's answer, q or not
+    if (
+        axis is not None
+        and not isinstance(axis, int)
+        and len(tuple(axis)) > 1
+        and np.ndim(q) == 2
+    ):
+        raise _n._Unsupported  # NumPy moves q's axes from the wrong place there
+    return _quantile(a, q, axis, out, method, keepdims, weights, percent, True)

@@ -8,8 +8,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from .. import _hassium as _ext
 from .. import _native as _n
+from ._arranging import take_along_axis
 from ._differences import diff
-from ._helpers import _warn
+from ._helpers import _into, _warn
 from ._indices import diagonal
 
 ndarray = _ext.ndarray
@@ -323,3 +324,302 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 
 
 #: Natives by name, merged into ``_native.FUNCTIONS``.
+
+
+# --------------------------------------------------------------------------- order statistics
+#
+# NumPy partitions and reads order statistics at indices it computes from the sample size
+# ``n`` and the quantiles ``q`` (Hyndman and Fan's methods). Here the reduced axes are
+# merged last and sorted once (NaN last); the indices are computed on the device from a
+# count per slice -- ``n`` itself, or the non-NaN count for the nan* functions, which
+# then read only the leading non-NaN values -- in the dtypes NumPy computes them in, and
+# the neighbours are interpolated with NumPy's ``_lerp``. The engines neither contract
+# ``a * b + c`` nor reassociate, so the results are NumPy's bit for bit.
+
+#: Method -> (how the virtual index is made, alpha, beta) for the continuous ones. NumPy's
+#: constants, ints where NumPy's are: with an integer q they keep the index an integer.
+_QUANTILE_METHODS = {
+    "inverted_cdf": ("inverted_cdf", None, None),
+    "averaged_inverted_cdf": ("averaged", None, None),
+    "closest_observation": ("closest", None, None),
+    "interpolated_inverted_cdf": ("continuous", 0, 1),
+    "hazen": ("continuous", 0.5, 0.5),
+    "weibull": ("continuous", 0, 0),
+    "linear": ("linear", None, None),
+    "median_unbiased": ("continuous", 1 / 3.0, 1 / 3.0),
+    "normal_unbiased": ("continuous", 3 / 8.0, 3 / 8.0),
+    "lower": ("lower", None, None),
+    "higher": ("higher", None, None),
+    "midpoint": ("midpoint", None, None),
+    "nearest": ("nearest", None, None),
+}
+
+
+def _moved_last(a, axis):
+    """``a`` with the reduced axes merged into one last axis, the kept shape, and the
+    shape ``keepdims`` gives (NumPy's ``_ureduce``)."""
+    if axis is None:
+        return a.reshape(1, -1)[0], (), (1,) * a.ndim
+    axes = normalize_axis_tuple(axis, a.ndim)
+    keep = [d for d in builtins.range(a.ndim) if d not in axes]
+    kept = tuple(a.shape[d] for d in keep)
+    moved = a.transpose(keep + list(axes)).reshape(kept + (-1,))
+    kept_dims = tuple(1 if d in axes else a.shape[d] for d in builtins.range(a.ndim))
+    return moved, kept, kept_dims
+
+
+def _inexact(x):
+    """An integer index as float64, for floor and friends (its values are exact)."""
+    return x.astype(np.float64) if x.dtype.kind in "iu" else x
+
+
+def _floor_int(x):
+    return _ext.ufunc("floor", x).astype(np.intp)
+
+
+def _host_q(q, percent):
+    """``q`` on the host as NumPy takes it (divided by 100 for percentiles), checked, and
+    whether it promotes weakly (a Python int or float)."""
+    weak = type(q) in (int, float)
+    if isinstance(q, ndarray):
+        q = np.asarray(q)  # a few quantiles read back, as NumPy reads them too
+    if percent:
+        q = np.true_divide(q, 100, out=...)
+    q = np.asanyarray(q)
+    if q.dtype.kind not in "biuf" or not (
+        q.size == 0 or (q.min() >= 0 and q.max() <= 1)
+    ):
+        if q.dtype.kind in "biuf" or q.dtype.kind == "c":
+            raise ValueError(
+                "Percentiles must be in the range [0, 100]"
+                if percent
+                else "Quantiles must be in the range [0, 1]"
+            )
+        raise _n._Unsupported
+    if q.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    return q, weak
+
+
+def _order_statistics(s, count, q, method, weak):
+    """The ``q`` quantiles (q flattened, last) of every slice of ``s`` (sorted along its
+    last axis) whose first ``count`` (shape ``s.shape[:-1] + (1,)``) values are valid."""
+    u = _ext.ufunc
+    try:
+        how, alpha, beta = _QUANTILE_METHODS[method]
+    except KeyError:
+        raise ValueError(
+            f"{method!r} is not a valid method. Use one of: {_QUANTILE_METHODS.keys()}"
+        ) from None
+    qd = _ext.asarray(np.ascontiguousarray(q.reshape(-1)))
+    last = u("subtract", count, 1)  # the last valid index; NumPy's -1
+    if q.dtype.kind in "biu":
+        # q is 0 or 1; NumPy computes in q's integer type (a Python int's: int64).
+        if q.dtype.kind == "u" or q.dtype.itemsize < 8 and q.dtype.kind == "i":
+            raise _n._Unsupported  # n - 1 overflowing a narrow q's type, as NumPy's
+        qd = qd.astype(np.int64)
+        if how == "linear":  # (n - 1) * q in integers: no interpolation, as NumPy
+            how = "lower"
+    n = count.astype(qd.dtype)
+    gamma = None
+    if how == "linear":
+        vi = u("multiply", u("subtract", n, 1), qd)
+    elif how == "continuous":
+        vi = u(
+            "subtract",
+            u(
+                "add",
+                u("multiply", n, qd),
+                u("add", alpha, u("multiply", qd, 1 - alpha - beta)),
+            ),
+            1,
+        )
+    elif how == "averaged":
+        vi = u("subtract", u("multiply", n, qd), 1)
+    elif how == "midpoint":
+        t = _inexact(u("multiply", u("subtract", n, 1), qd))
+        vi = u("multiply", 0.5, u("add", u("floor", t), u("ceil", t)))
+    if how in ("lower", "higher", "nearest"):
+        name = {"lower": "floor", "higher": "ceil", "nearest": "rint"}[how]
+        lo = u(name, _inexact(u("multiply", u("subtract", n, 1), qd))).astype(np.intp)
+        hi = None
+    elif how in ("inverted_cdf", "closest"):
+        index = _inexact(u("subtract", u("multiply", n, qd), 1))
+        if how == "closest":
+            index = u("subtract", index, 0.5)
+        prev = u("floor", index)
+        at_previous = u("equal", u("subtract", index, prev), 0)
+        if how == "closest":
+            odd = u("equal", u("remainder", prev, 2), 1)
+            at_previous = u("logical_and", at_previous, odd)
+        lo = _ext.where(at_previous, prev, u("add", prev, 1)).astype(np.intp)
+        lo = u("maximum", lo, 0)
+        hi = None
+    else:  # interpolation between the neighbours, NumPy's _get_indexes and _get_gamma
+        above = u("greater_equal", vi, u("subtract", n, 1))
+        below = u("less", vi, 0)
+        prev = vi.astype(np.intp) if vi.dtype.kind == "i" else _floor_int(vi)
+        nxt = u("add", prev, 1)
+        prev = _ext.where(above, -1, _ext.where(below, 0, prev))
+        nxt = _ext.where(above, -1, _ext.where(below, 0, nxt))
+        gamma = u("subtract", vi, prev).astype(vi.dtype)
+        if how == "midpoint":
+            gamma = _ext.where(u("equal", u("remainder", vi, 1), 0), 0.0, 0.5)
+            gamma = gamma.astype(vi.dtype)
+        elif how == "averaged":
+            gamma = _ext.where(u("equal", gamma, 0), 0.5, 1.0).astype(vi.dtype)
+        lo = _ext.where(u("less", prev, 0), last, prev)
+        hi = _ext.where(u("less", nxt, 0), last, nxt)
+    width = s.shape[-1]
+    lo = u("minimum", u("maximum", lo, 0), width - 1)  # in range where count is 0
+    a = take_along_axis(s, lo, axis=-1)
+    if hi is None:
+        return a
+    hi = u("minimum", u("maximum", hi, 0), width - 1)
+    b = take_along_axis(s, hi, axis=-1)
+    return _lerp(a, b, gamma, weak)
+
+
+def _lerp(a, b, gamma, weak):
+    """NumPy's ``_lerp``: ``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` from
+    ``t >= 0.5``; a weak ``q`` (a Python float) makes ``t`` a Python float there, which
+    promotes weakly and whose ``1 - t`` is taken in double precision."""
+    u = _ext.ufunc
+    diff = u("subtract", b, a)
+    if weak:
+        weak_type = np.result_type(diff.dtype, 0.0)
+        t = gamma.astype(weak_type)
+        rest = u("subtract", 1.0, gamma.astype(np.float64)).astype(weak_type)
+        half = u("greater_equal", gamma.astype(np.float64), 0.5)
+    else:
+        t = gamma
+        rest = u("subtract", 1, gamma)
+        half = u("greater_equal", gamma, 0.5)
+    low = u("add", a, u("multiply", diff, t))
+    high = u("subtract", b, u("multiply", diff, rest))
+    if high.dtype != low.dtype:
+        high = high.astype(low.dtype)
+    return _ext.where(half, high, low)
+
+
+def _nan_last(s, result):
+    """``result`` with NaN (the last sorted value) where a slice of ``s`` holds a NaN."""
+    if s.dtype.kind not in "fc" or s.shape[-1] == 0:
+        return result
+    end = s[..., -1:]
+    return _ext.where(_ext.ufunc("isnan", end), end, result)
+
+
+def _shaped(r, q, kept, kept_dims, keepdims):
+    """``r`` (kept shape + q flattened) as NumPy shapes it: q's axes first."""
+    r = r.reshape(kept + q.shape)
+    k = len(kept)
+    r = r.transpose(tuple(builtins.range(k, k + q.ndim)) + tuple(builtins.range(k)))
+    if keepdims:
+        r = r.reshape(q.shape + kept_dims)
+    return r
+
+
+def _finish(result, out):
+    if out is not None:
+        out_arr = _n._arr(out)
+        if out_arr.shape != result.shape or out_arr.dtype != result.dtype:
+            raise _n._Unsupported  # NumPy's casting rules for out=
+        return _into(out, result)
+    return result
+
+
+def _quantile(a, q, axis, out, method, keepdims, weights, percent, skip_nan):
+    if weights is not None:
+        raise _n._Unsupported
+    a = _n._arr(a)
+    if a.dtype.kind == "c":
+        raise TypeError("a must be an array of real numbers")
+    if a.dtype.kind not in "biuf":
+        raise _n._Unsupported
+    q, weak = _host_q(q, percent)
+    keepdims = builtins.bool(keepdims) if keepdims is not _NoValue else False
+    moved, kept, kept_dims = _moved_last(a, axis)
+    width = moved.shape[-1]
+    if width == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    s = _ext.sort(moved, moved.ndim - 1, False)
+    if skip_nan and s.dtype.kind == "f":
+        valid = _ext.ufunc("logical_not", _ext.ufunc("isnan", s))
+        count = _n.sum(valid, axis=-1, dtype=np.int64, keepdims=True)
+    else:
+        count = _ext.full(kept + (1,), width, np.dtype(np.int64))
+    r = _order_statistics(s, count, q, method, weak)
+    if skip_nan and s.dtype.kind == "f":
+        none = _ext.ufunc("equal", count, 0)
+        r = _ext.where(none, np.nan, r)
+        if (
+            r.dtype != s.dtype
+            and len(kept)
+            and builtins.bool(none[(0,) * len(kept)][0])
+        ):
+            r = r.astype(s.dtype)  # apply_along_axis takes the first slice's dtype
+        if builtins.bool(_n.any(none)):
+            _warn("All-NaN slice encountered")
+    else:
+        r = _nan_last(s, r)
+        # NumPy returns the NaN itself (in the data's dtype) for a 0-d result.
+        zero_d = not kept and q.ndim == 0 and out is None
+        strong = zero_d and r.dtype != s.dtype and s.dtype.kind == "f"
+        if strong and builtins.bool(_ext.ufunc("isnan", s[-1])):
+            r = s[-1:]
+    return _finish(_shaped(r, q, kept, kept_dims, keepdims), out)
+
+
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
+    if interpolation is not None:
+        raise _n._Unsupported  # NumPy's deprecated spelling of method=
+    return _quantile(a, q, axis, out, method, keepdims, weights, False, False)
+
+
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
+    if interpolation is not None:
+        raise _n._Unsupported
+    return _quantile(a, q, axis, out, method, keepdims, weights, True, False)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The mean of the middle one or two sorted values, as NumPy takes it (so its dtype
+    is ``mean``'s), NaN where a slice holds one."""
+    a = _n._arr(a)
+    if a.dtype.kind not in "biufc":
+        raise _n._Unsupported
+    moved, kept, kept_dims = _moved_last(a, axis)
+    s = _ext.sort(moved, moved.ndim - 1, False)
+    n = s.shape[-1]
+    half = n // 2
+    middle = (
+        s[..., half : half + 1]
+        if n % 2
+        else s[..., builtins.max(half - 1, 0) : half + 1]
+    )
+    r = _nan_last(s, _n.mean(middle, axis=-1, keepdims=True))
+    r = r.reshape(kept_dims if keepdims else kept)
+    return _finish(r, out)
