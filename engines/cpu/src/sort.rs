@@ -561,7 +561,7 @@ mod tests {
             })
             .collect();
         let mut want = row.clone();
-        want.sort_by(|a, b| a.key().cmp(&b.key()));
+        want.sort_by_key(|a| a.key());
         sort_values(&mut row, false);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&row), bits(&want));
