@@ -13,9 +13,11 @@ function is called on a Hassium array.
 The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
 tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_indices``
 (index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions), ``_padding`` (``pad``) and
-``_statistics`` (averages, counts, covariances, convolution, histograms), ``_selecting``
-(by mask, flat index or diagonal; the cumulative sums) and ``_sorting`` (the Array API's
-keywords over NumPy's sort), on the shared
+``_statistics`` (averages, order statistics, counts, covariances, convolution,
+histograms), ``_selecting``
+(by mask, flat index or diagonal; the cumulative sums), ``_sorting`` (the Array API's
+keywords over NumPy's sort; ``lexsort``, ``digitize``) and ``_sets`` (``isin`` and the
+``*1d`` set operations), on the shared
 ``_helpers``. This package gathers them into ``FUNCTIONS``.
 """
 
@@ -26,6 +28,7 @@ from . import (
     _nan,
     _padding,
     _selecting,
+    _sets,
     _sorting,
     _statistics,
 )
@@ -37,6 +40,7 @@ _SECTIONS = (
     _nan,
     _padding,
     _selecting,
+    _sets,
     _sorting,
     _statistics,
 )

@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _hassium as _ext
 from .. import _native as _n
-from ._arranging import flip
+from ._arranging import flip, take_along_axis
 
 ndarray = _ext.ndarray
 
@@ -202,3 +202,53 @@ def unique_all(x):
     if UniqueAllResult is None:
         raise _n._Unsupported
     return UniqueAllResult(*_unique_flat(_n._arr(x), True, True, True, False))
+
+
+def lexsort(keys, axis=-1):
+    """Stable argsorts from the least significant key (the first) to the primary one
+    (the last), each sorting the next key as the order so far arranges it."""
+    if isinstance(keys, ndarray) or not isinstance(keys, (list, tuple)):
+        keys = _n._arr(keys)
+        if keys.ndim == 0:
+            raise _n._Unsupported  # NumPy's reading of a 0-d key
+        keys = [keys[i] for i in range(keys.shape[0])]
+    keys = [_n._arr(k) for k in keys]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = keys[0].shape
+    if any(k.shape != shape for k in keys):
+        raise ValueError("all keys need to be the same shape")
+    if len(shape) == 0:
+        raise _n._Unsupported
+    axis = normalize_axis_index(operator.index(axis), len(shape))
+    keys = [_n.moveaxis(k, axis, -1) for k in keys]
+    last = len(shape) - 1
+    perm = _ext.sort(keys[0], last, True)
+    for k in keys[1:]:
+        arranged = take_along_axis(k, perm, axis=-1)
+        perm = take_along_axis(perm, _ext.sort(arranged, last, True), axis=-1)
+    return _n.moveaxis(perm, -1, axis)
+
+
+def digitize(x, bins, right=False):
+    """NumPy's rule: a search of the bins (reversed when they decrease) with the side
+    flipped, ``right`` meaning the bins' right edges are closed."""
+    x, bins = _n._arr(x), _n._arr(bins)
+    if x.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    if bins.ndim != 1:
+        raise _n._Unsupported  # NumPy's errors for the depth of bins
+    up = down = True
+    if bins.shape[0] > 1:
+        nan = _n.any(_n.isnan(bins)) if bins.dtype.kind in "fc" else None
+        up = _n.all(_n.greater_equal(bins[1:], bins[:-1]))
+        down = _n.all(_n.less_equal(bins[1:], bins[:-1]))
+        if nan is not None and bool(nan):
+            raise _n._Unsupported  # NumPy's monotonicity of NaN bins
+        up, down = bool(up), bool(down)
+    if not (up or down):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    if up:
+        return _ext.searchsorted(bins, x, not right)
+    found = _ext.searchsorted(flip(bins, 0), x, not right)
+    return _n.subtract(bins.shape[0], found)

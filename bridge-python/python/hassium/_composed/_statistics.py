@@ -1,6 +1,7 @@
 """Small statistics: ranges, averages, counts, covariances, convolution, histograms."""
 
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -363,7 +364,8 @@ def _moved_last(a, axis):
     axes = normalize_axis_tuple(axis, a.ndim)
     keep = [d for d in builtins.range(a.ndim) if d not in axes]
     kept = tuple(a.shape[d] for d in keep)
-    moved = a.transpose(keep + list(axes)).reshape(kept + (-1,))
+    width = math.prod(a.shape[d] for d in axes)
+    moved = a.transpose(keep + list(axes)).reshape(kept + (width,))
     kept_dims = tuple(1 if d in axes else a.shape[d] for d in builtins.range(a.ndim))
     return moved, kept, kept_dims
 
