@@ -20,6 +20,7 @@ use std::time::Instant;
 mod abi;
 mod plan;
 mod run;
+mod sort;
 
 use plan::Task;
 
@@ -48,6 +49,10 @@ pub struct OpenClEngine {
     /// With `profile`, each kernel's calls, size and traffic; its device seconds come
     /// from the queue's profile (`DeviceMemory::kernel_times`).
     kernel_stats: HashMap<u128, KernelStats>,
+    /// The options programs are built with.
+    build_options: String,
+    /// The sort program (`sort.rs`), built at the first sort.
+    sort_program: Option<opencl3::program::Program>,
 }
 
 // SAFETY: OpenCL handles may be used from any thread; the engine is used by one thread at
@@ -133,7 +138,7 @@ impl OpenClEngine {
         let programs = Programs::new(
             Device::new(device.id()),
             format!("{}|{}|{}", info.platform, info.name, info.driver),
-            options,
+            options.clone(),
             cfg.cache_dir.clone(),
             cfg.cache_max_bytes,
             local,
@@ -161,6 +166,8 @@ impl OpenClEngine {
             sync_seconds: 0.0,
             pid: std::process::id(),
             kernel_stats: HashMap::new(),
+            build_options: options,
+            sort_program: None,
         })
     }
 
@@ -213,6 +220,7 @@ impl OpenClEngine {
                     self.run_on_child(batch, k, buffers)?;
                     self.stats.fallbacks += 1;
                 }
+                Task::Sort => self.sort_on_device(batch, k)?,
                 Task::Device { key, .. } if waiting.contains(key) => {
                     // Its program is building in the background: the child runs it now,
                     // counted as interpreted (as the CPU engine counts its tiered runs).

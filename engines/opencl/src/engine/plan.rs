@@ -12,7 +12,12 @@ use xxhash_rust::xxh3::xxh3_128;
 
 /// What to do with one kernel of a batch.
 pub(super) enum Task {
-    Device { lowered: Box<Lowered>, key: u128 },
+    Device {
+        lowered: Box<Lowered>,
+        key: u128,
+    },
+    /// A `sort` or `argsort` the device runs (`sort.rs`).
+    Sort,
     Child,
 }
 
@@ -43,6 +48,11 @@ impl OpenClEngine {
             .instrs
             .iter()
             .any(|&k| batch.instrs[k].op == Opcode::Extension);
+        if let [k] = kernel.instrs[..] {
+            if self.sorts_on_device(&batch.instrs[k]) {
+                return Ok(Task::Sort);
+            }
+        }
         if extension || !self.dtypes_ok(batch, kernel) {
             return Ok(Task::Child);
         }

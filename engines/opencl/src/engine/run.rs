@@ -54,7 +54,7 @@ impl OpenClEngine {
 
     /// True when the kernel overwrites every element of `id` without reading it first, so
     /// a stale device copy need not be uploaded.
-    fn overwrites(batch: &Batch, kernel: &Kernel, id: BaseId) -> bool {
+    pub(super) fn overwrites(batch: &Batch, kernel: &Kernel, id: BaseId) -> bool {
         if kernel.reads.contains(&id) {
             return false;
         }
