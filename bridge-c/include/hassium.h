@@ -483,6 +483,18 @@ hs_array *hs_where(hs_operand cond, hs_operand x, hs_operand y);
 // (right), more dimensions are stacks of matrices that broadcast, in the promoted dtype.
 hs_array *hs_matmul(const hs_array *a, const hs_array *b);
 
+// A sorted copy of `a` along `axis` (negative counts from the end; `HS_AXIS_ALL` sorts
+// the flattened array): ascending, NaN last, equal elements in their order (stable).
+hs_array *hs_sort(const hs_array *a, int64_t axis);
+
+// The int64 positions that sort `a` along `axis`, as `hs_sort` orders it (stable).
+hs_array *hs_argsort(const hs_array *a, int64_t axis);
+
+// For each element of `needles`, the int64 position where it goes in the sorted 1-D
+// `hay`: before equal elements, or after them when `right` is nonzero (NumPy's
+// `searchsorted`, both compared in their promoted dtype).
+hs_array *hs_searchsorted(const hs_array *hay, const hs_array *needles, int32_t right);
+
 // Sum along `axis` (bool and small integers accumulate in 64 bits, as NumPy's `sum`)
 hs_array *hs_sum(const hs_array *a, int64_t axis);
 

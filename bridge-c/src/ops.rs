@@ -317,6 +317,40 @@ pub extern "C" fn hs_matmul(a: *const hs_array, b: *const hs_array) -> *mut hs_a
     })
 }
 
+/// A sorted copy of `a` along `axis` (negative counts from the end; `HS_AXIS_ALL` sorts
+/// the flattened array): ascending, NaN last, equal elements in their order (stable).
+#[no_mangle]
+pub extern "C" fn hs_sort(a: *const hs_array, axis: i64) -> *mut hs_array {
+    new_handle("hs_sort", |st| {
+        let v = st.view(a, "the array")?;
+        record::sort(st, &v, axis, false)
+    })
+}
+
+/// The int64 positions that sort `a` along `axis`, as `hs_sort` orders it (stable).
+#[no_mangle]
+pub extern "C" fn hs_argsort(a: *const hs_array, axis: i64) -> *mut hs_array {
+    new_handle("hs_argsort", |st| {
+        let v = st.view(a, "the array")?;
+        record::sort(st, &v, axis, true)
+    })
+}
+
+/// For each element of `needles`, the int64 position where it goes in the sorted 1-D
+/// `hay`: before equal elements, or after them when `right` is nonzero (NumPy's
+/// `searchsorted`, both compared in their promoted dtype).
+#[no_mangle]
+pub extern "C" fn hs_searchsorted(
+    hay: *const hs_array,
+    needles: *const hs_array,
+    right: i32,
+) -> *mut hs_array {
+    new_handle("hs_searchsorted", |st| {
+        let (h, n) = (st.view(hay, "hay")?, st.view(needles, "needles")?);
+        record::searchsorted(st, &h, &n, right != 0)
+    })
+}
+
 // --- reductions and scans: `axis` counts from the end when negative; HS_AXIS_ALL reduces
 // --- every axis (a 0-d result) and scans the flattened array --------------------------------
 

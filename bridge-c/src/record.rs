@@ -100,6 +100,24 @@ pub fn matmul(st: &mut State, a: &View, b: &View, out: Option<&View>) -> Result<
     Ok(hassium_record::matmul(st, a, b, out)?)
 }
 
+/// A stable sort of `a` along `axis` (NaN last), or with `indices` the int64 order that
+/// sorts it; [`crate::HS_AXIS_ALL`] sorts the flattened array.
+pub fn sort(st: &mut State, a: &View, axis: i64, indices: bool) -> Result<View> {
+    match axis_arg(a, axis)? {
+        Some(ax) => Ok(hassium_record::sort(st, a, ax, indices)?),
+        None => {
+            let flat = reshape(st, a, &[-1])?;
+            Ok(hassium_record::sort(st, &flat, 0, indices)?)
+        }
+    }
+}
+
+/// Where each element of `needles` goes in the sorted 1-D `hay` (before equal elements,
+/// or after them with `right`), as int64.
+pub fn searchsorted(st: &mut State, hay: &View, needles: &View, right: bool) -> Result<View> {
+    Ok(hassium_record::searchsorted(st, hay, needles, right)?)
+}
+
 fn array<'a>(a: &'a Arg, what: &str) -> Result<&'a View> {
     a.view()
         .ok_or_else(|| Fail::invalid(format!("{what} must be an array, not a scalar")))
@@ -158,7 +176,7 @@ pub fn other(
             Ok(target.clone())
         }
         OpClass::Extension => Err(Fail::invalid(
-            "extension methods have their own functions: use hs_matmul",
+            "extension methods have their own functions: use hs_matmul, hs_sort, hs_argsort or hs_searchsorted",
         )),
         OpClass::System => Err(Fail::invalid(format!(
             "{} is run by the runtime: use hs_free, hs_sync or hs_flush",

@@ -201,6 +201,33 @@ fn matmul_multiplies_2d_arrays() {
 }
 
 #[test]
+fn sort_argsort_and_searchsorted_follow_numpy() {
+    setup();
+    let nan = f64::NAN;
+    let a = f64s(&[2, 3], &[3.0, nan, 1.0, -0.0, 2.0, -5.0]);
+    let s = hs_sort(a, -1);
+    let v = values(s);
+    assert_eq!(v[..2], [1.0, 3.0]);
+    assert!(v[2].is_nan());
+    assert_eq!(v[3..], [-5.0, -0.0, 2.0]);
+    let i = hs_argsort(a, 0);
+    assert_eq!(values(i), vec![1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+    let flat = hs_sort(a, HS_AXIS_ALL);
+    assert_eq!(shape(flat), vec![6]);
+    let hay = f64s(&[4], &[1.0, 2.0, 2.0, 3.0]);
+    let needles = f64s(&[3], &[2.0, 0.0, 9.0]);
+    let (l, r) = (
+        hs_searchsorted(hay, needles, 0),
+        hs_searchsorted(hay, needles, 1),
+    );
+    assert_eq!(values(l), vec![1.0, 0.0, 4.0]);
+    assert_eq!(values(r), vec![3.0, 0.0, 4.0]);
+    assert!(hs_sort(a, 2).is_null());
+    assert!(hs_searchsorted(a, needles, 0).is_null());
+    free(&[a, s, i, flat, hay, needles, l, r]);
+}
+
+#[test]
 fn random_is_uniform_in_unit_interval_and_reproducible() {
     setup();
     let n = [1000usize];
