@@ -9,8 +9,9 @@
 //! and more are radix sorted (stable, a byte per pass), their keys carrying positions for
 //! `argsort`. `sort` sorts values by key and then puts the equal-keyed values that differ
 //! (zeros of either sign, NaN payloads) back in the order they came in, which is what a
-//! stable sort gives. Rows are shared out among the threads; each pass over one long
-//! row is shared by all of them. The result does not depend on the number of threads.
+//! stable sort gives. Rows are shared out among the threads; one long row is cut into a
+//! chunk per thread, each radix sorted, and the chunks merged. The result does not depend
+//! on the number of threads.
 
 use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{DType, Error as CoreError, Instr, Operand, View};
@@ -294,26 +295,11 @@ fn sort_values<T: SortElem>(row: &mut [T], parallel: bool) {
 /// From this many elements a row is radix sorted, below it by comparisons.
 const RADIX_ROW: usize = 256;
 
-/// A pointer written by several tasks at disjoint places.
-#[derive(Clone, Copy)]
-struct Shared<P>(*mut P);
-// SAFETY: every task writes only the positions its offsets give it, which are disjoint.
-unsafe impl<P> Send for Shared<P> {}
-unsafe impl<P> Sync for Shared<P> {}
-
-impl<P> Shared<P> {
-    /// # Safety
-    /// `at` is inside the buffer and written by this task alone.
-    unsafe fn put(self, at: usize, v: P) {
-        unsafe { *self.0.add(at) = v };
-    }
-}
-
-/// Least-significant-digit radix sort of `keys` by their low `bytes` bytes, a byte per
-/// pass (a pass is skipped when all keys share that byte), carrying `payload` along
-/// when it is not empty. Stable. `parallel`: each pass is shared out among the threads
-/// in chunks, each chunk's elements placed after the earlier chunks' of the same digit,
-/// so the result is the sequential one.
+/// Least-significant-digit radix sort of `keys` by their low `bytes` bytes, carrying
+/// `payload` along when it is not empty; stable. A pass is skipped when all keys share
+/// its digit. `parallel`: the threads each sort one contiguous chunk, and the sorted
+/// chunks are merged pairwise (on equal keys the earlier chunk's first), which is the
+/// sequential result.
 fn radix_sort<P: Copy + Default + Send + Sync>(
     keys: &mut Vec<u64>,
     payload: &mut Vec<P>,
@@ -321,61 +307,125 @@ fn radix_sort<P: Copy + Default + Send + Sync>(
     parallel: bool,
 ) {
     let n = keys.len();
-    let Some(&first) = keys.first() else { return };
-    let carry = !payload.is_empty();
-    let differ = keys.iter().fold(0u64, |d, &k| d | (k ^ first));
-    let chunks = if parallel {
-        rayon::current_num_threads().max(1)
+    let threads = if parallel {
+        rayon::current_num_threads().clamp(1, 64)
     } else {
         1
     };
-    let len = n.div_ceil(chunks);
+    if threads < 2 || n < 2 * RADIX_ROW {
+        radix_chunk(keys, payload, bytes);
+        return;
+    }
+    let carry = !payload.is_empty();
+    let len = n.div_ceil(threads);
+    {
+        let mut kc: Vec<&mut [u64]> = keys.chunks_mut(len).collect();
+        let mut pc: Vec<&mut [P]> = if carry {
+            payload.chunks_mut(len).collect()
+        } else {
+            (0..kc.len()).map(|_| <&mut [P]>::default()).collect()
+        };
+        kc.par_iter_mut().zip(pc.par_iter_mut()).for_each(|(k, p)| {
+            let (mut kv, mut pv) = (k.to_vec(), p.to_vec());
+            radix_chunk(&mut kv, &mut pv, bytes);
+            k.copy_from_slice(&kv);
+            p.copy_from_slice(&pv);
+        });
+    }
+    // Merge runs of `width` pairwise until one is left.
     let (mut k2, mut p2) = (vec![0u64; n], vec![P::default(); if carry { n } else { 0 }]);
-    for d in 0..bytes {
-        let shift = 8 * d;
-        if (differ >> shift) & 0xff == 0 {
+    let mut width = len;
+    while width < n {
+        {
+            let (ks, ps) = (&keys[..], &payload[..]);
+            let mut kd: Vec<&mut [u64]> = k2.chunks_mut(2 * width).collect();
+            let mut pd: Vec<&mut [P]> = if carry {
+                p2.chunks_mut(2 * width).collect()
+            } else {
+                (0..kd.len()).map(|_| <&mut [P]>::default()).collect()
+            };
+            kd.par_iter_mut()
+                .zip(pd.par_iter_mut())
+                .enumerate()
+                .for_each(|(c, (kout, pout))| {
+                    let lo = c * 2 * width;
+                    let mid = (lo + width).min(n);
+                    let hi = (lo + 2 * width).min(n);
+                    merge(ks, ps, (lo, mid, hi), kout, pout, carry);
+                });
+        }
+        std::mem::swap(keys, &mut k2);
+        if carry {
+            std::mem::swap(payload, &mut p2);
+        }
+        width *= 2;
+    }
+}
+
+/// Merges the sorted runs `[lo, mid)` and `[mid, hi)` of `keys` (and `payload`) into
+/// `kout`/`pout`, the left run first on equal keys.
+fn merge<P: Copy>(
+    keys: &[u64],
+    payload: &[P],
+    (lo, mid, hi): (usize, usize, usize),
+    kout: &mut [u64],
+    pout: &mut [P],
+    carry: bool,
+) {
+    let (mut i, mut j) = (lo, mid);
+    for o in 0..hi - lo {
+        let left = j >= hi || (i < mid && keys[i] <= keys[j]);
+        let from = if left { i } else { j };
+        kout[o] = keys[from];
+        if carry {
+            pout[o] = payload[from];
+        }
+        if left {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+}
+
+/// The sequential radix sort of [`radix_sort`]: every digit's counts from one read of
+/// the keys, then a stable scatter per digit that varies. Digits are 8 bits for short
+/// rows (256 counters per pass), 11 for long ones (six passes over 64-bit keys).
+fn radix_chunk<P: Copy + Default>(keys: &mut Vec<u64>, payload: &mut Vec<P>, bytes: usize) {
+    let n = keys.len();
+    let Some(&first) = keys.first() else { return };
+    let carry = !payload.is_empty();
+    let bits = if n < 1 << 16 { 8 } else { 11 };
+    let (digits, mask) = (1usize << bits, (1u64 << bits) - 1);
+    let passes = (8 * bytes).div_ceil(bits);
+    let mut counts = vec![0usize; passes * digits];
+    let mut differ = 0u64;
+    for &k in keys.iter() {
+        differ |= k ^ first;
+        for d in 0..passes {
+            counts[d * digits + ((k >> (d * bits)) & mask) as usize] += 1;
+        }
+    }
+    let (mut k2, mut p2) = (vec![0u64; n], vec![P::default(); if carry { n } else { 0 }]);
+    let mut at = vec![0usize; digits];
+    for d in 0..passes {
+        let shift = d * bits;
+        if (differ >> shift) & mask == 0 {
             continue;
         }
-        let digit = |k: u64| ((k >> shift) & 0xff) as usize;
-        let range = |c: usize| c * len..n.min((c + 1) * len);
-        let histogram = |c: usize| {
-            let mut h = [0usize; 256];
-            for &k in &keys[range(c)] {
-                h[digit(k)] += 1;
-            }
-            h
-        };
-        let counts: Vec<[usize; 256]> = if chunks > 1 {
-            (0..chunks).into_par_iter().map(histogram).collect()
-        } else {
-            vec![histogram(0)]
-        };
-        let mut offsets = vec![[0usize; 256]; chunks];
         let mut total = 0;
-        for b in 0..256 {
-            for c in 0..chunks {
-                offsets[c][b] = total;
-                total += counts[c][b];
-            }
+        for (a, &c) in at.iter_mut().zip(&counts[d * digits..(d + 1) * digits]) {
+            *a = total;
+            total += c;
         }
-        let (kd, pd) = (Shared(k2.as_mut_ptr()), Shared(p2.as_mut_ptr()));
-        let (ks, ps) = (&keys[..], &payload[..]);
-        let scatter = |(c, mut at): (usize, [usize; 256])| {
-            for i in range(c) {
-                let k = ks[i];
-                let b = digit(k);
-                // SAFETY: `at[b]` walks this chunk's own slots of digit b, all < n.
-                unsafe { kd.put(at[b], k) };
-                if carry {
-                    unsafe { pd.put(at[b], ps[i]) };
-                }
-                at[b] += 1;
+        for (i, &k) in keys.iter().enumerate() {
+            let b = ((k >> shift) & mask) as usize;
+            let o = at[b];
+            at[b] += 1;
+            k2[o] = k;
+            if carry {
+                p2[o] = payload[i];
             }
-        };
-        if chunks > 1 {
-            offsets.into_par_iter().enumerate().for_each(scatter);
-        } else {
-            offsets.into_iter().enumerate().for_each(scatter);
         }
         std::mem::swap(keys, &mut k2);
         if carry {
