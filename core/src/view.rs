@@ -273,6 +273,28 @@ impl View {
         Ok(v)
     }
 
+    /// The element offsets at which the rows (all axes but the last) start, in C order:
+    /// one offset for a 1-D or 0-d view.
+    pub fn row_starts(&self) -> Vec<isize> {
+        let outer = &self.shape[..self.ndim().saturating_sub(1)];
+        let count: usize = outer.iter().product();
+        let (mut rows, mut index, mut at) =
+            (Vec::with_capacity(count), vec![0; outer.len()], self.offset);
+        for _ in 0..count {
+            rows.push(at);
+            for d in (0..outer.len()).rev() {
+                index[d] += 1;
+                at += self.strides[d];
+                if index[d] < outer[d] {
+                    break;
+                }
+                at -= self.strides[d] * outer[d] as isize;
+                index[d] = 0;
+            }
+        }
+        rows
+    }
+
     /// Reverses the axes (`.T`).
     pub fn reversed_axes(&self) -> View {
         let mut v = self.clone();

@@ -194,23 +194,7 @@ impl Strided {
             0 => (1, 0),
             _ => (v.shape[nd - 1], v.strides[nd - 1]),
         };
-        let outer = &v.shape[..nd.saturating_sub(1)];
-        let count: usize = outer.iter().product();
-        let mut rows = Vec::with_capacity(count);
-        let mut index = vec![0usize; outer.len()];
-        let mut at = v.offset;
-        for _ in 0..count {
-            rows.push(at);
-            for d in (0..outer.len()).rev() {
-                index[d] += 1;
-                at += v.strides[d];
-                if index[d] < outer[d] {
-                    break;
-                }
-                at -= v.strides[d] * outer[d] as isize;
-                index[d] = 0;
-            }
-        }
+        let rows = v.row_starts();
         Ok(Strided {
             data: b.data as usize,
             rows,

@@ -147,22 +147,8 @@ impl OpenClEngine {
         };
         let mut launched = Vec::new();
         let mut launch = |k: &opencl3::kernel::Kernel, items: usize, local: usize| -> Result<()> {
-            let local = local.max(1);
-            let global = items.div_ceil(local).max(1) * local;
-            // SAFETY: arguments were set above; sizes are consistent (global is a
-            // multiple of local).
-            let event = unsafe {
-                self.mem.queue.enqueue_nd_range_kernel(
-                    k.get(),
-                    1,
-                    std::ptr::null(),
-                    [global].as_ptr(),
-                    [local].as_ptr(),
-                    &[],
-                )
-            }
-            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))?;
-            launched.push(event);
+            // Arguments were set above.
+            launched.push(enqueue(&self.mem.queue, k, items, local)?);
             Ok(())
         };
         match l.plan {
@@ -275,6 +261,30 @@ impl OpenClEngine {
         self.stats.bytes_moved += l.bytes;
         Ok(())
     }
+}
+
+/// Launches `k` (its arguments set) over `items` work-items in groups of `local`, the
+/// global size rounded up to a whole group.
+pub(super) fn enqueue(
+    queue: &opencl3::command_queue::CommandQueue,
+    k: &opencl3::kernel::Kernel,
+    items: usize,
+    local: usize,
+) -> Result<opencl3::event::Event> {
+    let local = local.max(1);
+    let global = items.div_ceil(local).max(1) * local;
+    // SAFETY: the caller set every argument; global is a multiple of local.
+    unsafe {
+        queue.enqueue_nd_range_kernel(
+            k.get(),
+            1,
+            std::ptr::null(),
+            [global].as_ptr(),
+            [local].as_ptr(),
+            &[],
+        )
+    }
+    .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))
 }
 
 /// A reduction rendered for work-groups needs groups of `LANES` items.

@@ -121,27 +121,6 @@ fn type_name(d: DType, fp64: bool) -> Option<&'static str> {
     })
 }
 
-/// The element offsets at which a view's rows (all axes but the last) start.
-fn row_starts(v: &View) -> Vec<i64> {
-    let nd = v.ndim();
-    let outer = &v.shape[..nd.saturating_sub(1)];
-    let count: usize = outer.iter().product();
-    let (mut rows, mut index, mut at) = (Vec::with_capacity(count), vec![0; outer.len()], v.offset);
-    for _ in 0..count {
-        rows.push(at as i64);
-        for d in (0..outer.len()).rev() {
-            index[d] += 1;
-            at += v.strides[d];
-            if index[d] < outer[d] {
-                break;
-            }
-            at -= v.strides[d] * outer[d] as isize;
-            index[d] = 0;
-        }
-    }
-    rows
-}
-
 impl OpenClEngine {
     /// Whether the device sorts this instruction (else the child does).
     pub(super) fn sorts_on_device(&self, instr: &Instr) -> bool {
@@ -189,7 +168,8 @@ impl OpenClEngine {
         let nd = a.ndim();
         let (len, stride, ostride) = (a.shape[nd - 1], a.strides[nd - 1], out.strides[nd - 1]);
         let p = len.next_power_of_two();
-        let (rows, orows) = (row_starts(a), row_starts(out));
+        let starts = |v: &View| -> Vec<i64> { v.row_starts().iter().map(|&o| o as i64).collect() };
+        let (rows, orows) = (starts(a), starts(out));
         let total = rows.len() * p;
         let pinned: HashSet<BaseId> = [a.base, out.base].into_iter().collect();
         self.mem.prepare(a.base, true, &pinned)?;
@@ -233,22 +213,9 @@ impl OpenClEngine {
             (kernel(&format!("keys_{t}"))?, kernel("bitonic")?, last)
         };
         let mut launches = Vec::new();
+        let queue = &self.mem.queue;
         let mut enqueue = |k: &ClKernel, items: usize| -> Result<()> {
-            let global = items.div_ceil(local).max(1) * local;
-            // SAFETY: every argument is set (below) before the launch; global is a
-            // multiple of local.
-            let event = unsafe {
-                self.mem.queue.enqueue_nd_range_kernel(
-                    k.get(),
-                    1,
-                    std::ptr::null(),
-                    [global].as_ptr(),
-                    [local].as_ptr(),
-                    &[],
-                )
-            }
-            .map_err(|e| Error::cl("clEnqueueNDRangeKernel", e))?;
-            launches.push(event);
+            launches.push(super::run::enqueue(queue, k, items, local)?);
             Ok(())
         };
         let e = |e| Error::cl("clSetKernelArg", e);
