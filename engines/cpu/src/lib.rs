@@ -11,7 +11,8 @@
 //! Layout: [`config`] parses the TOML table; [`compiler`] runs `cc`; [`cache`] is the
 //! memory and disk kernel cache; [`run`] calls compiled kernels on the pool; [`tiered`]
 //! is the background compile thread; [`vectorised`] reads which loops the compiler
-//! vectorised; [`matmul`] the GEMM extension; [`engine`] ties them.
+//! vectorised; [`matmul`] the GEMM extension; [`sort`] the sorting extensions (radix
+//! sorts on the engine's threads); [`engine`] ties them.
 
 mod cache;
 mod compiler;

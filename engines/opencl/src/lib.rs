@@ -8,8 +8,9 @@
 //! Layout, in the order a kernel meets them: [`config`] reads `[engines.opencl]`;
 //! [`device`] finds platforms and devices and picks one; `engine` decides per kernel
 //! whether the device or the child engine runs it (fp64 without `cl_khr_fp64`, float16
-//! without `cl_khr_fp16`, complex, extension methods, and anything codegen does not render
-//! go to the child); `program` builds and caches programs (memory and disk); `memory`
+//! without `cl_khr_fp16`, complex, extension methods but `sort` and `argsort`, and anything
+//! codegen does not render go to the child), and sorts on the device (`engine/sort.rs`, a
+//! bitonic sort); `program` builds and caches programs (memory and disk); `memory`
 //! mirrors host buffers on the device and moves data lazily.
 
 pub mod config;
