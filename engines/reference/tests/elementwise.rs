@@ -129,8 +129,24 @@ fn oracle(op: Opcode, t: DType, a: f64, b: f64) -> f64 {
         Opcode::IsInf => bit(a.is_infinite()),
         Opcode::IsFinite => bit(a.is_finite()),
         Opcode::Signbit => bit(a < 0.0 || (a == 0.0 && 1.0 / a < 0.0)),
+        Opcode::Ldexp => a * 2f64.powi(b.trunc() as i32),
+        Opcode::FrexpExponent if a == 0.0 || !a.is_finite() => 0.0,
+        Opcode::FrexpExponent => a.abs().log2().floor() + 1.0,
+        Opcode::Gcd => gcd(ia.unsigned_abs(), ib.unsigned_abs()) as f64,
+        Opcode::Lcm => match gcd(ia.unsigned_abs(), ib.unsigned_abs()) {
+            0 => 0.0,
+            g => (ia.unsigned_abs() / g * ib.unsigned_abs()) as f64,
+        },
         other => panic!("no oracle for {other:?}"),
     }
+}
+
+/// Euclid's greatest common divisor (0 for two zeros).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The digits (with the implicit bit), least normal exponent and greatest exponent of a
