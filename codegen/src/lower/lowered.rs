@@ -276,6 +276,41 @@ impl Lowered {
             && self.randoms.is_empty()
     }
 
+    /// True when a device dialect renders this elementwise kernel of two or more loops
+    /// with rows of the parallel loop tiled over work-groups: the items of a group take
+    /// neighbouring elements of the innermost loop, so their loads and stores coalesce,
+    /// where one item per row would walk its row alone, a row away from its neighbours.
+    /// A group of `local` items (a power of two) covers [`Self::tile_rows`] rows; its
+    /// items stride each row by the power of two at or above the row's length, at most
+    /// `local`, and walk the loops between in order. A device engine launches
+    /// `extent.div_ceil(tile_rows) * local` items.
+    pub fn tiled_rows(&self) -> bool {
+        self.structure == Structure::Elementwise
+            && self.extents.len() >= 2
+            && matches!(self.plan, Plan::Parallel { .. })
+    }
+
+    /// Rows of the parallel loop one work-group of `local` items (a power of two) covers
+    /// in the [`Self::tiled_rows`] form: `local` over the stride of its rows (the
+    /// kernel's prologue computes the same stride).
+    pub fn tile_rows(&self, local: usize) -> usize {
+        let row = self.extents.last().map_or(1, |&n| self.value(n)).max(1);
+        let mut stride = 1;
+        while stride < row && stride < local {
+            stride <<= 1;
+        }
+        (local / stride).max(1)
+    }
+
+    /// The value of a number of the code: a literal, or its entry of `meta`.
+    fn value(&self, n: Num) -> usize {
+        let v = match n {
+            Num::Lit(v) => v,
+            Num::Meta(i) => self.meta.get(i).copied().unwrap_or(0),
+        };
+        usize::try_from(v).unwrap_or(0)
+    }
+
     /// True when a device dialect renders this `RowPartials` kernel for one work-group
     /// per chunk of rows, whose items compute a round of whole rows into local memory
     /// and whose first items, one per column, add them up in the one-item form's order

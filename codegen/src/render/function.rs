@@ -20,6 +20,11 @@ impl Renderer<'_> {
         self.prologue();
         let nloops = self.l.extents.len();
         match self.l.structure {
+            Structure::Elementwise
+                if self.d.index_range == IndexRange::GlobalId && self.l.tiled_rows() =>
+            {
+                self.tiled_rows()?;
+            }
             Structure::Elementwise => {
                 if nloops == 0 {
                     self.out.open("if (begin < end)");
@@ -170,6 +175,47 @@ impl Renderer<'_> {
             _ => {}
         }
         self.lag_fin(name)?;
+        Ok(())
+    }
+
+    /// An elementwise kernel of two or more loops for a device, rows tiled over
+    /// work-groups (see [`Lowered::tiled_rows`]): `s` is the log2 of the stride of a row,
+    /// the power of two at or above its length `ek` and at most the group's size; item
+    /// `g` of the range takes row `g >> s` and the row's elements `g % 2^s`,
+    /// `g % 2^s + 2^s`, …, so neighbouring items touch neighbouring elements.
+    ///
+    /// [`Lowered::tiled_rows`]: crate::Lowered::tiled_rows
+    fn tiled_rows(&mut self) -> Result<()> {
+        let last = self.l.extents.len() - 1;
+        let ek = num(self.l.extents[last]);
+        self.out.open("");
+        self.out
+            .line("const int64_t lsz = (int64_t)get_local_size(0);");
+        self.out.line("int s = 0;");
+        self.out.line(format!(
+            "while (((int64_t)1 << s) < {ek} && ((int64_t)1 << s) < lsz) s++;"
+        ));
+        self.out
+            .line("const int64_t g = (int64_t)get_global_id(0);");
+        self.out.line("const int64_t i0 = begin + (g >> s);");
+        let ret = if self.d.entry_returns_status {
+            "return 0;"
+        } else {
+            "return;"
+        };
+        self.out.line(format!("if (i0 >= end) {ret}"));
+        for d in 1..last {
+            self.open_loop(d, false);
+        }
+        self.out.open(format!(
+            "for (int64_t i{last} = g & (((int64_t)1 << s) - 1); i{last} < {ek}; i{last} += (int64_t)1 << s)"
+        ));
+        self.body(Acc::Scalar)?;
+        self.out.close();
+        for _ in 1..last {
+            self.out.close();
+        }
+        self.out.close();
         Ok(())
     }
 

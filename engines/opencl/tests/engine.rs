@@ -569,3 +569,63 @@ fn tiered_builds_run_new_kernels_on_the_child_until_their_program_is_built() {
     let s = ocl.stats();
     assert_eq!((s.kernels_compiled, s.fallbacks), (1, 0), "{s:?}");
 }
+
+/// An elementwise kernel of two or three loops tiles its rows over work-groups (items of
+/// a group on neighbouring elements of a row): every element is computed once, with the
+/// reference's values, for rows shorter than a group, as long and longer, a group's
+/// worth of rows and a ragged last group, in both specialisations and for every
+/// work-group size. The kernel adds into its output, so an element computed twice
+/// would differ. The input is a slice of a wider array walked backwards along its
+/// rows, so the loops do not collapse into one.
+#[test]
+fn elementwise_rows_tiled_over_work_groups_compute_every_element_once() {
+    for shape in [
+        &[5usize, 1, 3][..],
+        &[300, 3],
+        &[9, 8],
+        &[3, 257],
+        &[2, 1000],
+        &[4, 3, 70],
+        &[33, 2, 5],
+    ] {
+        let n: usize = shape.iter().product();
+        let last = shape.len() - 1;
+        let mut wide = shape.to_vec();
+        wide[last] += 3;
+        let mut b = Batch::default();
+        let (x, o) = (
+            base(&mut b, DType::Float64, wide.iter().product()),
+            base(&mut b, DType::Float64, n),
+        );
+        let xv = View::contiguous(x, DType::Float64, &wide)
+            .slice(last, wide[last] as isize - 1, 2, -1)
+            .unwrap();
+        assert_eq!(&xv.shape[..], shape);
+        // `o += x`: an element computed twice would come out as `o + 2x`.
+        let ov = View::contiguous(o, DType::Float64, shape);
+        b.instrs
+            .push(Instr::new(Opcode::Add, ov.clone(), [ov.into(), xv.into()]));
+        let mut a = Arrays::new(&b);
+        let mut rng = Rng(11);
+        for i in 0..wide.iter().product() {
+            a.set(x, i, Scalar::Float64((rng.f64() - 0.5) * 1e6));
+        }
+        a.fill(o, &mut rng, false);
+        for spec in [SpecializePolicy::Fixed, SpecializePolicy::Dynamic] {
+            for wg in [0, 8, 64, 256] {
+                let dir = tempfile::tempdir().unwrap();
+                let cfg = OpenClConfig {
+                    work_group_size: wg,
+                    ..config(spec, dir.path())
+                };
+                let mut ocl = OpenClEngine::new(cfg, None).unwrap();
+                let (want, got) = run_both(&b, &fused(&b), &a, &mut ocl);
+                assert_eq!(
+                    diff(&want, &got, &[o]),
+                    None,
+                    "shape {shape:?}, {spec:?}, work_group_size {wg}"
+                );
+            }
+        }
+    }
+}

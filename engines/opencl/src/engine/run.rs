@@ -175,6 +175,15 @@ impl OpenClEngine {
                     .max(LANES);
                 launch(&built.main, extent * wide, wide)?;
             }
+            Plan::Parallel { extent, .. } if l.tiled_rows() => {
+                set(&built.main, 0, extent as i64)?;
+                let rows = l.tile_rows(built.local);
+                launch(
+                    &built.main,
+                    extent.div_ceil(rows) * built.local,
+                    built.local,
+                )?;
+            }
             Plan::Parallel { extent, .. } => {
                 set(&built.main, 0, extent as i64)?;
                 let step = if l.outer_item_per_column() {
