@@ -50,7 +50,7 @@ pub struct OpenClEngine {
     /// from the queue's profile (`DeviceMemory::kernel_times`).
     kernel_stats: HashMap<u128, KernelStats>,
     /// The options programs are built with.
-    build_options: String,
+    build_options: BuildOptions,
     /// The sort program (`sort.rs`), built at the first sort.
     sort_program: Option<opencl3::program::Program>,
 }
@@ -59,29 +59,41 @@ pub struct OpenClEngine {
 // a time (`&mut self`), which is all `Engine: Send` asks.
 unsafe impl Send for OpenClEngine {}
 
-/// The options every program is built with on a device of `platform`: OpenCL C 1.2,
+/// The options programs are built with on a device of `platform`: OpenCL C 1.2,
 /// correctly rounded float32 division and sqrt where the device offers them (NumPy's are;
-/// OpenCL allows 2.5 ulp unless asked), then the user's `build_options`.
+/// OpenCL allows 2.5 ulp unless asked), then the user's `build_options`. Two sets: the
+/// usual one, and the cautious one for kernels that take integer minimums or maximums
+/// (see `plan::cautious`), which differs only on NVIDIA's platform.
 ///
-/// On NVIDIA's platform the device assembler runs at `-cl-nv-opt-level=0` unless the user
-/// names a level: at its default level, driver 580 (CUDA 13.0) on an H200 folded integer
-/// negations into three-input minimums (`VIMNMX3`) that have no negate modifier, and
-/// dropped them, so `min(-(a + b))` over a row came out as a minimum over both signs.
-/// Level 0 builds that kernel right; Black-Scholes and the heat equation ran end to end
-/// in the same time within the noise (0.83 s against 0.73 s, 0.82 s against 0.88 s).
-fn build_options(platform: &str, correctly_rounded_fp32: bool, user: &str) -> String {
-    let mut options = String::from("-cl-std=CL1.2");
+/// There the cautious set runs the device assembler at `-cl-nv-opt-level=0` unless the
+/// user names a level: at its default level, driver 580 (CUDA 13.0) on an H200 folded
+/// integer negations into three-input minimums (`VIMNMX3`) that have no negate modifier,
+/// and dropped them, so `min(-(a + b))` over a row came out as a minimum over both signs.
+/// Level 0 builds that kernel right, but halves the speed of every other kernel (the heat
+/// equation's kernels took 232 ms at level 0 and 107 ms at the default level), so only
+/// the kernels that can meet the fault pay for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BuildOptions {
+    pub usual: String,
+    pub cautious: String,
+}
+
+fn build_options(platform: &str, correctly_rounded_fp32: bool, user: &str) -> BuildOptions {
+    let mut usual = String::from("-cl-std=CL1.2");
     if correctly_rounded_fp32 {
-        options.push_str(" -cl-fp32-correctly-rounded-divide-sqrt");
+        usual.push_str(" -cl-fp32-correctly-rounded-divide-sqrt");
     }
+    let mut cautious = usual.clone();
     if platform.to_lowercase().contains("nvidia") && !user.contains("-cl-nv-opt-level") {
-        options.push_str(" -cl-nv-opt-level=0");
+        cautious.push_str(" -cl-nv-opt-level=0");
     }
-    if !user.is_empty() {
-        options.push(' ');
-        options.push_str(user);
+    for options in [&mut usual, &mut cautious] {
+        if !user.is_empty() {
+            options.push(' ');
+            options.push_str(user);
+        }
     }
-    options
+    BuildOptions { usual, cautious }
 }
 
 impl OpenClEngine {
@@ -227,7 +239,7 @@ impl OpenClEngine {
                     self.run_on_child(batch, k, buffers)?;
                     self.stats.interpreted += 1;
                 }
-                Task::Device { lowered, key } => {
+                Task::Device { lowered, key, .. } => {
                     if matches!(lowered.plan, Plan::Empty) {
                         continue;
                     }
@@ -263,25 +275,33 @@ fn codegen_err(e: hassium_codegen::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::build_options;
+    use super::{build_options, BuildOptions};
 
     #[test]
-    fn build_options_add_the_nvidia_workaround_unless_the_user_names_a_level() {
+    fn build_options_add_the_nvidia_workaround_to_the_cautious_set_unless_the_user_names_a_level() {
+        let both = |o: &str| BuildOptions {
+            usual: o.into(),
+            cautious: o.into(),
+        };
         assert_eq!(
             build_options("Portable Computing Language", false, ""),
-            "-cl-std=CL1.2"
+            both("-cl-std=CL1.2")
         );
         assert_eq!(
             build_options("NVIDIA CUDA", true, ""),
-            "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -cl-nv-opt-level=0"
+            BuildOptions {
+                usual: "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt".into(),
+                cautious: "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -cl-nv-opt-level=0"
+                    .into(),
+            }
         );
         assert_eq!(
             build_options("NVIDIA CUDA", false, "-cl-nv-opt-level=3"),
-            "-cl-std=CL1.2 -cl-nv-opt-level=3"
+            both("-cl-std=CL1.2 -cl-nv-opt-level=3")
         );
         assert_eq!(
             build_options("Portable Computing Language", false, "-cl-mad-enable"),
-            "-cl-std=CL1.2 -cl-mad-enable"
+            both("-cl-std=CL1.2 -cl-mad-enable")
         );
     }
 }

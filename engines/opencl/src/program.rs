@@ -15,6 +15,7 @@
 //! Entries are written to a temporary file and renamed, so concurrent processes never
 //! read half an entry.
 
+use crate::engine::BuildOptions;
 use crate::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use hassium_engine_abi::{
@@ -77,6 +78,8 @@ pub struct Job {
     pub key: u128,
     pub has_fin: bool,
     pub source: String,
+    /// Built with the cautious options (`BuildOptions`); a program's jobs all agree.
+    pub cautious: bool,
 }
 
 /// What building a program needs, apart from the context: cheap to clone into a
@@ -86,7 +89,7 @@ struct Builder {
     device: Device,
     /// Platform, device name and driver version: what makes a binary reusable.
     tag: String,
-    options: String,
+    options: BuildOptions,
     dir: Option<PathBuf>,
 }
 
@@ -108,7 +111,7 @@ impl Programs {
     pub fn new(
         device: Device,
         tag: String,
-        options: String,
+        options: BuildOptions,
         dir: Option<PathBuf>,
         max_bytes: u64,
         wanted_local: usize,
@@ -296,13 +299,13 @@ impl Programs {
 
 impl Builder {
     /// The disk entry of a program holding the kernels `keys`, in that order.
-    fn entry_path(&self, keys: &[u128]) -> Option<PathBuf> {
+    fn entry_path(&self, options: &str, keys: &[u128]) -> Option<PathBuf> {
         // The source digest: a binary is only valid for the codegen and engine that
         // made it (see build.rs).
         let mut text = format!(
             "{}|{}|{}|{}|",
             self.tag,
-            self.options,
+            options,
             env!("CARGO_PKG_VERSION"),
             env!("HASSIUM_OPENCL_KERNEL_SOURCES")
         );
@@ -316,9 +319,14 @@ impl Builder {
     }
 
     /// One program holding the kernels of `jobs`: from its disk entry, or compiled from
-    /// source (and then written to the disk cache).
+    /// source (and then written to the disk cache). The jobs are all cautious or none is.
     fn program(&self, ctx: &Context, prelude: &str, jobs: &[Job]) -> Result<(Program, Origin)> {
         let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+        let options = if jobs.first().is_some_and(|j| j.cautious) {
+            &self.options.cautious
+        } else {
+            &self.options.usual
+        };
         let mut source = String::from(prelude);
         for j in jobs {
             source.push('\n');
@@ -327,10 +335,10 @@ impl Builder {
         let hash = xxh3_128(source.as_bytes());
         // `HASSIUM_DUMP=dir` keeps each program's source, as the cpu engine keeps its C.
         dump_source(&format!("opencl-{:016x}.cl", hash as u64), &source);
-        let path = self.entry_path(&keys);
+        let path = self.entry_path(options, &keys);
         if let Some(p) = &path {
             if let Some(bin) = read_entry(p, hash) {
-                match Program::create_and_build_from_binary(ctx, &[&bin], &self.options) {
+                match Program::create_and_build_from_binary(ctx, &[&bin], options) {
                     Ok(program) => return Ok((program, Origin::Disk)),
                     Err(e) => tracing::debug!(
                         "rebuilding {}: {}",
@@ -342,7 +350,7 @@ impl Builder {
         }
         let mut program = Program::create_from_source(ctx, &source)
             .map_err(|e| Error::cl("clCreateProgramWithSource", e))?;
-        if let Err(e) = program.build(ctx.devices(), &self.options) {
+        if let Err(e) = program.build(ctx.devices(), options) {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
             return Err(Error::Build {
                 device: self.tag.clone(),

@@ -15,6 +15,8 @@ pub(super) enum Task {
     Device {
         lowered: Box<Lowered>,
         key: u128,
+        /// Built with the cautious options (see [`cautious`]).
+        cautious: bool,
     },
     /// A `sort` or `argsort` the device runs (`sort.rs`).
     Sort,
@@ -65,12 +67,14 @@ impl OpenClEngine {
             }
         };
         let max_bufs = (self.info.max_parameter_size / 8).saturating_sub(8).max(1);
+        let careful = cautious(batch, kernel);
         let task = |l: Option<Lowered>, mode| match l {
             Some(l) if l.slots.len() <= max_bufs && !l.is_lagged() => {
                 let key = Self::key_of(batch, kernel, mode, &l);
                 Task::Device {
                     lowered: Box::new(l),
                     key,
+                    cautious: careful,
                 }
             }
             _ => Task::Child,
@@ -106,7 +110,12 @@ impl OpenClEngine {
         let mut jobs: Vec<Job> = Vec::new();
         let mut queued = HashSet::new();
         for t in tasks {
-            let Task::Device { lowered, key } = t else {
+            let Task::Device {
+                lowered,
+                key,
+                cautious,
+            } = t
+            else {
                 continue;
             };
             if matches!(lowered.plan, Plan::Empty) || !queued.insert(*key) {
@@ -125,6 +134,7 @@ impl OpenClEngine {
                 key: *key,
                 has_fin: lowered.has_fin(),
                 source,
+                cautious: *cautious,
             });
         }
         if jobs.is_empty() {
@@ -136,30 +146,114 @@ impl OpenClEngine {
                 jobs.len()
             )));
         }
+        // A program is built with one set of options: the cautious kernels build apart.
+        let (careful, usual): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| j.cautious);
+        let classes = [usual, careful].into_iter().filter(|j| !j.is_empty());
         if self.cfg.tiered {
-            let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
-            let ctx = self.mem.context.clone();
-            if self
-                .programs
-                .build_in_background(ctx, &prelude(&OPENCL), jobs)
-            {
+            for jobs in classes {
+                let keys: Vec<u128> = jobs.iter().map(|j| j.key).collect();
+                let ctx = self.mem.context.clone();
+                if !self
+                    .programs
+                    .build_in_background(ctx, &prelude(&OPENCL), jobs)
+                {
+                    return Err(Error::Config(
+                        "tiered: cannot start a background build thread".into(),
+                    ));
+                }
                 waiting.extend(keys);
-                return Ok(waiting);
             }
-            return Err(Error::Config(
-                "tiered: cannot start a background build thread".into(),
-            ));
+            return Ok(waiting);
         }
         let start = Instant::now();
-        let _span = tracing::info_span!("compile", kernels = jobs.len()).entered();
-        match self
-            .programs
-            .build(&self.mem.context, &prelude(&OPENCL), &jobs)?
-        {
-            Origin::Disk => self.stats.cache_hits_disk += jobs.len() as u64,
-            Origin::Source => self.stats.kernels_compiled += jobs.len() as u64,
+        for jobs in classes {
+            let _span = tracing::info_span!("compile", kernels = jobs.len()).entered();
+            match self
+                .programs
+                .build(&self.mem.context, &prelude(&OPENCL), &jobs)?
+            {
+                Origin::Disk => self.stats.cache_hits_disk += jobs.len() as u64,
+                Origin::Source => self.stats.kernels_compiled += jobs.len() as u64,
+            }
         }
         self.stats.compile_seconds += start.elapsed().as_secs_f64();
         Ok(waiting)
+    }
+}
+
+/// Whether `kernel` takes a minimum or maximum of integers or booleans (elementwise, in a
+/// reduction, a scan or an arg-reduction): such kernels build with the cautious options,
+/// which keep NVIDIA's assembler from the three-input minimum that dropped negations
+/// (see `BuildOptions`).
+pub(super) fn cautious(batch: &Batch, kernel: &Kernel) -> bool {
+    kernel.instrs.iter().any(|&k| {
+        let i = &batch.instrs[k];
+        let op = match i.op {
+            Opcode::ArgminReduce => Opcode::Minimum,
+            Opcode::ArgmaxReduce => Opcode::Maximum,
+            op => op.info().combine.unwrap_or(op),
+        };
+        matches!(
+            op,
+            Opcode::Minimum | Opcode::Maximum | Opcode::Fmin | Opcode::Fmax
+        ) && i.ins.iter().any(|o| !o.dtype().is_inexact())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cautious;
+    use hassium_core::{BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
+
+    /// A one-instruction kernel `op` over an input of `dtype` (reductions along axis 0).
+    fn one(op: Opcode, dtype: DType) -> (Batch, Kernel) {
+        let x = View::contiguous(BaseId(1), dtype, &[4]);
+        let instr = if op.is_reduction() {
+            let out = View::contiguous(BaseId(2), op.out_dtype(dtype).unwrap_or(dtype), &[]);
+            Instr::new(op, out, [x.into()]).with_axis(0)
+        } else {
+            let out = View::contiguous(BaseId(2), dtype, &[4]);
+            Instr::new(
+                op,
+                out,
+                [x.into(), Operand::Scalar(Scalar::Int64(1).cast(dtype))],
+            )
+        };
+        let batch = Batch {
+            instrs: vec![instr],
+            ..Batch::default()
+        };
+        let kernel = Kernel {
+            instrs: [0].into_iter().collect(),
+            ..Kernel::default()
+        };
+        (batch, kernel)
+    }
+
+    #[test]
+    fn integer_minimums_and_maximums_build_cautiously_and_nothing_else_does() {
+        use Opcode::*;
+        for op in [
+            Minimum,
+            Maximum,
+            Fmin,
+            Fmax,
+            MinimumReduce,
+            MaximumReduce,
+            ArgminReduce,
+            ArgmaxReduce,
+            MinimumAccumulate,
+        ] {
+            for d in [DType::Int64, DType::Int8, DType::UInt32, DType::Bool] {
+                let (b, k) = one(op, d);
+                assert!(cautious(&b, &k), "{op:?} over {d:?}");
+            }
+            let (b, k) = one(op, DType::Float64);
+            assert!(!cautious(&b, &k), "{op:?} over float64");
+        }
+        for op in [Add, Multiply, AddReduce] {
+            let (b, k) = one(op, DType::Int64);
+            assert!(!cautious(&b, &k), "{op:?} over int64");
+        }
     }
 }

@@ -138,7 +138,7 @@ impl OpenClEngine {
 
     fn sort_program(&mut self) -> Result<&Program> {
         if self.sort_program.is_none() {
-            let mut options = self.build_options.clone();
+            let mut options = self.build_options.cautious.clone();
             if self.fp64 {
                 options.push_str(" -DHS_FP64");
             }
