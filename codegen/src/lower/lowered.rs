@@ -270,10 +270,22 @@ impl Lowered {
     /// for one work-group per row, with the lane assignment and fold order of one item
     /// per row (see [`Lowered::group_partials`]), for any group size that is a multiple
     /// of `LANES` up to [`WIDE`]. A device engine launches `extent` such groups.
+    ///
+    /// Not for rows known to be shorter than `LANES` (a `Fixed` kernel's literal extent):
+    /// their elements all go to lane 0, in order, so one item per row gives the same
+    /// bits, without a group of mostly idle items meeting at barriers for every row
+    /// (k-means' squared distances summed over 2 coordinates, 8 rows per point).
     pub fn group_rows(&self) -> bool {
+        let short = match self.structure {
+            Structure::ReduceInner { axis, .. } => {
+                matches!(self.extents.get(axis), Some(&Num::Lit(e)) if (e as usize) < LANES)
+            }
+            _ => false,
+        };
         matches!(self.structure, Structure::ReduceInner { lanes: true, .. })
             && matches!(self.plan, Plan::Parallel { .. })
             && self.randoms.is_empty()
+            && !short
     }
 
     /// True when a device dialect renders this elementwise kernel of two or more loops
