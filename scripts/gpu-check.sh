@@ -17,7 +17,10 @@ export HASSIUM_CACHE_DIR=${HASSIUM_CACHE_DIR:-/tmp/hassium-gpu-cache}
 py=${PYTHON:-python3}
 jobs=$(nproc)
 step() { echo; echo "== $* ($(date +%T))"; }
+# STEPS picks the steps to run (default all): info rust python profile startup bench.
+want() { [[ " ${STEPS:-info rust python profile startup bench} " == *" $1 "* ]]; }
 
+if want info; then
 {
   step "machine"
   nvidia-smi -L; nproc; free -g | head -2
@@ -26,7 +29,9 @@ step() { echo; echo "== $* ($(date +%T))"; }
   ls /etc/OpenCL/vendors 2>&1
   HASSIUM_STACK=opencl timeout 60 "$py" -m hassium --info
 } 2>&1 | tee "$out/info.log"
+fi
 
+if want rust; then
 {
   for t in .gpu/tests/*; do
     [[ $t == *.so ]] && continue
@@ -38,7 +43,9 @@ step() { echo; echo "== $* ($(date +%T))"; }
     echo "exit status ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/rust-tests.log"
+fi
 
+if want python; then
 {
   step "Python suite on the opencl stack, $jobs workers: reductions, random programs, loops"
   HASSIUM_STACK=opencl timeout -s INT "${SUITE_SECONDS:-80}" "$py" -m pytest -q \
@@ -47,7 +54,9 @@ step() { echo; echo "== $* ($(date +%T))"; }
     tests/python/test_sorting.py tests/python/test_shapes.py}
   echo "exit status $?"
 } 2>&1 | tee "$out/pytest-opencl.log" | tail -n 40
+fi
 
+if want profile; then
 {
   # Twice each: the first run builds the programs, the second reads them from the disk
   # cache. The profile splits the device's kernel, write and read time from the host's,
@@ -70,30 +79,39 @@ step() { echo; echo "== $* ($(date +%T))"; }
       timeout 40 bash -c "time $py -m hassium benches/programs/heat_equation.py --n 4000" 2>&1 |
       grep -E "checksum|time  |real"
   done
-  # Start-up: a program that sums ten elements, whole process, three times each: the cpu
-  # stack, the opencl stack, and the opencl stack with the ICD loader told to load only
-  # NVIDIA's driver (the other ICDs' discovery is part of the engine's start-up).
-  echo 'import numpy as np; print(float(np.ones(10).sum()))' > /tmp/hs-tiny.py
-  icd=$(grep -il nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null | head -n 1)
-  for variant in cpu opencl opencl-one-icd; do
-    step "start-up: ten elements summed, $variant"
-    for _ in 1 2 3; do
-      if [[ $variant == opencl-one-icd ]]; then
-        export OCL_ICD_VENDORS=$icd
-      fi
-      HASSIUM_STACK=${variant%%-*} HASSIUM_STATS=1 timeout 20 bash -c \
-        "time $py -m hassium /tmp/hs-tiny.py" 2>&1 | grep -E "engine time|real"
-      unset OCL_ICD_VENDORS
-    done
-  done
   if [[ -n ${DEVICE_STREAM:-} ]]; then
     step "device STREAM"
     HASSIUM_STACK=opencl timeout 40 "$py" benches/device_stream.py
   fi
 } 2>&1 | tee "$out/stats-opencl.log" | tail -n 30
+fi
+
+if want startup; then
+{
+  # Start-up: a program that sums ten elements, whole process, three times each: the cpu
+  # stack, the opencl stack (its engine started while NumPy is imported), the same with
+  # the engine started at the first operation (HASSIUM_PRESTART=0), and with the ICD
+  # loader told to load only NVIDIA's driver.
+  echo 'import numpy as np; print(float(np.ones(10).sum()))' > /tmp/hs-tiny.py
+  icd=$(grep -il nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null | head -n 1)
+  for variant in cpu opencl opencl-prestart-0 opencl-one-icd; do
+    step "start-up: ten elements summed, $variant"
+    for _ in 1 2 3; do
+      [[ $variant == opencl-one-icd ]] && export OCL_ICD_VENDORS=$icd
+      [[ $variant == opencl-prestart-0 ]] && export HASSIUM_PRESTART=0
+      HASSIUM_STACK=${variant%%-*} HASSIUM_STATS=1 timeout 20 bash -c \
+        "time $py -m hassium /tmp/hs-tiny.py" 2>&1 | grep -E "engine time|real"
+      unset OCL_ICD_VENDORS HASSIUM_PRESTART
+    done
+  done
+  step "the runner on the opencl stack (fork, exit, errors)"
+  HASSIUM_STACK=opencl timeout 60 "$py" -m pytest -q -p no:cacheprovider -n "$jobs" tests/python/test_runner.py 2>&1 | tail -n 5
+} 2>&1 | tee "$out/startup.log"
+fi
 
 # One harness run per program, so a program cut off by its time limit loses only its own
 # table; every table goes to bench.log.
+if want bench; then
 {
   for prog in ${BENCH_PROGRAMS:-black_scholes heat_equation shallow_water nbody leibnitz_pi \
     rosenbrock kmeans_step lattice_boltzmann_d2q9}; do
@@ -103,4 +121,5 @@ step() { echo; echo "== $* ($(date +%T))"; }
       --reps "${BENCH_REPS:-2}" --timeout 30 --out "/tmp/bench-$prog" 2>&1 | grep -v "^wrote"
   done
 } 2>&1 | tee "$out/bench.log" | tail -n 80
+fi
 echo "gpu-check: done ($(date +%T))"

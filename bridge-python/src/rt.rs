@@ -24,6 +24,42 @@ static PENDING_FREES: Mutex<Vec<BaseId>> = Mutex::new(Vec::new());
 /// the list is being taken is seen at the next lock at the latest.
 static HAS_PENDING: AtomicBool = AtomicBool::new(false);
 
+/// The thread creating the runtime ahead of its first use (see [`prestart`]).
+static PRESTART: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Starts creating the runtime on a thread of its own, so that a device engine's start-up
+/// (a quarter of a second for NVIDIA's OpenCL driver) overlaps the program's imports
+/// instead of stalling its first operation. The first operation waits for it under the
+/// runtime lock. An error is not kept: the first operation, finding no runtime, creates
+/// it again and raises that error. Callers join the thread before a fork and at exit
+/// ([`prestart_join`]): a child must not inherit the lock held by a thread it lacks, and
+/// the process must not unload a driver a thread is still inside.
+pub fn prestart() {
+    let mut slot = PRESTART.lock();
+    if slot.is_some() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("hassium-start".into())
+        .spawn(|| {
+            let mut guard = RUNTIME.lock();
+            if guard.is_none() {
+                if let Ok(rt) = Runtime::new() {
+                    *guard = Some(rt);
+                }
+            }
+        });
+    *slot = spawned.ok();
+}
+
+/// Waits for the thread [`prestart`] started, if any.
+pub fn prestart_join() {
+    let handle = PRESTART.lock().take();
+    if let Some(h) = handle {
+        let _ = h.join();
+    }
+}
+
 /// Runs `f` on the runtime, creating it on first use.
 ///
 /// While a host view of some base is alive (see [`HostViews`]), the bases it shows are

@@ -181,3 +181,79 @@ def test_a_second_run_reads_its_fused_partitions_from_the_cache_and_mends_damage
     assert [p.stat().st_size for p in parts] == sizes, "damaged entries are rewritten"
     for got in (first, second, third):
         assert abs(got - expected) <= 1e-9 * abs(expected), (got, expected)
+
+
+# The runner starts the runtime on a thread of its own while NumPy is imported (prestart in
+# bridge-python/src/rt.rs). What that must not change: a program that forks at once, one
+# that ends at once, and a configuration error, still raised at the first operation.
+
+
+def test_a_program_that_forks_at_once_runs_in_both_processes(tmp_path):
+    """The cpu engine serves both processes. An OpenCL engine cannot serve a process
+    forked after it started, and under the runner it starts at launch: the child gets
+    that error (not a hang), and HASSIUM_PRESTART=0 starts the engine at the first
+    operation instead, in each process."""
+    prog = tmp_path / "fork_at_once.py"
+    prog.write_text(
+        "import os\n"
+        "import numpy as np\n"
+        "pid = os.fork()\n"
+        "try:\n"
+        "    total = float(np.arange(100).sum())\n"
+        "except RuntimeError as e:\n"
+        "    assert pid == 0 and 'forked' in str(e), e\n"
+        "    os._exit(4)\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if total == 4950.0 else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "print('child', os.waitstatus_to_exitcode(status), 'parent', total)\n"
+    )
+    cases = [("cpu", None, "0"), ("opencl", None, "4"), ("opencl", "0", "0")]
+    for stack, prestart, child in cases:
+        env = {"HASSIUM_STACK": stack}
+        if prestart is not None:
+            env["HASSIUM_PRESTART"] = prestart
+        out, _ = run("-m", "hassium", str(prog), env=env)
+        assert out.split() == ["child", child, "parent", "4950.0"], (stack, prestart, out)
+
+
+def test_a_program_that_ends_at_once_exits_cleanly(tmp_path):
+    prog = tmp_path / "nothing.py"
+    prog.write_text("pass\n")
+    for stack in ("cpu", "opencl"):
+        out, err = run("-m", "hassium", str(prog), env={"HASSIUM_STACK": stack})
+        assert out == "" and "Error" not in err, (stack, out, err)
+
+
+def test_a_bad_stack_is_still_reported_at_the_first_operation(tmp_path):
+    prog = tmp_path / "one_op.py"
+    prog.write_text(
+        "import numpy as np\n"
+        "try:\n"
+        "    np.ones(3) + 1\n"
+        "except RuntimeError as e:\n"
+        "    print('raised:', e)\n"
+    )
+    out, _ = run("-m", "hassium", str(prog), env={"HASSIUM_STACK": "no-such-stack"})
+    assert out.startswith("raised: hassium:") and "no-such-stack" in out, out
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["python", "-m", "hassium", "prog.py"], True),
+        (["python", "-X", "importtime", "-m", "hassium", "--stats", "prog.py"], True),
+        (["python", "-m", "hassium", "-c", "print(1)"], True),
+        (["python", "-m", "hassium", "--info"], False),
+        (["python", "-m", "hassium", "--list-stacks"], False),
+        (["python", "-m", "hassium"], False),
+        (["python", "-m", "pytest", "tests"], False),
+        (["python", "prog.py", "-m", "hassium"], False),
+        (["python", "-c", "import hassium", "-m", "hassium", "x.py"], False),
+        ([], False),
+    ],
+)
+def test_only_a_program_run_by_the_runner_starts_the_runtime_early(argv, expected):
+    import hassium
+
+    assert hassium._run_as_runner(argv) is expected

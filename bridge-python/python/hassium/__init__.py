@@ -22,7 +22,7 @@ import os as _os
 # Hassium is imported before NumPy (as under `python -m hassium`).
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-import numpy as _np
+import sys as _sys
 
 try:
     from . import _hassium
@@ -32,10 +32,48 @@ except ImportError as _err:  # pragma: no cover - only without a build
         "`maturin develop -m bridge-python/Cargo.toml` (scripts/setup.sh does)"
     ) from _err
 
+
+def _run_as_runner(argv):
+    """True when `argv` (the interpreter's own, ``sys.orig_argv``) is ``python [options]
+    -m hassium [--stats] program ...``: a run that will use the runtime, with its
+    configuration final (the environment is not changed after this point)."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            rest = argv[i + 2 :] if argv[i + 1 : i + 2] == ["hassium"] else []
+            while rest[:1] == ["--stats"]:
+                rest = rest[1:]
+            # (`bool` is NumPy's dtype in this module's namespace.)
+            return rest[:1] in (["-c"], ["-m"]) or (len(rest) > 0 and rest[0][:1] != "-")
+        if a in ("-X", "-W"):
+            i += 2
+            continue
+        if not a.startswith("-") or a.startswith("-c"):
+            return False
+        i += 1
+    return False
+
+
 # Started by mpirun: the runtime starts now, so that on the cluster stack every rank but 0
 # enters the engine's worker loop here, before the program runs any code of its own.
 if _os.environ.get("OMPI_COMM_WORLD_SIZE") or _os.environ.get("PMI_SIZE"):
     _hassium.start()
+elif _os.environ.get("HASSIUM_PRESTART", "1") != "0" and _run_as_runner(
+    getattr(_sys, "orig_argv", [])
+):
+    # `python -m hassium prog.py`: the engine starts on a thread of its own while NumPy
+    # and the program's modules are imported (a GPU driver's start-up takes a quarter of
+    # a second). Joined before a fork and at exit (see prestart in bridge-python/src/rt.rs).
+    # A device engine started so cannot run in a process forked from this one, even
+    # before the first operation: HASSIUM_PRESTART=0 starts it at the first operation.
+    import atexit as _atexit
+
+    _hassium.prestart()
+    _os.register_at_fork(before=_hassium.prestart_join)
+    _atexit.register(_hassium.prestart_join)
+
+import numpy as _np
 
 from . import _fallback as _fallback
 from . import _native as _native

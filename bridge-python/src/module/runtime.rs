@@ -27,6 +27,19 @@ pub(crate) fn start() -> PyResult<()> {
     with_rt(|_| Ok(()))
 }
 
+/// Starts creating the runtime on a thread of its own (see `rt::prestart`): `python -m
+/// hassium` calls this first thing, so the engine starts while NumPy is imported.
+#[pyfunction]
+pub(crate) fn prestart() {
+    crate::rt::prestart();
+}
+
+/// Waits for the runtime [`prestart`] is creating (before a fork, and at exit).
+#[pyfunction]
+pub(crate) fn prestart_join(py: Python<'_>) {
+    py.allow_threads(crate::rt::prestart_join);
+}
+
 /// The runtime's counters (instructions, flushes, kernels, caches, times, bytes).
 #[pyfunction]
 pub(crate) fn stats(py: Python<'_>) -> PyResult<PyObject> {

@@ -24,7 +24,7 @@ pub enum Error {
     #[error("program cache at {path}: {reason}")]
     Cache { path: String, reason: String },
     /// Used in a process forked from the one that created the engine.
-    #[error("the OpenCL engine was started by process {parent} and cannot run in this process ({child}), forked from it: OpenCL contexts and queues do not survive fork. Start worker processes with multiprocessing's \"spawn\" or \"forkserver\" method, or use the cpu stack in them")]
+    #[error("the OpenCL engine was started by process {parent} and cannot run in this process ({child}), forked from it: OpenCL contexts and queues do not survive fork. Start worker processes with multiprocessing's \"spawn\" or \"forkserver\" method, or use the cpu stack in them (`python -m hassium` starts the engine at launch; HASSIUM_PRESTART=0 starts it at the first operation)")]
     Forked { parent: u32, child: u32 },
     #[error("{0}")]
     Bytecode(#[from] hassium_core::Error),
