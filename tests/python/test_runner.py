@@ -214,7 +214,11 @@ def test_a_program_that_forks_at_once_runs_in_both_processes(tmp_path):
         if prestart is not None:
             env["HASSIUM_PRESTART"] = prestart
         out, _ = run("-m", "hassium", str(prog), env=env)
-        assert out.split() == ["child", child, "parent", "4950.0"], (stack, prestart, out)
+        assert out.split() == ["child", child, "parent", "4950.0"], (
+            stack,
+            prestart,
+            out,
+        )
 
 
 def test_a_program_that_ends_at_once_exits_cleanly(tmp_path):

@@ -45,7 +45,9 @@ def _run_as_runner(argv):
             while rest[:1] == ["--stats"]:
                 rest = rest[1:]
             # (`bool` is NumPy's dtype in this module's namespace.)
-            return rest[:1] in (["-c"], ["-m"]) or (len(rest) > 0 and rest[0][:1] != "-")
+            return rest[:1] in (["-c"], ["-m"]) or (
+                len(rest) > 0 and rest[0][:1] != "-"
+            )
         if a in ("-X", "-W"):
             i += 2
             continue
