@@ -62,8 +62,8 @@ unsafe impl Send for OpenClEngine {}
 /// The options programs are built with on a device of `platform`: OpenCL C 1.2,
 /// correctly rounded float32 division and sqrt where the device offers them (NumPy's are;
 /// OpenCL allows 2.5 ulp unless asked), then the user's `build_options`. Two sets: the
-/// usual one, and the cautious one for kernels that take integer minimums or maximums
-/// (see `plan::cautious`), which differs only on NVIDIA's platform.
+/// usual one, and the cautious one for kernels that fold or chain integer minimums or
+/// maximums (see `plan::cautious`), which differs only on NVIDIA's platform.
 ///
 /// There the cautious set runs the device assembler at `-cl-nv-opt-level=0` unless the
 /// user names a level: at its default level, driver 580 (CUDA 13.0) on an H200 folded

@@ -181,23 +181,35 @@ impl OpenClEngine {
     }
 }
 
-/// Whether `kernel` takes a minimum or maximum of integers or booleans (elementwise, in a
-/// reduction, a scan or an arg-reduction): such kernels build with the cautious options,
-/// which keep NVIDIA's assembler from the three-input minimum that dropped negations
-/// (see `BuildOptions`).
+/// Whether `kernel` may give NVIDIA's assembler a chain of integer (or boolean) minimums
+/// or maximums to fold into its three-input form, the one that dropped negations (see
+/// `BuildOptions`): a minimum or maximum reduction, scan or arg-reduction (a fold along a
+/// row), or two or more elementwise ones. Such kernels build with the cautious options. A
+/// single elementwise one (`np.maximum(count, 1)`) has nothing to chain with.
 pub(super) fn cautious(batch: &Batch, kernel: &Kernel) -> bool {
-    kernel.instrs.iter().any(|&k| {
+    let mut elementwise = 0;
+    for &k in &kernel.instrs {
         let i = &batch.instrs[k];
-        let op = match i.op {
-            Opcode::ArgminReduce => Opcode::Minimum,
-            Opcode::ArgmaxReduce => Opcode::Maximum,
-            op => op.info().combine.unwrap_or(op),
+        let (op, fold) = match i.op {
+            Opcode::ArgminReduce => (Opcode::Minimum, true),
+            Opcode::ArgmaxReduce => (Opcode::Maximum, true),
+            op => match op.info().combine {
+                Some(c) => (c, true),
+                None => (op, false),
+            },
         };
-        matches!(
+        let integer_min_max = matches!(
             op,
             Opcode::Minimum | Opcode::Maximum | Opcode::Fmin | Opcode::Fmax
-        ) && i.ins.iter().any(|o| !o.dtype().is_inexact())
-    })
+        ) && i.ins.iter().any(|o| !o.dtype().is_inexact());
+        if integer_min_max {
+            if fold {
+                return true;
+            }
+            elementwise += 1;
+        }
+    }
+    elementwise >= 2
 }
 
 #[cfg(test)]
@@ -231,13 +243,9 @@ mod tests {
     }
 
     #[test]
-    fn integer_minimums_and_maximums_build_cautiously_and_nothing_else_does() {
+    fn integer_minimum_and_maximum_folds_and_chains_build_cautiously_and_nothing_else_does() {
         use Opcode::*;
         for op in [
-            Minimum,
-            Maximum,
-            Fmin,
-            Fmax,
             MinimumReduce,
             MaximumReduce,
             ArgminReduce,
@@ -250,6 +258,15 @@ mod tests {
             }
             let (b, k) = one(op, DType::Float64);
             assert!(!cautious(&b, &k), "{op:?} over float64");
+        }
+        for op in [Minimum, Maximum, Fmin, Fmax] {
+            // One alone has nothing to chain with; two do (`np.clip` of integers).
+            let (mut b, mut k) = one(op, DType::Int64);
+            assert!(!cautious(&b, &k), "one {op:?} over int64");
+            let second = b.instrs[0].clone();
+            b.instrs.push(second);
+            k.instrs.push(1);
+            assert!(cautious(&b, &k), "two {op:?} over int64");
         }
         for op in [Add, Multiply, AddReduce] {
             let (b, k) = one(op, DType::Int64);
