@@ -13,7 +13,10 @@ the machine (other load, turbo, page cache) hit every runner alike. Each measure
 wall time of the subprocess minus the runner's start-up time (the same interpreter running
 an empty program with the same imports), so interpreter and import costs do not hide the
 computation. JAX times therefore include tracing and XLA compilation, which a script run
-once always pays.
+once always pays, and JAX's device start-up, which it defers to the first operation.
+`python -m hassium` starts its engine while NumPy is imported, so an empty program under it
+pays for the part of the engine's start-up the imports do not hide, and that part is
+start-up here too.
 
 Hassium runs also report their kernels' bandwidth: the bytes the engine's kernels must
 move at least (its own estimate, `HASSIUM_STATS=1`) over the time spent executing them, a
