@@ -120,6 +120,13 @@ BENCHES: dict[str, Bench] = {
     "image_pipeline": Bench(
         {"n": 2000, "frames": 5}, {"n": 100, "frames": 2}, {"n": 0.5}, rtol=1e-5
     ),
+    # Sorting: a partition per query row, a full sort of the distances, a median.
+    "knn_classify": Bench(
+        {"train": 20_000, "queries": 400, "k": 15},
+        {"train": 2_000, "queries": 50, "k": 15},
+        {"train": 0.5, "queries": 0.5},
+        rtol=1e-9,
+    ),
     "particle_deposit": Bench(
         {"n": 1_000_000, "cells": 4096, "steps": 10},
         {"n": 20_000, "cells": 256, "steps": 2},

@@ -334,10 +334,10 @@ impl Runtime {
             let bases = &self.bases;
             (self.poison).filter(&mut batch.instrs, |id| bases.get(&id).map(|s| s.base.nelem));
         }
-        let materialised = if self.recipes > 0 || self.queue_has_generator {
+        let (materialised, adopted) = if self.recipes > 0 || self.queue_has_generator {
             self.rewrite_generated(&mut batch.instrs, &batch.sync)
         } else {
-            Vec::new()
+            (Vec::new(), false)
         };
         self.queue_has_generator = false;
         let small = self.queue_max_elems <= SMALL_ARRAY_ELEMENTS;
@@ -355,9 +355,19 @@ impl Runtime {
                 .filter_map(|id| self.bases.get(&id).map(|s| s.base))
                 .collect(),
         );
+        // A base kept as a recipe is computed into a temporary where the batch reads it;
+        // where nothing does, that computation is dead. Removed here, whatever the
+        // stack's filters: the runtime made it, and a small batch skips `dead_code`.
+        let cleaned = if adopted {
+            hassium_filters::Filter::apply(&mut hassium_filters::DeadCode, &mut batch)
+        } else {
+            Ok(())
+        };
         self.stats.flushes += 1;
         self.stats.instrs_flushed += batch.instrs.len() as u64;
-        let result = self.run_batch(&mut batch, small);
+        let result = cleaned
+            .map_err(Error::from)
+            .and_then(|()| self.run_batch(&mut batch, small));
         if result.is_err() {
             self.restore_recipes(materialised);
         }

@@ -339,3 +339,19 @@ fn what_a_batch_read_from_an_array_before_a_recipe_overwrote_it_stays_read() {
     let want: Vec<f64> = (0..n).map(|k| 2.0 * k as f64).collect();
     assert_eq!(read_f64(&mut rt, q.base, n), want);
 }
+
+/// A base that becomes a recipe in a batch that does not read it costs that batch
+/// nothing: its steps would write a temporary nobody reads, and the runtime removes them
+/// (on small batches too, which skip the `dead_code` filter, and on stacks without it).
+#[test]
+fn a_recipe_nothing_in_its_batch_reads_runs_no_kernel() {
+    for n in [1000, hassium_vem::SMALL_ARRAY_ELEMENTS + 1000] {
+        let mut rt = fusing_runtime();
+        let a = arange(&mut rt, n, &[(Opcode::Multiply, 0.5)]);
+        rt.flush().unwrap();
+        assert_eq!(rt.stats().bases_generated, 1, "n {n}");
+        assert_eq!(rt.stats().kernels, 0, "n {n}: {}", rt.stats());
+        let want: Vec<f64> = (0..n).map(|i| 0.5 * i as f64).collect();
+        assert_eq!(read_f64(&mut rt, a.base, n), want, "n {n}");
+    }
+}

@@ -153,21 +153,21 @@ impl Runtime {
     /// Rewrites a batch about to be flushed: reads of recipe bases become reads of
     /// temporaries the recipe fills, recipes that must become memory are written out, and
     /// bases the batch fills by a generator become recipes. Returns the bases
-    /// materialised, whose recipes `restore_recipes` puts back if the batch fails.
+    /// materialised, whose recipes `restore_recipes` puts back if the batch fails, and
+    /// whether a base became a recipe (its steps then write a temporary, which nothing
+    /// may read in this batch: see `flush`).
     pub(super) fn rewrite_generated(
         &mut self,
         instrs: &mut Vec<Instr>,
         sync: &[BaseId],
-    ) -> Vec<(BaseId, Recipe)> {
+    ) -> (Vec<(BaseId, Recipe)>, bool) {
         let materialised = if self.recipes > 0 {
             self.expand_recipes(instrs, sync)
         } else {
             Vec::new()
         };
-        if self.queue_has_generator {
-            self.adopt_recipes(instrs, sync);
-        }
-        materialised
+        let adopted = self.queue_has_generator && self.adopt_recipes(instrs, sync);
+        (materialised, adopted)
     }
 
     /// Puts back the recipes of bases a failed batch was to materialise: their values
@@ -315,7 +315,8 @@ impl Runtime {
     }
 
     /// Phase two: bases this batch fills with a generator and keeps become recipes.
-    fn adopt_recipes(&mut self, instrs: &mut Vec<Instr>, sync: &[BaseId]) {
+    /// True when one did.
+    fn adopt_recipes(&mut self, instrs: &mut Vec<Instr>, sync: &[BaseId]) -> bool {
         // In the order found, so temporaries are numbered alike on every flush of a loop
         // (the fuse cache and the engine's templates see the same batch again).
         let mut cands: Vec<(BaseId, Candidate)> = Vec::new();
@@ -398,6 +399,7 @@ impl Runtime {
             };
             adopted.push((*id, cand.own_first, recipe));
         }
+        let any = !adopted.is_empty();
         for (id, first, recipe) in adopted {
             let like = self.bases[&id].base;
             let temp = self.recipe_temp(&like);
@@ -410,5 +412,6 @@ impl Runtime {
             self.recipes += 1;
             self.stats.bases_generated += 1;
         }
+        any
     }
 }
