@@ -127,6 +127,11 @@ BENCHES: dict[str, Bench] = {
         {"train": 0.5, "queries": 0.5},
         rtol=1e-9,
     ),
+    # A complex grid, updated through a mask per iteration (`z[m] = z[m] ** 2 + c[m]`);
+    # escape counts are integers, a point on the boundary may round either way.
+    "mandelbrot": Bench(
+        {"n": 600, "iters": 40}, {"n": 60, "iters": 10}, {"n": 0.5}, rtol=1e-4
+    ),
     "particle_deposit": Bench(
         {"n": 1_000_000, "cells": 4096, "steps": 10},
         {"n": 20_000, "cells": 256, "steps": 2},
