@@ -65,6 +65,10 @@ pub struct Dialect {
     /// log of `i * 0.37`) ran several times slower for it. False where the device converts
     /// natively (OpenCL); on AVX-512 and non-x86 targets the helpers are C's cast.
     pub split_wide_int_to_double: bool,
+    /// Whether complex arithmetic renders (C's `_Complex` types, with the prelude's
+    /// helpers for NumPy's formulas); OpenCL C has no complex type, so the engines run
+    /// complex kernels elsewhere.
+    pub complex: bool,
 }
 
 const C_TYPES: [&str; 14] = [
@@ -121,6 +125,7 @@ pub const C99: Dialect = Dialect {
     simd: Some("#pragma omp simd"),
     unroll: Some("#pragma GCC unroll 8"),
     split_wide_int_to_double: true,
+    complex: true,
 };
 
 /// OpenCL C 1.2: the stdint names and limits the prelude uses are typedef'd and defined,
@@ -164,6 +169,7 @@ typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef u
     simd: None,
     unroll: None,
     split_wide_int_to_double: false,
+    complex: false,
 };
 
 impl Dialect {

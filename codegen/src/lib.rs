@@ -26,5 +26,6 @@ pub use error::{Error, Result};
 pub use lower::{
     lower, vector_math, Binding, Lowered, Plan, Specialize, ALIGN, CHUNK, LANES, WIDE,
 };
+pub use ops::complex_renders;
 pub use prelude::prelude;
 pub use render::{render, render_unit};

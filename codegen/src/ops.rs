@@ -39,11 +39,7 @@ fn f16_round(t: DType, e: String) -> String {
 pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Result<String> {
     use Opcode::*;
     if t.is_complex() || out.is_complex() {
-        return Err(Error::Unsupported(format!(
-            "complex {} ({})",
-            op.name(),
-            t.name()
-        )));
+        return complex(d, op, t, out, a);
     }
     let ct = d.compute(t);
     let x = || a[0].clone();
@@ -170,6 +166,85 @@ pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) 
     Ok(e)
 }
 
+/// Whether the C dialect renders `op` on complex operands ([`complex`]); the lowering
+/// sends kernels with any other complex operation to the interpreter.
+pub fn complex_renders(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Add | Subtract
+            | Multiply
+            | Divide
+            | Power
+            | Negative
+            | Positive
+            | Conj
+            | Real
+            | Imag
+            | Absolute
+            | Square
+            | Equal
+            | NotEqual
+            | IsNan
+            | IsInf
+            | IsFinite
+            | Identity
+            | Where
+            | Gather
+            | Scatter
+            | CondScatter
+            | ScatterAdd
+    )
+}
+
+/// `op` with a complex input or output (`t`, `out`), with the reference engine's
+/// formulas: componentwise sums and negation, the schoolbook product, Smith's quotient,
+/// NumPy's power, `hypot` for the magnitude, both parts for the tests.
+fn complex(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Result<String> {
+    use Opcode::*;
+    if !d.complex || !complex_renders(op) {
+        return Err(Error::Unsupported(format!(
+            "complex {} ({}) in {}",
+            op.name(),
+            t.name(),
+            d.name
+        )));
+    }
+    let n = t.name();
+    let (x, y) = (|| a[0].clone(), || a[1].clone());
+    let parts = |v: String| (format!("__real__ ({v})"), format!("__imag__ ({v})"));
+    Ok(match op {
+        Identity => cast(d, t, out, &a[0]),
+        Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
+        Add => format!("({} + {})", x(), y()),
+        Subtract => format!("({} - {})", x(), y()),
+        Multiply => format!("hs_cmul_{n}({}, {})", x(), y()),
+        Square => format!("hs_cmul_{n}({v}, {v})", v = x()),
+        Divide => format!("hs_cdiv_{n}({}, {})", x(), y()),
+        Power => format!("hs_cpow_{n}({}, {})", x(), y()),
+        Negative => format!("(-{})", x()),
+        Positive => x(),
+        Conj => format!("hs_conj_{n}({})", x()),
+        Real => parts(x()).0,
+        Imag => parts(x()).1,
+        Absolute => {
+            let (re, im) = parts(x());
+            format!("{}({re}, {im})", d.math("hypot", out))
+        }
+        Equal => format!("({} == {})", x(), y()),
+        NotEqual => format!("({} != {})", x(), y()),
+        IsNan | IsInf | IsFinite => {
+            let (re, im) = parts(x());
+            match op {
+                IsNan => format!("((isnan({re}) | isnan({im})) != 0)"),
+                IsInf => format!("((isinf({re}) | isinf({im})) != 0)"),
+                _ => format!("((isfinite({re}) != 0) & (isfinite({im}) != 0))"),
+            }
+        }
+        _ => unreachable!("complex_renders lists the operations rendered here"),
+    })
+}
+
 /// libm's name for a one-argument math opcode.
 fn libm_name(op: Opcode) -> &'static str {
     use Opcode::*;
@@ -191,7 +266,12 @@ pub fn cast(d: &Dialect, from: DType, to: DType, v: &str) -> String {
     }
     let ct = d.compute(to);
     if to == DType::Bool {
+        // A complex value is true when either part is nonzero, as C's `!= 0` says.
         return format!("({v} != 0)");
+    }
+    if from.is_complex() && !to.is_complex() {
+        // The imaginary part is dropped (NumPy warns), then the real part converts.
+        return cast(d, from.real(), to, &format!("__real__ ({v})"));
     }
     if to == DType::Float16 {
         return format!("HS_F16R({v})");

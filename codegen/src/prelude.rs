@@ -169,6 +169,61 @@ HS_INLINE double hs_u64_f64(uint64_t x) { return (double)x; }
 #endif
 "#;
 
+/// Complex helpers (C only, GCC's and Clang's `__real__`, `__imag__` and
+/// `__builtin_complex`): NumPy's formulas, not C's Annex G ones (`*` of two `_Complex`
+/// values calls `__muldc3`, which recovers infinities NumPy's loop leaves NaN). The
+/// product is the schoolbook one; the quotient Smith's, as NumPy's divide loop; a power
+/// multiplies for an integer exponent under 100 (NumPy's `npy_cpow`) and is
+/// `exp(b * log(a))` otherwise, in the reference engine's order of operations.
+const COMPLEX_OPS: &str = r#"
+#define HS_COMPLEX(N, C, R, S) \
+HS_INLINE C hs_cmul_##N(C a, C b) { \
+  R ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b; \
+  return __builtin_complex((R)(ar * br - ai * bi), (R)(ar * bi + ai * br)); } \
+HS_INLINE C hs_cdiv_##N(C a, C b) { \
+  R ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b; \
+  R bra = fabs##S(br), bia = fabs##S(bi); \
+  if (bra >= bia) { \
+    if (bra == 0 && bia == 0) return __builtin_complex((R)(ar / bra), (R)(ai / bra)); \
+    R rat = bi / br, scl = (R)1.0 / (br + bi * rat); \
+    return __builtin_complex((R)((ar + ai * rat) * scl), (R)((ai - ar * rat) * scl)); } \
+  R rat = br / bi, scl = (R)1.0 / (bi + br * rat); \
+  return __builtin_complex((R)((ar * rat + ai) * scl), (R)((ai * rat - ar) * scl)); } \
+HS_INLINE C hs_conj_##N(C a) { return __builtin_complex((R)__real__ a, (R)-__imag__ a); } \
+HS_INLINE C hs_cpow_##N(C a, C b) { \
+  R ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b; \
+  if (br == 0 && bi == 0) return __builtin_complex((R)1, (R)0); \
+  if (ar == 0 && ai == 0) \
+    return (br > 0 && bi == 0) ? __builtin_complex((R)0, (R)0) \
+                               : __builtin_complex((R)NAN, (R)NAN); \
+  if (bi == 0 && br == trunc##S(br) && fabs##S(br) < 100) { \
+    int64_t n = (int64_t)br; \
+    if (n == 1) return a; \
+    if (n == 2) return hs_cmul_##N(a, a); \
+    if (n == 3) return hs_cmul_##N(hs_cmul_##N(a, a), a); \
+    uint64_t e = n < 0 ? (uint64_t)-n : (uint64_t)n; \
+    C p = a, acc = __builtin_complex((R)1, (R)0); \
+    for (;;) { \
+      if (e & 1) acc = hs_cmul_##N(acc, p); \
+      e >>= 1; \
+      if (e == 0) break; \
+      p = hs_cmul_##N(p, p); } \
+    return n < 0 ? hs_cdiv_##N(__builtin_complex((R)1, (R)0), acc) : acc; } \
+  R lr = log##S(hypot##S(ar, ai)), li = atan2##S(ai, ar); \
+  R er = br * lr - bi * li, ei = br * li + bi * lr; \
+  if (isinf(er)) { \
+    if (er < 0) { \
+      if (!isfinite(ei)) return __builtin_complex((R)0, (R)0); \
+    } else if (ei == 0 || !isfinite(ei)) { \
+      return __builtin_complex(er, isinf(ei) ? (R)NAN : ei); } \
+  } else if (isnan(er) && ei == 0) { \
+    return __builtin_complex(er, ei); } \
+  R m = exp##S(er); \
+  return __builtin_complex((R)(m * cos##S(ei)), (R)(m * sin##S(ei))); }
+HS_COMPLEX(complex64, float _Complex, float, f)
+HS_COMPLEX(complex128, double _Complex, double, )
+"#;
+
 /// The start of a translation unit in `dialect`: its header, then the shared helpers.
 pub fn prelude(dialect: &Dialect) -> String {
     let f16 = if dialect.name == "opencl" {
@@ -197,6 +252,9 @@ pub fn prelude(dialect: &Dialect) -> String {
         ));
     }
     s.push_str(PHILOX);
+    if dialect.complex {
+        s.push_str(COMPLEX_OPS);
+    }
     if dialect.split_wide_int_to_double {
         s.push_str(WIDE_INT_TO_DOUBLE);
     }

@@ -50,7 +50,8 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
                 i.method.as_deref().unwrap_or("?")
             ));
         }
-        if i.out.dtype.is_complex() || i.ins.iter().any(|o| o.dtype().is_complex()) {
+        let complex = i.out.dtype.is_complex() || i.ins.iter().any(|o| o.dtype().is_complex());
+        if complex && !crate::ops::complex_renders(i.op) {
             return unsupported(format!("complex dtypes ({})", i.op.name()));
         }
         if matches!(

@@ -97,6 +97,7 @@ macro_rules! differential_suite {
             a_refused_masked_scatter_writes_nothing,
             range_and_random_match_the_reference_bit_for_bit,
             complex_kernels_leave_the_native_path_and_are_counted,
+            complex_arithmetic_matches_the_reference_with_special_values,
             matmul_matches_for_float_and_int_dtypes,
             sort_argsort_and_searchsorted_match_for_every_dtype
         );
