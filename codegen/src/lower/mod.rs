@@ -373,6 +373,10 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
         if !rows_parallel || is_scatter {
             return unsupported("held-back writes outside a loop over rows");
         }
+        // The ring of held-back rows is laid out in 8-byte slots (`render::lag`).
+        if lagged.iter().any(|&j| b.raw[j].1.size() > 8) {
+            return unsupported("held-back writes of 16-byte (complex128) elements");
+        }
         let row = elements / ext[0];
         Plan::Lagged {
             extent: ext[0],
