@@ -167,40 +167,68 @@ fn first_selected<T: Copy>(
     if mask.shape != view.shape {
         return None; // not a verified pair: leave it to the kernel
     }
-    let mut selected = Vec::with_capacity(view.nelem());
-    first_in(bytes, mask, |b| {
-        selected.push(b != 0);
-        false
+    let mut found = None;
+    rows(view, |r, at, last, n| {
+        let vs = slice_of(values, at, last, n)?;
+        let m_at = row_start(mask, r);
+        let ms = slice_of(bytes, m_at, mask.strides.last().copied().unwrap_or(0), n)?;
+        for k in 0..n {
+            let v = vs(k);
+            if ms(k) != 0 && bad(v) {
+                found = Some(v);
+                return None;
+            }
+        }
+        Some(())
     });
-    let mut k = 0;
-    first_in(values, view, |v| {
-        let hit = selected.get(k).copied().unwrap_or(false) && bad(v);
-        k += 1;
-        hit
-    })
+    found
 }
 
 /// The first element of `view` (row-major) in `values` that `bad` accepts.
 fn first_in<T: Copy>(values: &[T], view: &View, mut bad: impl FnMut(T) -> bool) -> Option<T> {
+    let mut found = None;
+    rows(view, |_, at, last, n| {
+        let vs = slice_of(values, at, last, n)?;
+        for k in 0..n {
+            let v = vs(k);
+            if bad(v) {
+                found = Some(v);
+                return None;
+            }
+        }
+        Some(())
+    });
+    found
+}
+
+/// Calls `row(r, offset, stride, len)` for every row `r` (along the last axis) of `view`
+/// in row-major order, until it returns `None`. A 0-d view is one row of one element.
+fn rows(view: &View, mut row: impl FnMut(usize, isize, isize, usize) -> Option<()>) {
     if view.shape.contains(&0) {
-        return None;
+        return;
     }
     let nd = view.shape.len();
-    let mut at = vec![0usize; nd];
+    let (n, last) = match nd {
+        0 => (1, 0),
+        _ => (view.shape[nd - 1], view.strides[nd - 1]),
+    };
+    let outer = nd.saturating_sub(1);
+    let mut at = vec![0usize; outer];
+    let mut r = 0;
     loop {
         let off = view.offset
             + (at.iter().zip(&view.strides))
                 .map(|(&k, &s)| k as isize * s)
                 .sum::<isize>();
-        let v = *values.get(usize::try_from(off).ok()?)?;
-        if bad(v) {
-            return Some(v);
+        if row(r, off, last, n).is_none() {
+            return;
         }
-        // Next element, last axis fastest.
-        let mut d = nd;
+        r += 1;
+        // Next row, the last outer axis fastest.
+        let mut d = outer;
         loop {
             if d == 0 {
-                return None;
+                return;
             }
             d -= 1;
             at[d] += 1;
@@ -209,5 +237,117 @@ fn first_in<T: Copy>(values: &[T], view: &View, mut bad: impl FnMut(T) -> bool) 
             }
             at[d] = 0;
         }
+    }
+}
+
+/// The element offset in `mask` of the row `r` (row-major) of its last axis.
+fn row_start(mask: &View, r: usize) -> isize {
+    let nd = mask.shape.len();
+    let mut rest = r;
+    let mut off = mask.offset;
+    for d in (0..nd.saturating_sub(1)).rev() {
+        let n = mask.shape[d];
+        off += (rest % n) as isize * mask.strides[d];
+        rest /= n;
+    }
+    off
+}
+
+/// The `n` elements from offset `at` by `stride` in `values` as an accessor, or `None`
+/// when one of them is outside (not a verified view: the kernel checks).
+fn slice_of<T: Copy>(
+    values: &[T],
+    at: isize,
+    stride: isize,
+    n: usize,
+) -> Option<impl Fn(usize) -> T + '_> {
+    let end = at + (n as isize - 1) * stride;
+    let ok = |o: isize| usize::try_from(o).is_ok_and(|o| o < values.len());
+    if n == 0 || !(ok(at) && ok(end)) {
+        return None;
+    }
+    // SAFETY: both ends are in bounds, and the offsets between them are too (a row is an
+    // arithmetic progression).
+    Some(move |k: usize| unsafe { *values.get_unchecked((at + k as isize * stride) as usize) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element offset of `view`, row-major, by coordinates (the plain definition).
+    fn offsets(view: &View) -> Vec<isize> {
+        let n = view.nelem();
+        (0..n)
+            .map(|mut r| {
+                let mut off = view.offset;
+                for d in (0..view.ndim()).rev() {
+                    off += (r % view.shape[d]) as isize * view.strides[d];
+                    r /= view.shape[d];
+                }
+                off
+            })
+            .collect()
+    }
+
+    fn view(offset: isize, shape: &[usize], strides: &[isize]) -> View {
+        let mut v = View::contiguous(BaseId(1), DType::Int64, shape);
+        v.offset = offset;
+        v.strides = strides.into();
+        v
+    }
+
+    #[test]
+    fn rows_visit_every_element_of_odd_views_in_row_major_order() {
+        let values: Vec<i64> = (0..64).collect();
+        let cases = [
+            view(0, &[], &[]),
+            view(5, &[7], &[1]),
+            view(20, &[7], &[-2]),
+            view(3, &[3, 4], &[1, 0]),
+            view(63, &[2, 3, 4], &[-16, -4, -1]),
+            view(1, &[2, 3, 2], &[30, 2, 9]),
+            view(0, &[3, 0, 2], &[1, 1, 1]),
+        ];
+        for v in &cases {
+            let mut seen = Vec::new();
+            first_in(&values, v, |x| {
+                seen.push(x as isize);
+                false
+            });
+            assert_eq!(seen, offsets(v), "{v:?}");
+            // The first element past a point is found, with the ones before passed over.
+            if let Some(&last) = offsets(v).last() {
+                assert_eq!(
+                    first_in(&values, v, |x| x as isize == last),
+                    Some(last as i64)
+                );
+            }
+        }
+        // A view reaching outside the values is left to the kernel.
+        assert_eq!(first_in(&values, &view(60, &[8], &[1]), |_| true), None);
+    }
+
+    #[test]
+    fn a_masked_check_reads_only_the_selected_elements_through_the_masks_own_strides() {
+        let values: Vec<i64> = (0..12).collect();
+        let idx = view(0, &[3, 4], &[4, 1]);
+        // The mask laid out transposed: element (i, j) at j * 3 + i.
+        let mask = view(0, &[3, 4], &[1, 3]);
+        let mut bytes = vec![0u8; 12];
+        bytes[2 * 3 + 1] = 1; // selects (1, 2): value 6
+        bytes[3 * 3 + 2] = 1; // selects (2, 3): value 11
+        assert_eq!(
+            first_selected(&values, &idx, &bytes, &mask, |_| true),
+            Some(6)
+        );
+        assert_eq!(
+            first_selected(&values, &idx, &bytes, &mask, |v| v > 6),
+            Some(11)
+        );
+        assert_eq!(
+            first_selected(&values, &idx, &bytes, &mask, |v| v < 6),
+            None
+        );
     }
 }
