@@ -367,6 +367,47 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
     recorded(|t| record::scatter(t, op, &target.view, &idx, &values, None))
 }
 
+/// The running count of `mask`'s true entries ([`record::mask_positions`]) and its last
+/// element, the number selected: one element read back, the mask stays on the engine.
+fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<(Arr, usize)> {
+    let pos = Arr::adopt(recorded_in(py, |t| record::mask_positions(t, &mask.view))?);
+    let n = pos.view.nelem();
+    if n == 0 {
+        return Ok((pos, 0));
+    }
+    let last = pos.view.reshape(&[n]).and_then(|v| v.index(0, -1).ok());
+    let last = last.ok_or_else(|| PyValueError::new_err("hassium: internal error: positions"))?;
+    let count = read_scalar(&pos.with_view(last))?.as_i128().unwrap_or(0);
+    Ok((pos, count as usize))
+}
+
+/// `a[mask]` for a boolean mask over `a`'s leading dimensions, compacted on the engine.
+pub fn compress(py: Python<'_>, a: &Arr, mask: &Arr) -> PyResult<Arr> {
+    recorded_in(py, |_| record::check_mask(&a.view, &mask.view))?;
+    let (pos, count) = mask_count(py, mask)?;
+    let v = recorded_in(py, |t| {
+        record::compress(t, &a.view, &mask.view, &pos.view, count)
+    })?;
+    Ok(Arr::adopt(v))
+}
+
+/// `a[mask] = values` for a boolean mask over `a`'s leading dimensions, on the engine;
+/// the mask's count is read back only when the values need checking against it.
+pub fn mask_assign(py: Python<'_>, a: &Arr, mask: &Arr, values: &Arg) -> PyResult<()> {
+    a.check_writeable(Write::Assign)?;
+    let values = values.rec();
+    recorded_in(py, |_| record::check_mask(&a.view, &mask.view))?;
+    let selected = if record::mask_assign_needs_count(&a.view, &mask.view, &values) {
+        Some(mask_count(py, mask)?)
+    } else {
+        None
+    };
+    let sel = selected.as_ref().map(|(p, c)| (&p.view, *c));
+    recorded_in(py, |t| {
+        record::mask_assign(t, &a.view, &mask.view, sel, &values)
+    })
+}
+
 /// `a @ b` with NumPy's `matmul` rules, into `out` or a fresh array.
 pub fn matmul(py: Python<'_>, a: &Arr, b: &Arr, out: Option<&Arr>) -> PyResult<Arr> {
     if let Some(o) = out {

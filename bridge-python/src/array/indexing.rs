@@ -260,6 +260,12 @@ impl PyNdArray {
                 return wrap(py, ops::gather(&a.view, &iv.view)?);
             }
         }
+        // A boolean mask over the leading dimensions: compacted on the engine.
+        if let ([Item::Array(0)], [Adv::Lazy(m)]) = (items.as_slice(), advs.as_slice()) {
+            if m.dtype().is_bool() && m.view.ndim() > 0 {
+                return wrap(py, ops::compress(py, &a, m)?);
+            }
+        }
         if let Some(v) = scalar_bool_key(&a, &items, &advs)? {
             return wrap(py, ops::cast_copy(&a.with_view(v), a.dtype())?);
         }
@@ -285,6 +291,9 @@ impl PyNdArray {
                 !matches!(val, Arg::Array(ref v) if v.view.nelem() != 1 || v.view.ndim() > 0);
             if m.dtype().is_bool() && m.shape() == a.shape() && scalar_like {
                 return ops::masked_fill(&a, m, &val);
+            }
+            if m.dtype().is_bool() && m.view.ndim() > 0 {
+                return ops::mask_assign(py, &a, m, &val);
             }
             if a.view.ndim() == 1 && m.dtype().is_integer() {
                 let iv = ops::cast_copy(m, DType::Int64)?;

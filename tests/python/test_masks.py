@@ -1,0 +1,186 @@
+"""Boolean-mask indexing with a lazy mask (``a[m]``, ``a[m] = v``), which runs on the
+engine: the mask is never brought to host memory, and only the count of what it selects
+is read back, once per compaction and only for assignments that need it. Compared with
+NumPy on every dtype, masks over the leading dimensions, odd layouts and empty
+selections, with NumPy's errors; and ``a ** scalar`` with NumPy's shortcuts."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import DTYPES, assert_same
+
+RNG = np.random.default_rng(42)
+
+#: (array shape, mask dimensions): masks over all or the leading dimensions.
+SHAPES = [
+    ((9,), 1),
+    ((4, 5), 2),
+    ((4, 5), 1),
+    ((3, 4, 2), 1),
+    ((3, 4, 2), 2),
+    ((3, 4, 2), 3),
+    ((0, 3), 1),
+    ((5, 0), 1),
+    ((1,), 1),
+]
+
+
+def values_of(dtype, shape):
+    n = int(np.prod(shape))
+    x = RNG.integers(-50, 50, size=n).reshape(shape)
+    if dtype.kind == "c":
+        x = x + 1j * RNG.integers(-5, 5, size=n).reshape(shape)
+    if dtype.kind == "b":
+        return x > 0
+    if dtype.kind == "u":
+        return np.abs(x).astype(dtype)
+    return x.astype(dtype)
+
+
+def masks(shape, k):
+    """All-false, all-true and a random mask over the first k dimensions."""
+    ms = shape[:k]
+    return [np.zeros(ms, bool), np.ones(ms, bool), RNG.random(ms) < 0.5]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,k", SHAPES, ids=str)
+def test_mask_reads_and_writes_match_numpy(hs, dtype, shape, k):
+    n = values_of(dtype, shape)
+    for m in masks(shape, k):
+        hm = hs.asarray(m) & True  # computed lazily, as a program's masks are
+        assert_same(hs.asarray(n)[hm], n[m])
+        sel = n[m]
+        # Values of the selection's shape, one row broadcast along it, and a scalar.
+        new = values_of(dtype, sel.shape)
+        for v in [new, new[:1], new[0] if len(new) and new.ndim > 1 else None, 7]:
+            if v is None:
+                continue
+            e = n.copy()
+            e[m] = v
+            h = hs.array(n)
+            h[hm] = hs.asarray(v) if isinstance(v, np.ndarray) else v
+            assert_same(h, e, what=f"a[m] = {v!r}")
+
+
+def test_masked_update_of_the_selection_itself(hs):
+    """``z[m] = f(z[m], c[m])``, the form iterations take, on non-contiguous views."""
+    n = np.arange(24.0).reshape(4, 6)[:, ::-1].T  # reversed and transposed
+    c = np.linspace(-1, 1, 24).reshape(6, 4)
+    h, hc = hs.asarray(np.ascontiguousarray(n)), hs.asarray(c)
+    h = h.T.copy().T  # the same values in a non-contiguous layout
+    for _ in range(3):
+        m = np.abs(n) <= 12
+        hm = abs(h) <= 12
+        n[m] = n[m] ** 2 + c[m]
+        h[hm] = h[hm] ** 2 + hc[hm]
+        assert_same(h, n)
+    # Values that are a view of the target: copied before they are written over.
+    n[n > 100] = n[:1].ravel()[: int((n > 100).sum())]
+    sel = int(hs.sum(h > 100))
+    h[h > 100] = h[:1].ravel()[:sel]
+    assert_same(h, n)
+
+
+def test_mask_errors_are_numpys(hs):
+    a = hs.zeros((4, 2))
+    m = hs.asarray(np.array([1, 0, 1, 1], bool)) & True
+    with pytest.raises(ValueError, match=r"value array of shape \(2,2\) could not be"):
+        a[m] = hs.ones((2, 2))
+    with pytest.raises(ValueError, match=r"value array of shape \(3,3\) could not be"):
+        a[m] = hs.ones((3, 3))
+    b = hs.zeros(5)
+    with pytest.raises(
+        ValueError, match="cannot assign 3 input values to the 5 output"
+    ):
+        b[b == 0] = hs.ones(3)
+    with pytest.raises(
+        ValueError, match="cannot assign 3 input values to the 0 output"
+    ):
+        b[b == 1] = hs.ones(3)
+    with pytest.raises(IndexError, match="size of axis is 5 but size of corresponding"):
+        b[hs.ones(4, bool) & True]
+    with pytest.raises(IndexError, match="size of axis is 5 but size of corresponding"):
+        b[hs.ones(4, bool) & True] = 1.0
+    with pytest.raises(IndexError, match="too many indices"):
+        b[hs.ones((5, 1), bool) & True]
+    assert_same(a, np.zeros((4, 2)), what="a refused assignment wrote")
+    assert_same(b, np.zeros(5), what="a refused assignment wrote")
+
+
+def test_a_mask_stays_on_the_engine(hs):
+    """A compaction reads back one count; a scalar or a broadcast row, none."""
+    if not hasattr(hs, "stats"):
+        pytest.skip("NumPy has no runtime to count flushes of")
+    a = hs.arange(1000.0).reshape(250, 4)
+    m = a[:, 0] % 3 == 0
+    hs.asarray(a).sum()  # nothing pending
+    before = hs.stats()["flushes"]
+    a[m] = -1.0
+    a[m] = hs.asarray([[1.0, 2.0, 3.0, 4.0]])
+    assert hs.stats()["flushes"] == before, "an assignment without a count flushed"
+    sel = a[m]
+    assert hs.stats()["flushes"] == before + 1, "a compaction flushed more than once"
+    sel *= 2
+    a[m] = sel
+    assert hs.stats()["flushes"] == before + 2
+    n = np.arange(1000.0).reshape(250, 4)
+    nm = n[:, 0] % 3 == 0
+    n[nm] = [1.0, 2.0, 3.0, 4.0]
+    n[nm] = n[nm] * 2
+    assert_same(a, n)
+
+
+SPECIAL = [-0.0, -np.inf, np.inf, np.nan, -2.0, 3.0, 1e200, 0.25]
+COMPLEX = [1 + 2j, 1e200 + 1e200j, complex(-0.0, 0.0), complex(3, -1e-300), 0j, -4j]
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "c16", "i8"])
+@pytest.mark.parametrize(
+    "e", [2, 2.0, 0.5, -1, -1.0, 1, 0, 3, np.float64(0.5)], ids=repr
+)
+def test_power_by_a_scalar_takes_numpys_shortcuts(hs, dtype, e):
+    """``a ** 2`` squares, ``a ** 0.5`` takes the square root, ``a ** -1`` the
+    reciprocal, as NumPy's operator does (and its float loops for ``np.power``): NaN for
+    ``(-inf) ** 0.5`` and -0.0 for ``(-0.0) ** 0.5``, where C's ``pow`` differs."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        n = np.array(COMPLEX, dt)
+    elif dt.kind == "i":
+        n = np.array([3, -2, 1, 5], dt)
+    else:
+        n = np.array(SPECIAL, dt)
+    if dt.kind == "i" and e == -1 and isinstance(e, int):
+        with pytest.raises(ValueError):
+            hs.asarray(n) ** e
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected, ufunc = n**e, np.power(n, e)
+        got, got_ufunc = hs.asarray(n) ** e, hs.power(hs.asarray(n), e)
+        h, m = hs.array(n), n.copy()
+        inplace = np.result_type(n, e) == dt
+        if inplace:
+            h **= e
+            m **= e
+        shortcuts = {
+            (int, 2): hs.square,
+            (int, -1): hs.reciprocal,
+            (float, 0.5): hs.sqrt,
+        }
+        short = shortcuts.get((type(e), e))
+        if short is not None and dt.kind in "fc":
+            # The shortcut itself, bit for bit (NaN and inf patterns included).
+            want = np.asarray(short(hs.asarray(n)))
+            assert np.asarray(got).tobytes() == want.tobytes()
+    fin = np.isfinite(expected) if dt.kind == "c" else np.ones(n.shape, bool)
+    # A complex product that overflows has a NaN/inf pattern that depends on whether
+    # NumPy's loops use fused multiply-adds: only the finite elements are compared.
+    assert_same(np.asarray(got)[fin], expected[fin], what="the operator")
+    assert_same(np.asarray(got_ufunc)[fin], ufunc[fin], what="np.power")
+    if inplace:
+        assert_same(np.asarray(h)[fin], m[fin], what="**=")
+    assert np.array_equal(
+        np.signbit(np.asarray(got).real), np.signbit(expected.real)
+    ), "signs of zeros"
