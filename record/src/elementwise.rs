@@ -136,6 +136,28 @@ pub fn elementwise(
         for a in values {
             ins.push(operand(t, temps, a, l, &shape, direct)?);
         }
+        // NumPy's float32/float64 power loops square for a scalar exponent of 2, take
+        // the reciprocal for -1 and the square root for one half (so `power(-0.0, 0.5)`
+        // is -0.0 and `power(-inf, 0.5)` NaN, where C's `pow` gives 0 and inf, and
+        // `power(3.0, -1)` is 1/3 correctly rounded); an array exponent goes to `pow`.
+        let fast = match (op, l, ins.get(1)) {
+            (Opcode::Power, DType::Float32 | DType::Float64, Some(Operand::Scalar(s))) => {
+                match s.as_f64() {
+                    2.0 => Some(Opcode::Square),
+                    -1.0 => Some(Opcode::Reciprocal),
+                    0.5 => Some(Opcode::Sqrt),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let op = match fast {
+            Some(f) => {
+                ins.truncate(1);
+                f
+            }
+            None => op,
+        };
         let instr = Instr {
             op,
             out: placeholder(o, &shape),

@@ -65,6 +65,27 @@ fn binary(
     }
 }
 
+/// NumPy's `a ** scalar` for an inexact `a`: a Python int 2 squares, a Python int -1
+/// takes the reciprocal and a Python float 0.5 the square root (the operator, not
+/// `np.power`, does this; for complex numbers the results differ from `power`'s).
+fn scalar_power(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>) -> Option<Opcode> {
+    let t = slf.borrow().arr.dtype();
+    if !t.is_inexact() {
+        return None;
+    }
+    if other.is_exact_instance_of::<pyo3::types::PyInt>() {
+        match other.extract::<i64>().ok()? {
+            2 => Some(Opcode::Square),
+            -1 => Some(Opcode::Reciprocal),
+            _ => None,
+        }
+    } else if other.is_exact_instance_of::<pyo3::types::PyFloat>() {
+        (other.extract::<f64>().ok()? == 0.5).then_some(Opcode::Sqrt)
+    } else {
+        None
+    }
+}
+
 /// `a op= b`: writes into `a`'s view under casting rule "same_kind".
 fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> PyResult<()> {
     let py = slf.py();
@@ -163,6 +184,13 @@ impl PyNdArray {
                 "unsupported operand type(s) for ** or pow(): 'hassium.ndarray', 'int', 'int'",
             ));
         }
+        if let Some(op) = scalar_power(slf, o) {
+            let py = slf.py();
+            return wrap(
+                py,
+                ops::elementwise(py, op, &[Arg::Array(arr_of(slf))], &Dest::NEW, None)?,
+            );
+        }
         binary(slf, o, Opcode::Power, false)
     }
     fn __rpow__(
@@ -179,6 +207,16 @@ impl PyNdArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let _ = modulo;
+        if let Some(op) = scalar_power(slf, o) {
+            let me = arr_of(slf);
+            me.check_writeable(Write::Output)?;
+            let dest = Dest {
+                out: Some(&me),
+                casting: "same_kind",
+            };
+            ops::elementwise(slf.py(), op, &[Arg::Array(me.clone())], &dest, None)?;
+            return Ok(());
+        }
         inplace(slf, o, Opcode::Power)
     }
     fn __and__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
