@@ -247,6 +247,7 @@ pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
         let p = rt.host_ptr(a.view.base).py()?;
         // The exported memory may be written through the buffer: tell device engines.
         rt.mark_host_written(a.view.base);
+        rt::forget_mask(a.view.base);
         Ok(p.wrapping_offset(a.view.offset * a.dtype().size() as isize))
     });
     if result.is_ok() {
@@ -370,6 +371,9 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
 /// The running count of `mask`'s true entries ([`record::mask_positions`]) and its last
 /// element, the number selected: one element read back, the mask stays on the engine.
 fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<(Arr, usize)> {
+    if let Some(known) = rt::remembered_mask(&mask.view) {
+        return Ok(known);
+    }
     let pos = Arr::adopt(recorded_in(py, |t| record::mask_positions(t, &mask.view))?);
     let n = pos.view.nelem();
     if n == 0 {
@@ -377,8 +381,13 @@ fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<(Arr, usize)> {
     }
     let last = pos.view.reshape(&[n]).and_then(|v| v.index(0, -1).ok());
     let last = last.ok_or_else(|| PyValueError::new_err("hassium: internal error: positions"))?;
-    let count = read_scalar(&pos.with_view(last))?.as_i128().unwrap_or(0);
-    Ok((pos, count as usize))
+    let count = read_scalar(&pos.with_view(last))?.as_i128().unwrap_or(0) as usize;
+    rt::remember_mask(rt::MaskCount {
+        mask: mask.clone(),
+        positions: pos.clone(),
+        count,
+    });
+    Ok((pos, count))
 }
 
 /// `a[mask]` for a boolean mask over `a`'s leading dimensions, compacted on the engine.

@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The process-wide runtime, created on first use. Callers hold the lock only for Rust
@@ -102,6 +102,7 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
 /// Records one instruction. Every instruction the bridge records goes through here, so
 /// that one naming a base with a live host view is noted for [`with_rt`] to run at once.
 pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
+    forget_mask(instr.out.base);
     if HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 {
         let mut views = HOST_VIEWS.lock();
         let bases: Vec<BaseId> = std::iter::once(instr.out.base)
@@ -111,6 +112,55 @@ pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
         views.touched.extend(bases);
     }
     rt.record(instr)
+}
+
+/// The last boolean mask whose positions were computed for `a[mask]` (see
+/// `ops::mask_count`), with those positions and its count: `z[m]`, `c[m]` and
+/// `z[m] = v` in a row share one read of the count. Forgotten as soon as anything may
+/// write the mask's base: an instruction recorded into it, or a pointer to its memory
+/// handed to the host.
+pub struct MaskCount {
+    pub mask: Arr,
+    pub positions: Arr,
+    pub count: usize,
+}
+
+static MASK_COUNT: Mutex<Option<MaskCount>> = Mutex::new(None);
+
+/// The base of the mask in [`MASK_COUNT`] (`u64::MAX` when none): the one check every
+/// recorded instruction makes.
+static MASK_COUNT_BASE: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Forgets the remembered mask if it is `id`'s: something may write that base.
+pub fn forget_mask(id: BaseId) {
+    if MASK_COUNT_BASE.load(Ordering::Acquire) == id.0 {
+        MASK_COUNT_BASE.store(u64::MAX, Ordering::Release);
+    }
+}
+
+/// The positions and count remembered for exactly `mask`'s view, unless its base may
+/// have been written since or has a host view open (writable behind the runtime).
+pub fn remembered_mask(mask: &View) -> Option<(Arr, usize)> {
+    if MASK_COUNT_BASE.load(Ordering::Acquire) != mask.base.0
+        || HOST_VIEWS.lock().live.contains_key(&mask.base)
+    {
+        return None;
+    }
+    let cache = MASK_COUNT.lock();
+    let c = cache.as_ref()?;
+    (c.mask.view == *mask).then(|| (c.positions.clone(), c.count))
+}
+
+/// Remembers `mask`'s positions and count (see [`MaskCount`]); the previous entry's
+/// arrays are dropped outside the lock.
+pub fn remember_mask(entry: MaskCount) {
+    let base = entry.mask.view.base.0;
+    let old = {
+        let mut cache = MASK_COUNT.lock();
+        MASK_COUNT_BASE.store(base, Ordering::Release);
+        cache.replace(entry)
+    };
+    drop(old);
 }
 
 /// The bases that host memory views (NumPy arrays made by `np.asarray(h)`, memoryviews,

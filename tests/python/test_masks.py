@@ -124,11 +124,16 @@ def test_a_mask_stays_on_the_engine(hs):
     assert hs.stats()["flushes"] == before + 1, "a compaction flushed more than once"
     sel *= 2
     a[m] = sel
-    assert hs.stats()["flushes"] == before + 2
+    assert hs.stats()["flushes"] == before + 1, "the mask's count was read again"
+    m[0] = not bool(m[0])  # a read (flush), then a write: the count is read anew
+    a[m] = a[m] + 1
+    assert hs.stats()["flushes"] == before + 3
     n = np.arange(1000.0).reshape(250, 4)
     nm = n[:, 0] % 3 == 0
     n[nm] = [1.0, 2.0, 3.0, 4.0]
     n[nm] = n[nm] * 2
+    nm[0] = not nm[0]
+    n[nm] = n[nm] + 1
     assert_same(a, n)
 
 
@@ -184,3 +189,43 @@ def test_power_by_a_scalar_takes_numpys_shortcuts(hs, dtype, e):
     assert np.array_equal(
         np.signbit(np.asarray(got).real), np.signbit(expected.real)
     ), "signs of zeros"
+
+
+def test_a_mask_written_between_uses_selects_anew(hs):
+    """The count of a mask is remembered between ``a[m]`` and ``a[m] = v``: every way of
+    writing the mask in between must be seen."""
+    n = np.arange(20.0)
+    h = hs.asarray(n)
+    nm = n % 3 == 0
+    hm = h % 3 == 0
+    writes = [
+        ("in place", lambda m: m.__setitem__(slice(None), m[::-1].copy())),
+        ("an operator", lambda m: m.__iand__(np.arange(20) < 10)),
+        ("a view", lambda m: m[5:].__setitem__(slice(None), True)),
+        (
+            "an out=",
+            lambda m: (
+                np.logical_not(m, out=m)
+                if m.__class__ is np.ndarray
+                else hs.logical_not(m, out=m)
+            ),
+        ),
+    ]
+    for what, write in writes:
+        assert_same(h[hm], n[nm], what=what)
+        write(nm)
+        write(hm)
+        assert_same(h[hm], n[nm], what=f"after a write through {what}")
+        v = np.arange(int(nm.sum()), dtype=float)
+        n[nm] = v
+        h[hm] = hs.asarray(v)
+        assert_same(h, n, what=what)
+    if hs is not np:
+        # Through a NumPy view of the mask's memory.
+        assert_same(h[hm], n[nm])
+        host = np.asarray(hm)
+        if host.flags.writeable:
+            host[:3] = ~host[:3]
+            nm[:3] = ~nm[:3]
+            del host
+            assert_same(h[hm], n[nm], what="after a write through a host view")
