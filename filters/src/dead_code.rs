@@ -4,7 +4,8 @@
 //! removing a dead reader is seen before its producers are visited. An instruction that
 //! can fail on its values (a gather's index out of range, a negative integer power) is
 //! kept even when its result is dead: NumPy raises there, and so must Hassium (vem's
-//! `poison` raises a failure nothing reads at the next read).
+//! `poison` raises a failure nothing reads at the next read), unless the recorder built
+//! its indices in range (`Batch::in_range`: a compaction's ranks).
 
 use crate::facts::temporaries;
 use crate::{Filter, Result};
@@ -27,7 +28,7 @@ impl Filter for DeadCode {
             }
             if temps.contains(&instr.out.base)
                 && !read_later.contains(&instr.out.base)
-                && !instr.can_fail_when_run()
+                && (!instr.can_fail_when_run() || batch.in_range.contains(&instr.out.base))
             {
                 removed.push(k);
                 continue;

@@ -523,6 +523,24 @@ fn dead_code_keeps_synced_unfreed_and_partly_read_results() {
     assert_eq!(apply("dead_code", &before).instrs, before.instrs);
 }
 
+#[test]
+fn dead_code_removes_an_unread_index_write_only_when_its_indices_are_known_in_range() {
+    // A compaction into a temporary nothing reads: kept (an index out of range must
+    // still raise), unless the batch says its indices are in range.
+    let mut r = Recorder::new();
+    let src = r.array(DType::Float64, &[8]);
+    let mask = r.array(DType::Bool, &[8]);
+    let idx = r.array(DType::Int64, &[8]);
+    let out = r.array(DType::Float64, &[3]);
+    r.assign(Opcode::CondScatter, &out, [v(&idx), v(&src), v(&mask)]);
+    r.free(&out);
+    let before = r.finish();
+    assert_eq!(apply("dead_code", &before).instrs, before.instrs);
+    let mut proven = before.clone();
+    proven.in_range.push(out.base);
+    assert_eq!(count(&apply("dead_code", &proven), Opcode::CondScatter), 0);
+}
+
 // --- contract_reductions -------------------------------------------------------------------------
 
 fn two_sums(x_shape: &[usize], a1: usize, a2: usize, op: Opcode, transpose: bool) -> Batch {

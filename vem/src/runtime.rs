@@ -48,6 +48,9 @@ pub struct Runtime {
     /// [`Runtime::sync_extent`]); a base not here is synced whole.
     sync_extents: IdMap<(u64, u64)>,
     next_id: u64,
+    /// Bases of queued index instructions whose indices the recorder built in range
+    /// (see `Batch::in_range`), handed to the next flush's batch.
+    in_range: Vec<BaseId>,
     memory: HostMemory,
     stats: RuntimeStats,
     /// `$HASSIUM_DUMP`: where each fused batch is written as text and Graphviz.
@@ -93,6 +96,7 @@ impl Runtime {
             sync: Vec::new(),
             sync_extents: IdMap::default(),
             next_id: 1,
+            in_range: Default::default(),
             memory: HostMemory::default(),
             stats,
             dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
@@ -158,6 +162,18 @@ impl Runtime {
     /// Number of instructions waiting for the next flush.
     pub fn queued(&self) -> usize {
         self.queue.len()
+    }
+
+    /// The instructions waiting for the next flush, in program order (what the recorder
+    /// may look back at to rewrite what it records next).
+    pub fn queued_instrs(&self) -> &[Instr] {
+        &self.queue
+    }
+
+    /// Notes that the queued index instruction writing `id` has indices in range by
+    /// construction (see `Batch::in_range`).
+    pub fn note_in_range(&mut self, id: BaseId) {
+        self.in_range.push(id);
     }
 
     /// Appends one instruction after checking it, so errors surface at the call site.
@@ -327,6 +343,7 @@ impl Runtime {
             instrs: std::mem::take(&mut self.queue),
             sync: std::mem::take(&mut self.sync),
             next_id: 0,
+            in_range: std::mem::take(&mut self.in_range),
         };
         if !self.poison.is_empty() {
             // What reads an array an earlier failure made invalid is not run, and is
@@ -358,7 +375,8 @@ impl Runtime {
         // A base kept as a recipe is computed into a temporary where the batch reads it;
         // where nothing does, that computation is dead. Removed here, whatever the
         // stack's filters: the runtime made it, and a small batch skips `dead_code`.
-        let cleaned = if adopted {
+        // So is a compaction whose result nothing reads (`Batch::in_range`).
+        let cleaned = if adopted || !batch.in_range.is_empty() {
             hassium_filters::Filter::apply(&mut hassium_filters::DeadCode, &mut batch)
         } else {
             Ok(())
@@ -495,6 +513,7 @@ impl Runtime {
                 instrs: compute[start..end].iter().map(|&i| i.clone()).collect(),
                 sync: Vec::new(),
                 next_id: 0,
+                in_range: Default::default(),
             };
             let kernels = if on_engine {
                 self.fuse(&part)?.0

@@ -240,7 +240,7 @@ pub unsafe extern "C" fn execute_keyed(
                         .execute_again(&t.batch, &t.kernels, &buffers, &mut t.memo)?;
                     ex.templates.insert(key, t);
                 }
-                Err((batch, kernels)) => ex.engine.execute(&batch, &kernels, &buffers)?,
+                Err(call) => ex.engine.execute(&call.0, &call.1, &buffers)?,
             }
             Ok(STATUS_OK)
         })

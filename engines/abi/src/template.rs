@@ -111,14 +111,14 @@ impl Template {
     pub fn new(
         batch: Batch,
         kernels: Vec<Kernel>,
-    ) -> std::result::Result<Template, (Batch, Vec<Kernel>)> {
+    ) -> std::result::Result<Template, Box<(Batch, Vec<Kernel>)>> {
         match Template::layout(&batch, &kernels) {
             Some(l) => Ok(Template {
                 batch,
                 kernels,
                 ..l
             }),
-            None => Err((batch, kernels)),
+            None => Err(Box::new((batch, kernels))),
         }
     }
 

@@ -479,6 +479,7 @@ impl Reader<'_> {
             instrs,
             sync,
             next_id: 0,
+            in_range: Default::default(),
         })
     }
 

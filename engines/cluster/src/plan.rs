@@ -701,6 +701,7 @@ mod tests {
             instrs: vec![add],
             sync: vec![],
             next_id: 0,
+            in_range: Default::default(),
         };
         let k = Kernel {
             instrs: smallvec![0],

@@ -129,6 +129,7 @@ mod tests {
             instrs,
             sync: vec![],
             next_id: 0,
+            in_range: Default::default(),
         };
         batch.instrs[2].op = Opcode::AddReduce;
         let elementwise = Kernel {
