@@ -19,7 +19,10 @@ use crate::create::generate;
 use crate::elementwise::fit_value;
 use crate::error::{Error, Result};
 use crate::reduce::scan;
-use hassium_core::{fmt_shape, overlap, DType, Instr, Opcode, Operand, Overlap, Scalar, View};
+use hassium_core::{
+    fmt_shape, overlap, BaseId, DType, Instr, OpClass, Opcode, Operand, Overlap, Scalar, View,
+};
+use std::sync::Mutex;
 
 /// Checks that `mask` indexes `a`'s leading dimensions, with NumPy's error.
 pub fn check_mask(a: &View, mask: &View) -> Result<()> {
@@ -155,8 +158,187 @@ pub fn compress(
             flat,
             [idx.into(), a.clone().into(), spread(&m, &a.shape, 0).into()],
         ))?;
+        // Ranks of the selected elements: in range whatever the values.
+        t.runtime().note_in_range(out.base);
+        remember_compaction(Compaction {
+            out: out.base,
+            source: a.clone(),
+            mask: mask.clone(),
+        });
         Ok(out)
     })
+}
+
+/// A compaction [`compress`] recorded: its result's base, what it selected from, and by
+/// which mask.
+#[derive(Clone)]
+struct Compaction {
+    out: BaseId,
+    source: View,
+    mask: View,
+}
+
+/// The last compactions recorded, for [`lanes`] to recognise in the queue. Base ids are
+/// never reused, so an entry whose instruction has left the queue names nothing there.
+static COMPACTIONS: Mutex<Vec<Compaction>> = Mutex::new(Vec::new());
+
+/// How many compactions [`COMPACTIONS`] keeps.
+const REMEMBERED: usize = 16;
+
+fn remember_compaction(c: Compaction) {
+    let mut list = COMPACTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if list.len() == REMEMBERED {
+        list.remove(0);
+    }
+    list.push(c);
+}
+
+/// An input of a [`Lane`] operation.
+enum LaneIn {
+    Scalar(Scalar),
+    /// A compaction's source: the uncompacted array.
+    Source(View),
+    /// An earlier operation's result.
+    Node(usize),
+}
+
+/// An elementwise operation over selections, to recompute over whole arrays.
+struct Lane {
+    op: Opcode,
+    dtype: DType,
+    ins: Vec<LaneIn>,
+}
+
+/// Most operations [`lanes`] lifts.
+const MOST_LANES: usize = 32;
+
+/// What [`lanes`] walks: the queue, the compactions it may find there, the assignment's
+/// target and mask, and the selection's shape.
+struct Walk<'a> {
+    queue: &'a [Instr],
+    compactions: Vec<Compaction>,
+    target: &'a View,
+    mask: &'a View,
+    selection: &'a [usize],
+    lanes: Vec<Lane>,
+}
+
+impl Walk<'_> {
+    /// A whole selection-shaped array, as compactions and operations on them make.
+    fn whole(&self, v: &View) -> bool {
+        *v == View::contiguous(v.base, v.dtype, self.selection)
+    }
+
+    /// Whether anything after queue position `k` writes into `v` or frees its base.
+    fn written_after(&self, k: usize, v: &View) -> bool {
+        self.queue[k + 1..].iter().any(|i| {
+            (i.op == Opcode::Free && i.out.base == v.base)
+                || (!i.op.is_system() && overlap(&i.out, v) != Overlap::Disjoint)
+        })
+    }
+
+    /// `base`'s value just before queue position `before`, lifted to whole arrays.
+    fn lift(&mut self, base: BaseId, before: usize) -> Option<LaneIn> {
+        let w = self.queue[..before]
+            .iter()
+            .rposition(|i| i.out.base == base)?;
+        let instr = &self.queue[w];
+        if let Some(c) = self.compactions.iter().find(|c| c.out == base) {
+            let fits = instr.op == Opcode::CondScatter
+                && c.mask == *self.mask
+                && c.source.shape == self.target.shape
+                && c.source.dtype == instr.out.dtype;
+            if !fits || self.written_after(w, &c.source) || self.written_after(w, self.mask) {
+                return None;
+            }
+            return Some(LaneIn::Source(c.source.clone()));
+        }
+        if instr.op.class() != OpClass::Elementwise
+            || instr.can_fail_when_run()
+            || !self.whole(&instr.out)
+            || self.lanes.len() >= MOST_LANES
+        {
+            return None;
+        }
+        let (op, dtype, operands) = (instr.op, instr.out.dtype, instr.ins.clone());
+        let mut ins = Vec::with_capacity(operands.len());
+        for o in &operands {
+            ins.push(match o {
+                Operand::Scalar(s) => LaneIn::Scalar(*s),
+                Operand::View(v) if self.whole(v) => self.lift(v.base, w)?,
+                Operand::View(_) => return None,
+            });
+        }
+        self.lanes.push(Lane { op, dtype, ins });
+        Some(LaneIn::Node(self.lanes.len() - 1))
+    }
+}
+
+/// How `values` (a selection-shaped array in the queue) was computed, lifted to whole
+/// arrays. When it is elementwise operations, none that can fail, over compactions of
+/// target-shaped arrays by this very `mask` and over scalars, the same operations over
+/// the uncompacted arrays give, at every element the mask selects, the value the
+/// assignment stores there. So `a[mask] = f(x[mask], y[mask])` becomes
+/// `a = where(mask, f(x, y), a)`: no gather, and the compactions, now unread, are dead
+/// code (`Batch::in_range`). The elements the mask leaves out compute values nobody
+/// stores; they cannot fail or warn (Hassium raises no floating-point warnings).
+/// Nothing between a compaction and now may write its source or the mask, or free them.
+///
+/// Returns the operations in dependency order and the root, or `None` for the general
+/// path.
+fn lanes(queue: &[Instr], a: &View, mask: &View, values: &View) -> Option<(Vec<Lane>, LaneIn)> {
+    let mut walk = Walk {
+        queue,
+        compactions: COMPACTIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone(),
+        target: a,
+        mask,
+        selection: &values.shape,
+        lanes: Vec::new(),
+    };
+    if values.dtype != a.dtype || !walk.whole(values) {
+        return None;
+    }
+    let root = walk.lift(values.base, queue.len())?;
+    Some((walk.lanes, root))
+}
+
+/// Records `a = where(mask, root, a)` over whole arrays for what [`lanes`] lifted.
+fn record_lanes(
+    t: &mut impl Target,
+    temps: &mut Temps,
+    a: &View,
+    m: &View,
+    lanes: Vec<Lane>,
+    root: LaneIn,
+) -> Result<()> {
+    let mut results: Vec<View> = Vec::with_capacity(lanes.len());
+    let operand = |x: &LaneIn, results: &[View]| -> Operand {
+        match x {
+            LaneIn::Scalar(s) => Operand::Scalar(*s),
+            LaneIn::Source(v) => v.clone().into(),
+            LaneIn::Node(k) => results[*k].clone().into(),
+        }
+    };
+    for lane in &lanes {
+        let out = temps.view(t, lane.dtype, &a.shape)?;
+        let ins: Vec<Operand> = lane.ins.iter().map(|x| operand(x, &results)).collect();
+        t.record(Instr::new(lane.op, out.clone(), ins))?;
+        results.push(out);
+    }
+    let mut value = operand(&root, &results);
+    if let Operand::View(v) = &value {
+        if overlap(a, v) == Overlap::Partial {
+            value = private_copy(t, temps, v)?.into();
+        }
+    }
+    t.record(Instr::new(
+        Opcode::Where,
+        a.clone(),
+        [spread(m, &a.shape, 0).into(), value, a.clone().into()],
+    ))
 }
 
 /// The shape `a[mask]` has when `count` elements are selected.
@@ -237,6 +419,9 @@ pub fn mask_assign(
         };
         let v: Operand = match &values {
             Arg::Array(v) if gathered => {
+                if let Some((lanes, root)) = lanes(t.runtime().queued_instrs(), a, mask, v) {
+                    return record_lanes(t, temps, a, &m, lanes, root);
+                }
                 let (pos, count) = selected.expect("checked above");
                 let shape = selection_shape(a, mask, count);
                 let mut src = as_dtype(t, temps, v, a.dtype)?.broadcast_to(&shape)?;

@@ -229,3 +229,58 @@ def test_a_mask_written_between_uses_selects_anew(hs):
             nm[:3] = ~nm[:3]
             del host
             assert_same(h[hm], n[nm], what="after a write through a host view")
+
+
+def test_an_update_of_a_selection_reads_the_values_of_its_time(hs):
+    """``a[m] = f(a[m])`` is computed over whole arrays under ``where``; a selection
+    read earlier keeps its values when its source or the mask changed since, and one
+    still held stays readable."""
+    n = np.linspace(-3, 3, 30).reshape(5, 6)
+    h = hs.asarray(n)
+    nm, hm = n > 0, h > 0
+    # The source written between the read and the assignment.
+    nt, ht = n[nm], h[hm]
+    n += 1
+    h += 1
+    n[nm] = nt * 2
+    h[hm] = ht * 2
+    assert_same(h, n)
+    # The mask written (the same count) between the read and the assignment.
+    nt, ht = n[nm] - 1, h[hm] - 1
+    nm[0, 0], nm[4, 5] = nm[4, 5], nm[0, 0]
+    hm[0, 0], hm[4, 5] = hm[4, 5], hm[0, 0]
+    n[nm] = nt
+    h[hm] = ht
+    assert_same(h, n)
+    # A selection still held after the assignment, and one of another array.
+    other = np.arange(30.0).reshape(5, 6)
+    ho = hs.asarray(other)
+    nt, ht = n[nm], h[hm]
+    n[nm] = nt * nt + other[nm]
+    h[hm] = ht * ht + ho[hm]
+    assert_same(h, n)
+    assert_same(ht, nt, what="the held selection")
+    # Values of another dtype, and a selection of a differently shaped array.
+    n[nm] = (other[nm] * 3).astype(np.int32)
+    h[hm] = (ho[hm] * 3).astype(np.int32)
+    assert_same(h, n)
+    # A selection by another mask of the same count (reversed): not the same lanes.
+    n[nm] = other[nm[::-1, ::-1]] + 1
+    h[hm] = ho[hm[::-1, ::-1]] + 1
+    assert_same(h, n)
+
+
+def test_an_update_of_a_selection_runs_no_compaction(hs, stack):
+    """``z[m] = z[m] ** 2 + c[m]`` runs as one kernel over the whole arrays (and the
+    running count of the next mask), not as compactions, a gather and a select."""
+    if stack != "cpu":
+        pytest.skip("kernel counts are the cpu engine's")
+    z = hs.zeros((300, 200), complex)
+    c = hs.asarray(np.linspace(-2, 1, 60000).reshape(300, 200) + 0.5j)
+    for i in range(3):
+        m = abs(z) <= 2.0
+        before = hs.stats()["engine"]["kernels_run"]
+        z[m] = z[m] ** 2 + c[m]
+        hs.asarray(z).sum()
+        ran = hs.stats()["engine"]["kernels_run"] - before
+    assert ran <= 3, f"{ran} kernels for one masked update"
