@@ -13,9 +13,9 @@ const ALIGN: usize = 64;
 const MAP_THRESHOLD: usize = 1 << 20;
 /// Most bytes kept in the pool for reuse.
 const POOL_LIMIT: usize = 1 << 30;
-/// A request missing its own class takes a pooled mapping of up to this many
-/// sixteenths more than it (see [`HostMemory::alloc`]).
-const LARGER_BY_SIXTEENTHS: usize = 4;
+/// A request missing its own class takes a pooled mapping of up to this many times its
+/// size (see [`HostMemory::alloc`]).
+const LARGER_BY: usize = 2;
 
 /// One allocation.
 pub enum Block {
@@ -151,14 +151,15 @@ impl HostMemory {
     /// that fresh mappings are zero.
     ///
     /// A mapped request that misses its own class takes the smallest pooled mapping up
-    /// to a quarter larger: arrays whose sizes change every iteration (what a shrinking
-    /// mask selects, a slice that grows) then reuse touched pages instead of faulting in
-    /// fresh ones (zeroing them was a sixth of a Mandelbrot run's time). The slack is
-    /// touched memory, bounded by the quarter.
+    /// to twice its size: arrays whose sizes change every iteration (what a shrinking
+    /// mask selects) then reuse touched pages instead of faulting in fresh ones (zeroing
+    /// them was a sixth of a Mandelbrot run's time). A pooled block is resident already,
+    /// so this never adds memory; the bound keeps a small array from holding a large
+    /// block that the next large request would then allocate afresh.
     pub fn alloc(&mut self, bytes: usize) -> Result<Block> {
         let size = rounded(bytes);
         let most = if size >= MAP_THRESHOLD {
-            size + size / 16 * LARGER_BY_SIXTEENTHS
+            size * LARGER_BY
         } else {
             size
         };
@@ -229,21 +230,21 @@ mod tests {
     }
 
     #[test]
-    fn a_mapped_request_takes_a_pooled_block_a_little_larger_but_not_much() {
+    fn a_mapped_request_takes_a_pooled_block_up_to_twice_its_size() {
         let mut m = HostMemory::default();
         let mb = 1 << 20;
         let a = m.alloc(5 * mb).unwrap();
         m.release(a);
-        // A selection that shrank by a tenth reuses the block...
-        let mut b = m.alloc(5 * mb - mb / 2).unwrap();
+        // A selection that shrank by a third reuses the block...
+        let mut b = m.alloc(5 * mb - 5 * mb / 3).unwrap();
         assert_eq!((m.reused, m.fresh), (1, 1));
         assert!(b.capacity() >= 5 * mb);
         let p = b.as_ptr();
         m.release(b);
-        // ...and one of half the size does not.
-        let _c = m.alloc(5 * mb / 2).unwrap();
+        // ...and one of under half the size does not.
+        let _c = m.alloc(5 * mb / 2 - mb / 4).unwrap();
         assert_eq!((m.reused, m.fresh), (1, 2));
-        let mut d = m.alloc(4 * mb + mb / 2).unwrap();
+        let mut d = m.alloc(3 * mb).unwrap();
         assert_eq!((d.as_ptr(), m.reused), (p, 2));
         // Small requests keep their exact class.
         let e = m.alloc(3000).unwrap();
