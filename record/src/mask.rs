@@ -243,9 +243,12 @@ impl Walk<'_> {
             .iter()
             .rposition(|i| i.out.base == base)?;
         let instr = &self.queue[w];
-        if let Some(c) = self.compactions.iter().find(|c| c.out == base) {
-            let fits = instr.op == Opcode::CondScatter
-                && c.mask == *self.mask
+        let compaction = (instr.op == Opcode::CondScatter)
+            .then(|| self.compactions.iter().find(|c| c.out == base))
+            .flatten();
+        if let Some(c) = compaction {
+            // (A compaction updated in place since, `v[m] *= 2`, is an operation on it.)
+            let fits = c.mask == *self.mask
                 && c.source.shape == self.target.shape
                 && c.source.dtype == instr.out.dtype;
             if !fits || self.written_after(w, &c.source) || self.written_after(w, self.mask) {

@@ -284,3 +284,22 @@ def test_an_update_of_a_selection_runs_no_compaction(hs, stack):
         hs.asarray(z).sum()
         ran = hs.stats()["engine"]["kernels_run"] - before
     assert ran <= 3, f"{ran} kernels for one masked update"
+
+
+def test_an_in_place_update_of_a_selection_runs_no_compaction(hs, stack):
+    """``v[m] *= s`` (a compaction updated in place, then stored) is a ``where`` too."""
+    n = np.linspace(-1, 1, 5000)
+    h = hs.asarray(n)
+    for i in range(3):
+        nm, hm = n > 0.3 * i - 0.2, h > 0.3 * i - 0.2
+        if stack == "cpu":
+            hs.asarray(h).sum()
+            before = hs.stats()["engine"]["kernels_run"]
+        n[nm] *= -0.9
+        h[hm] *= -0.9
+        n[nm] += n[nm]
+        h[hm] += h[hm]
+        assert_same(h, n)
+        if stack == "cpu":
+            ran = hs.stats()["engine"]["kernels_run"] - before
+            assert ran <= 3, f"{ran} kernels for two in-place updates of a selection"
