@@ -368,35 +368,26 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
     recorded(|t| record::scatter(t, op, &target.view, &idx, &values, None))
 }
 
-/// The running count of `mask`'s true entries ([`record::mask_positions`]) and its last
-/// element, the number selected: one element read back, the mask stays on the engine.
-fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<(Arr, usize)> {
+/// How many entries of `mask` are true ([`record::mask_count`]): one element read back,
+/// the mask stays on the engine. Remembered until the mask's base may be written.
+fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<usize> {
     if let Some(known) = rt::remembered_mask(&mask.view) {
         return Ok(known);
     }
-    let pos = Arr::adopt(recorded_in(py, |t| record::mask_positions(t, &mask.view))?);
-    let n = pos.view.nelem();
-    if n == 0 {
-        return Ok((pos, 0));
-    }
-    let last = pos.view.reshape(&[n]).and_then(|v| v.index(0, -1).ok());
-    let last = last.ok_or_else(|| PyValueError::new_err("hassium: internal error: positions"))?;
-    let count = read_scalar(&pos.with_view(last))?.as_i128().unwrap_or(0) as usize;
+    let total = Arr::adopt(recorded_in(py, |t| record::mask_count(t, &mask.view))?);
+    let count = read_scalar(&total)?.as_i128().unwrap_or(0) as usize;
     rt::remember_mask(rt::MaskCount {
         mask: mask.clone(),
-        positions: pos.clone(),
         count,
     });
-    Ok((pos, count))
+    Ok(count)
 }
 
 /// `a[mask]` for a boolean mask over `a`'s leading dimensions, compacted on the engine.
 pub fn compress(py: Python<'_>, a: &Arr, mask: &Arr) -> PyResult<Arr> {
     recorded_in(py, |_| record::check_mask(&a.view, &mask.view))?;
-    let (pos, count) = mask_count(py, mask)?;
-    let v = recorded_in(py, |t| {
-        record::compress(t, &a.view, &mask.view, &pos.view, count)
-    })?;
+    let count = mask_count(py, mask)?;
+    let v = recorded_in(py, |t| record::compress(t, &a.view, &mask.view, count))?;
     Ok(Arr::adopt(v))
 }
 
@@ -406,14 +397,13 @@ pub fn mask_assign(py: Python<'_>, a: &Arr, mask: &Arr, values: &Arg) -> PyResul
     a.check_writeable(Write::Assign)?;
     let values = values.rec();
     recorded_in(py, |_| record::check_mask(&a.view, &mask.view))?;
-    let selected = if record::mask_assign_needs_count(&a.view, &mask.view, &values) {
+    let count = if record::mask_assign_needs_count(&a.view, &mask.view, &values) {
         Some(mask_count(py, mask)?)
     } else {
         None
     };
-    let sel = selected.as_ref().map(|(p, c)| (&p.view, *c));
     recorded_in(py, |t| {
-        record::mask_assign(t, &a.view, &mask.view, sel, &values)
+        record::mask_assign(t, &a.view, &mask.view, count, &values)
     })
 }
 

@@ -114,14 +114,12 @@ pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
     rt.record(instr)
 }
 
-/// The last boolean mask whose positions were computed for `a[mask]` (see
-/// `ops::mask_count`), with those positions and its count: `z[m]`, `c[m]` and
-/// `z[m] = v` in a row share one read of the count. Forgotten as soon as anything may
-/// write the mask's base: an instruction recorded into it, or a pointer to its memory
-/// handed to the host.
+/// The last boolean mask whose count was read for `a[mask]` (see `ops::mask_count`),
+/// with that count: `z[m]`, `c[m]` and `z[m] = v` in a row share one read. Forgotten as
+/// soon as anything may write the mask's base: an instruction recorded into it, or a
+/// pointer to its memory handed to the host.
 pub struct MaskCount {
     pub mask: Arr,
-    pub positions: Arr,
     pub count: usize,
 }
 
@@ -138,9 +136,9 @@ pub fn forget_mask(id: BaseId) {
     }
 }
 
-/// The positions and count remembered for exactly `mask`'s view, unless its base may
-/// have been written since or has a host view open (writable behind the runtime).
-pub fn remembered_mask(mask: &View) -> Option<(Arr, usize)> {
+/// The count remembered for exactly `mask`'s view, unless its base may have been
+/// written since or has a host view open (writable behind the runtime).
+pub fn remembered_mask(mask: &View) -> Option<usize> {
     if MASK_COUNT_BASE.load(Ordering::Acquire) != mask.base.0
         || HOST_VIEWS.lock().live.contains_key(&mask.base)
     {
@@ -148,11 +146,11 @@ pub fn remembered_mask(mask: &View) -> Option<(Arr, usize)> {
     }
     let cache = MASK_COUNT.lock();
     let c = cache.as_ref()?;
-    (c.mask.view == *mask).then(|| (c.positions.clone(), c.count))
+    (c.mask.view == *mask).then_some(c.count)
 }
 
-/// Remembers `mask`'s positions and count (see [`MaskCount`]); the previous entry's
-/// arrays are dropped outside the lock.
+/// Remembers `mask`'s count (see [`MaskCount`]); the previous entry's mask is dropped
+/// outside the lock.
 pub fn remember_mask(entry: MaskCount) {
     let base = entry.mask.view.base.0;
     let old = {

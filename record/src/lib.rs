@@ -30,7 +30,7 @@ pub use create::{arange, cast_copy, full, generate, random_bits, reshape, resolv
 pub use elementwise::{assign, check_nin, elementwise, masked_fill};
 pub use error::{Call, Error, Result};
 pub use index::{gather, scatter};
-pub use mask::{check_mask, compress, mask_assign, mask_assign_needs_count, mask_positions};
+pub use mask::{check_mask, compress, mask_assign, mask_assign_needs_count, mask_count};
 pub use matmul::matmul;
 pub use reduce::{reduce, scan, ReduceSpec};
 pub use sort::{searchsorted, sort, sort_in_place};

@@ -3,11 +3,13 @@
 //!
 //! How many elements a mask selects sizes the compaction's result, and NumPy's
 //! assignment checks the values against it, so those two need the count: a caller
-//! records [`mask_positions`] (the running count of selected entries, whose last element
-//! is the count), reads that one element, and records the compaction or assignment with
-//! it. Nothing else leaves the engine: the mask is never brought to host memory, and no
-//! index array is built there. An assignment of a scalar, or of values that broadcast
-//! along the selection, needs no count ([`mask_assign_needs_count`]).
+//! records [`mask_count`] (a sum of the mask, which fuses with whatever computes it),
+//! reads that one element, and records the compaction or assignment with it. Nothing
+//! else leaves the engine: the mask is never brought to host memory, and no index array
+//! is built there. An assignment of a scalar, or of values that broadcast along the
+//! selection, needs no count ([`mask_assign_needs_count`]). The compaction's positions
+//! (the running count of the mask) are computed with it, so they vanish with it when it
+//! turns out dead (see [`lanes`]).
 //!
 //! The selected element at mask position `r` and inner offset `j` goes to (comes from)
 //! result element `(positions[r] - 1) * inner + j`. A masked scatter checks only the
@@ -18,7 +20,6 @@ use crate::base::{as_dtype, flatten, operand, private_copy, recording, Target, T
 use crate::create::generate;
 use crate::elementwise::fit_value;
 use crate::error::{Error, Result};
-use crate::reduce::scan;
 use hassium_core::{
     fmt_shape, overlap, BaseId, DType, Instr, OpClass, Opcode, Operand, Overlap, Scalar, View,
 };
@@ -42,20 +43,33 @@ pub fn check_mask(a: &View, mask: &View) -> Result<()> {
     Ok(())
 }
 
-/// The running count of `mask`'s true entries in C order (inclusive), as a fresh int64
-/// array of the mask's shape: its last element is how many the mask selects.
-pub fn mask_positions(t: &mut impl Target, mask: &View) -> Result<View> {
-    let flat = scan(
-        t,
-        Opcode::AddAccumulate,
-        mask,
-        None,
-        Some(DType::Int64),
-        None,
-    )?;
-    Ok(flat
+/// How many entries of `mask` are true, as a fresh 0-d int64 array.
+pub fn mask_count(t: &mut impl Target, mask: &View) -> Result<View> {
+    let spec = crate::reduce::ReduceSpec {
+        op: Opcode::AddReduce,
+        name: "sum",
+        axes: None,
+        dtype: Some(DType::Int64),
+        keepdims: false,
+        initial: None,
+    };
+    crate::reduce::reduce(t, mask, &spec, None)
+}
+
+/// The running count of `mask`'s true entries in C order (inclusive), in a temporary
+/// int64 array of the mask's shape.
+fn positions(t: &mut impl Target, temps: &mut Temps, mask: &View) -> Result<View> {
+    let flat = flatten(t, temps, mask)?;
+    let pos = temps.view(t, DType::Int64, &[flat.nelem()])?;
+    if !pos.is_empty() {
+        t.record(Instr::new(Opcode::Identity, pos.clone(), [flat.into()]))?;
+        t.record(
+            Instr::new(Opcode::AddAccumulate, pos.clone(), [pos.clone().into()]).with_axis(0),
+        )?;
+    }
+    Ok(pos
         .reshape(&mask.shape)
-        .expect("a fresh array reshapes to any shape of its size"))
+        .expect("a contiguous temporary reshapes to any shape of its size"))
 }
 
 /// `v` (whose dimensions are `a`'s leading ones, or `a`'s trailing ones with `lead`
@@ -120,15 +134,9 @@ fn result_index(
 }
 
 /// `a[mask]`: the selected elements (rows, for a mask over fewer dimensions) in C order,
-/// as a fresh array of shape `(count,) + a.shape[mask.ndim:]`. `pos` is
-/// [`mask_positions`] of the mask and `count` its last element.
-pub fn compress(
-    t: &mut impl Target,
-    a: &View,
-    mask: &View,
-    pos: &View,
-    count: usize,
-) -> Result<View> {
+/// as a fresh array of shape `(count,) + a.shape[mask.ndim:]`; `count` is what
+/// [`mask_count`] gave.
+pub fn compress(t: &mut impl Target, a: &View, mask: &View, count: usize) -> Result<View> {
     check_mask(a, mask)?;
     let k = mask.ndim();
     let mut shape = vec![count];
@@ -138,7 +146,8 @@ pub fn compress(
         if out.is_empty() || a.is_empty() {
             return Ok(out);
         }
-        let idx = result_index(t, temps, a, pos, false)?;
+        let pos = positions(t, temps, mask)?;
+        let idx = result_index(t, temps, a, &pos, false)?;
         let m = operand(
             t,
             temps,
@@ -363,13 +372,13 @@ pub fn mask_assign_needs_count(a: &View, mask: &View, values: &Arg) -> bool {
 }
 
 /// `a[mask] = values`, NumPy's boolean-mask assignment: values cast to `a`'s dtype and
-/// broadcast to the selection's shape. `selected` is the mask's positions and count,
-/// which [`mask_assign_needs_count`] says whether it needs.
+/// broadcast to the selection's shape. `count` is what [`mask_count`] gave, which
+/// [`mask_assign_needs_count`] says whether it needs.
 pub fn mask_assign(
     t: &mut impl Target,
     a: &View,
     mask: &View,
-    selected: Option<(&View, usize)>,
+    count: Option<usize>,
     values: &Arg,
 ) -> Result<()> {
     check_mask(a, mask)?;
@@ -380,8 +389,8 @@ pub fn mask_assign(
     let gathered = mask_assign_needs_count(a, mask, &values);
     if let Arg::Array(v) = &values {
         // Without a count, the values broadcast along the selection: check the rest.
-        let count = match selected {
-            Some((_, c)) => c,
+        let shown = match count {
+            Some(c) => c,
             None if gathered => {
                 return Err(Error::Value(
                     "hassium: internal error: a boolean-mask assignment needs its count".into(),
@@ -389,11 +398,11 @@ pub fn mask_assign(
             }
             None => 1,
         };
-        let shape = selection_shape(a, mask, count);
+        let shape = selection_shape(a, mask, shown);
         if v.broadcast_to(&shape).is_err() {
             return Err(if res_ndim == 1 && v.ndim() == 1 {
                 Error::Value(format!(
-                    "NumPy boolean array indexing assignment cannot assign {} input values to the {count} output values where the mask is true",
+                    "NumPy boolean array indexing assignment cannot assign {} input values to the {shown} output values where the mask is true",
                     v.shape[0]
                 ))
             } else {
@@ -405,7 +414,7 @@ pub fn mask_assign(
             });
         }
     }
-    if a.is_empty() || selected.is_some_and(|(_, c)| c == 0) {
+    if a.is_empty() || count == Some(0) {
         return Ok(());
     }
     recording(t, |t, temps| {
@@ -425,14 +434,15 @@ pub fn mask_assign(
                 if let Some((lanes, root)) = lanes(t.runtime().queued_instrs(), a, mask, v) {
                     return record_lanes(t, temps, a, &m, lanes, root);
                 }
-                let (pos, count) = selected.expect("checked above");
+                let count = count.expect("checked above");
                 let shape = selection_shape(a, mask, count);
                 let mut src = as_dtype(t, temps, v, a.dtype)?.broadcast_to(&shape)?;
                 if src.base == a.base {
                     src = private_copy(t, temps, &src)?;
                 }
                 let src = flatten(t, temps, &src)?;
-                let idx = result_index(t, temps, a, pos, true)?;
+                let pos = positions(t, temps, mask)?;
+                let idx = result_index(t, temps, a, &pos, true)?;
                 let g = temps.view(t, a.dtype, &a.shape)?;
                 t.record(Instr::new(
                     Opcode::Gather,
