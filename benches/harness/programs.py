@@ -132,6 +132,26 @@ BENCHES: dict[str, Bench] = {
     "mandelbrot": Bench(
         {"n": 600, "iters": 40}, {"n": 60, "iters": 10}, {"n": 0.5}, rtol=1e-4
     ),
+    # Boolean masks per cluster: a compaction of the points by each label, then a mean.
+    "kmeans_masks": Bench(
+        {"n": 500_000, "k": 8, "iters": 10},
+        {"n": 20_000, "k": 8, "iters": 2},
+        {"n": 1},
+        rtol=1e-9,
+    ),
+    # Masked in-place updates: reflections at two walls (`x[m] = 2 - x[m]`, `v[m] *= -d`).
+    "particle_walls": Bench(
+        {"n": 1_000_000, "steps": 30},
+        {"n": 20_000, "steps": 3},
+        {"n": 1},
+    ),
+    # A convolution by shifted slices, reassembled with `concatenate` after each pass.
+    "convolve_slices": Bench(
+        {"n": 4_000_000, "taps": 9, "passes": 8},
+        {"n": 50_000, "taps": 9, "passes": 2},
+        {"n": 1},
+        rtol=1e-9,
+    ),
     "particle_deposit": Bench(
         {"n": 1_000_000, "cells": 4096, "steps": 10},
         {"n": 20_000, "cells": 256, "steps": 2},
