@@ -441,10 +441,3 @@ pub fn searchsorted(py: Python<'_>, hay: &Arr, needles: &Arr, right: bool) -> Py
 pub fn flush() -> PyResult<()> {
     with_rt(|rt| rt.flush().py())
 }
-
-/// Records an in-place `Where(mask, value, a) -> a` (boolean-mask assignment of a scalar).
-pub fn masked_fill(a: &Arr, mask: &Arr, value: &Arg) -> PyResult<()> {
-    a.check_writeable(Write::Assign)?;
-    let value = value.rec();
-    recorded(|t| record::masked_fill(t, &a.view, &mask.view, &value))
-}

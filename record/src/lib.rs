@@ -27,7 +27,7 @@ mod sort;
 pub use args::{check_item, check_stored_int, result_type, Arg, Weak};
 pub use base::{check_ndim, checked_nelem, new_view, Dest, Target};
 pub use create::{arange, cast_copy, full, generate, random_bits, reshape, resolve_shape, uniform};
-pub use elementwise::{assign, check_nin, elementwise, masked_fill};
+pub use elementwise::{assign, check_nin, elementwise};
 pub use error::{Call, Error, Result};
 pub use index::{gather, scatter};
 pub use mask::{check_mask, compress, mask_assign, mask_assign_needs_count, mask_count};

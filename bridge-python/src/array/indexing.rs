@@ -285,13 +285,9 @@ impl PyNdArray {
             let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
             return ops::assign(py, &a.with_view(b.view), &val, "unsafe");
         }
-        // A boolean mask over the whole array with a scalar: an in-place select, lazily.
+        // A lazy boolean mask over the leading dimensions: on the engine (a scalar or a
+        // broadcast row is one lazy select).
         if let ([Item::Array(0)], [Adv::Lazy(m)]) = (items.as_slice(), advs.as_slice()) {
-            let scalar_like =
-                !matches!(val, Arg::Array(ref v) if v.view.nelem() != 1 || v.view.ndim() > 0);
-            if m.dtype().is_bool() && m.shape() == a.shape() && scalar_like {
-                return ops::masked_fill(&a, m, &val);
-            }
             if m.dtype().is_bool() && m.view.ndim() > 0 {
                 return ops::mask_assign(py, &a, m, &val);
             }
