@@ -17,7 +17,9 @@ def main():
     n, k = args.n, args.k
 
     t = np.arange(n, dtype=np.float64)
-    points = np.stack([np.sin(t * 0.37) * 3 + np.cos(t * 0.011), np.cos(t * 0.53) * 2], 1)
+    points = np.stack(
+        [np.sin(t * 0.37) * 3 + np.cos(t * 0.011), np.cos(t * 0.53) * 2], 1
+    )
     centers = points[:: n // k][:k].copy()
 
     for _ in range(args.iters):
