@@ -377,7 +377,7 @@ fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<usize> {
     let total = Arr::adopt(recorded_in(py, |t| record::mask_count(t, &mask.view))?);
     let count = read_scalar(&total)?.as_i128().unwrap_or(0) as usize;
     rt::remember_mask(rt::MaskCount {
-        mask: mask.clone(),
+        mask: mask.view.clone(),
         count,
     });
     Ok(count)

@@ -118,8 +118,9 @@ pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
 /// with that count: `z[m]`, `c[m]` and `z[m] = v` in a row share one read. Forgotten as
 /// soon as anything may write the mask's base: an instruction recorded into it, or a
 /// pointer to its memory handed to the host.
+/// Base ids are never reused, so the view alone names the mask.
 pub struct MaskCount {
-    pub mask: Arr,
+    pub mask: View,
     pub count: usize,
 }
 
@@ -146,19 +147,14 @@ pub fn remembered_mask(mask: &View) -> Option<usize> {
     }
     let cache = MASK_COUNT.lock();
     let c = cache.as_ref()?;
-    (c.mask.view == *mask).then_some(c.count)
+    (c.mask == *mask).then_some(c.count)
 }
 
-/// Remembers `mask`'s count (see [`MaskCount`]); the previous entry's mask is dropped
-/// outside the lock.
+/// Remembers `mask`'s count (see [`MaskCount`]).
 pub fn remember_mask(entry: MaskCount) {
-    let base = entry.mask.view.base.0;
-    let old = {
-        let mut cache = MASK_COUNT.lock();
-        MASK_COUNT_BASE.store(base, Ordering::Release);
-        cache.replace(entry)
-    };
-    drop(old);
+    let mut cache = MASK_COUNT.lock();
+    MASK_COUNT_BASE.store(entry.mask.base.0, Ordering::Release);
+    *cache = Some(entry);
 }
 
 /// The bases that host memory views (NumPy arrays made by `np.asarray(h)`, memoryviews,
