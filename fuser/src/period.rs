@@ -27,6 +27,10 @@ use rustc_hash::FxHashMap;
 /// one iteration is longer.
 pub const SEGMENT_NODES: usize = 192;
 
+/// Nodes after a batch's repeating part looked past in steps of 16 to find it (and
+/// beyond, in powers of two up to a quarter of the batch).
+pub const TAIL_NODES: usize = 512;
+
 /// The segment of each node (non-system instruction, program order); `None` when the
 /// batch has no long repeating tail (everything is one segment).
 pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
@@ -35,19 +39,21 @@ pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
         return None;
     }
     let sig = signatures(batch, nodes);
-    let (period, covered) = best_period(&sig)?;
+    let (end, period, covered) = periodic_part(&sig)?;
     let region = covered + period;
-    if region <= SEGMENT_NODES {
-        return None;
-    }
-    let start = n - region;
+    let start = end - region;
     let len = period * (SEGMENT_NODES / period).max(1);
-    let phase = cut_phase(batch, nodes, period);
-    // Cuts are `n - period + phase - k * len`; one more before `start` catches the
+    let phase = cut_phase(batch, &nodes[..end], period);
+    // Cuts are `end - period + phase + k * len`; one more before `start` catches the
     // beginning of the first iteration, which differs from the rest only in what it reads
-    // from before the loop.
+    // from before the loop. After `end` (the last iteration, whose results outlive the
+    // batch, and what follows the loop) the cuts go on at the same distance.
     let mut cuts = Vec::new();
-    let mut x = (n - period + phase) as isize;
+    let mut x = (end - period + phase + len) as isize;
+    while (x as usize) < n {
+        x += len as isize;
+    }
+    x -= len as isize;
     while x > 0 && x as usize + period > start {
         if (x as usize) < n {
             cuts.push(x as usize);
@@ -66,6 +72,23 @@ pub(crate) fn segments(batch: &Batch, nodes: &[usize]) -> Option<Vec<u32>> {
         *slot = s;
     }
     Some(seg)
+}
+
+/// `(end, period, covered)`: the repeating part of the batch, ending at node `end`. That
+/// is the batch's end, or up to [`TAIL_NODES`] or a quarter of the batch before it: a
+/// loop's last iteration differs from the others (its results outlive the batch), and
+/// a program's final computation may follow it. `None` when no repetition spans more
+/// than [`SEGMENT_NODES`].
+fn periodic_part(sig: &[u64]) -> Option<(usize, usize, usize)> {
+    let n = sig.len();
+    let mut tails: Vec<usize> = (0..=TAIL_NODES.min(n / 2)).step_by(16).collect();
+    tails.extend((10..).map(|k| 1usize << k).take_while(|&t| t <= n / 4));
+    tails.into_iter().find_map(|tail| {
+        let end = n - tail;
+        best_period(&sig[..end])
+            .filter(|&(p, c)| c + p > SEGMENT_NODES)
+            .map(|(p, c)| (end, p, c))
+    })
 }
 
 /// One hash per node; see the module docs for what it covers.
@@ -313,5 +336,36 @@ mod tests {
         // One long chain whose steps differ (each reads a different earlier result).
         let r = chain_without_repeats(300);
         assert!(segments(&r, &nodes(&r)).is_none());
+    }
+
+    #[test]
+    fn a_loop_followed_by_something_else_is_still_cut_at_each_iteration() {
+        // The loop's last iteration, then a program's final computation (a chain unlike
+        // the body) in the same batch.
+        let mut b = looped(120, 5);
+        let tail = chain_without_repeats(40);
+        let base = 10_000;
+        for i in &tail.instrs {
+            let mut i = i.clone();
+            let shift = |v: &mut View| v.base = BaseId(v.base.0 + base);
+            shift(&mut i.out);
+            for o in i.ins.iter_mut() {
+                if let Operand::View(v) = o {
+                    shift(v);
+                }
+            }
+            add_base(&mut b, i.out.base.0, 8);
+            b.instrs.push(i);
+        }
+        let seg = segments(&b, &nodes(&b)).expect("periodic before its tail");
+        for it in 1..5 {
+            assert_eq!(
+                seg[1 + 120 * it],
+                seg[120 * it] + 1,
+                "cut before iteration {it}"
+            );
+        }
+        let last = *seg.last().unwrap();
+        assert!(seg[b.instrs.len() - 40..].iter().all(|&s| s == last));
     }
 }
