@@ -38,5 +38,6 @@ pub use overlap::{lag_rows, overlap, self_overlaps, Overlap, LAG_MAX_BYTES, LAG_
 pub use scalar::{float_to_int, Scalar};
 pub use verify::{verify, verify_instr, verify_kernels, verify_kernels_in};
 pub use view::{
-    broadcast_shapes, fmt_requested_shape, fmt_shape, same_shape, Shape, Strides, View, MAX_DIMS,
+    broadcast_shapes, contiguous_strides, fmt_requested_shape, fmt_shape, same_shape, Shape,
+    Strides, View, MAX_DIMS,
 };

@@ -1,4 +1,6 @@
-use crate::{ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Result, Simplify};
+use crate::{
+    ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Piecewise, Result, Simplify,
+};
 use hassium_core::Batch;
 
 /// A rewrite of a batch that keeps its meaning: every base that stays observable (not
@@ -17,6 +19,7 @@ type Make = fn() -> Box<dyn Filter>;
 pub const REGISTRY: &[(&str, Make)] = &[
     ("matrix_vector", || Box::new(MatrixVector)),
     ("expand_powk", || Box::new(ExpandPowk)),
+    ("piecewise", || Box::new(Piecewise::default())),
     ("simplify", || Box::new(Simplify)),
     ("cse", || Box::new(Cse::default())),
     ("dead_code", || Box::new(DeadCode)),

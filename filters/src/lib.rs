@@ -10,6 +10,7 @@ mod expand_powk;
 mod facts;
 mod filter;
 mod matrix_vector;
+mod piecewise;
 mod simplify;
 
 pub use contract_reductions::ContractReductions;
@@ -20,4 +21,5 @@ pub use error::{Error, Result};
 pub use expand_powk::{ExpandPowk, MAX_EXPONENT};
 pub use filter::{create, Filter, REGISTRY};
 pub use matrix_vector::MatrixVector;
+pub use piecewise::Piecewise;
 pub use simplify::Simplify;

@@ -644,13 +644,14 @@ fn every_filter_is_registered_by_its_toml_name() {
         "cse",
         "dead_code",
         "contract_reductions",
+        "piecewise",
         "dump",
     ] {
         assert!(create(name).is_ok(), "{name}");
     }
     let e = create("simplfy").err().unwrap().to_string();
     assert!(
-        e.contains("unknown filter 'simplfy'") && e.contains("expand_powk, simplify, cse"),
+        e.contains("unknown filter 'simplfy'") && e.contains("expand_powk, piecewise, simplify"),
         "{e}"
     );
 }
@@ -679,5 +680,276 @@ fn the_default_filter_chain_keeps_black_scholes_like_code_correct() {
         1,
         "x*x once; x*1 became a copy"
     );
+    assert_same_results(&before, &after);
+}
+
+// --- piecewise -----------------------------------------------------------------------------------
+
+/// `piecewise` cutting whatever it can: the default weighs the copies saved against the
+/// instructions added, which these small arrays never pass.
+fn piecewise(batch: &Batch) -> Batch {
+    let mut out = batch.clone();
+    hassium_filters::Piecewise { bytes_per_instr: 0 }
+        .apply(&mut out)
+        .unwrap();
+    verify(&out).unwrap_or_else(|e| panic!("piecewise broke verify: {e}"));
+    out
+}
+
+/// `np.roll(x, shift, axis)` as the bridge records it: a fresh array and two copies.
+fn roll(r: &mut Recorder, x: &View, shift: usize, axis: usize) -> View {
+    let b = r.array(x.dtype, &x.shape);
+    let n = x.shape[axis] as isize;
+    let s = shift as isize;
+    let cut = |view: &View, lo: isize, hi: isize| view.slice(axis, lo, hi, 1).unwrap();
+    r.assign(Opcode::Identity, &cut(&b, s, n), [v(&cut(x, 0, n - s))]);
+    r.assign(Opcode::Identity, &cut(&b, 0, s), [v(&cut(x, n - s, n))]);
+    b
+}
+
+/// Copies into `b` left in the batch.
+fn copies_into(batch: &Batch, b: &View) -> usize {
+    batch
+        .instrs
+        .iter()
+        .filter(|i| i.op == Opcode::Identity && i.out.base == b.base)
+        .count()
+}
+
+fn reads_of(batch: &Batch, b: &View) -> usize {
+    batch
+        .instrs
+        .iter()
+        .flat_map(|i| i.input_views())
+        .filter(|x| x.base == b.base)
+        .count()
+}
+
+#[test]
+fn piecewise_reads_a_rolled_array_through_its_pieces() {
+    for axis in [0, 1] {
+        let mut r = Recorder::new();
+        let x = r.array(DType::Float64, &[5, 7]);
+        let b = roll(&mut r, &x, 2, axis);
+        let y = r.binary(Opcode::Multiply, v(&b), sc(Scalar::Float64(2.0)));
+        let z = r.binary(Opcode::Add, v(&y), v(&x));
+        r.free_all([&b, &y]);
+        r.sync(&z);
+        let before = r.finish();
+        let after = piecewise(&before);
+        assert_eq!(copies_into(&after, &b), 0, "axis {axis}");
+        assert_eq!(reads_of(&after, &b), 0, "axis {axis}");
+        // Two cells each for the multiply and the add (y renamed per cell).
+        assert_eq!(count(&after, Opcode::Multiply), 2);
+        assert_eq!(count(&after, Opcode::Add), 2);
+        assert_eq!(reads_of(&after, &y), 0, "y is one temporary per cell");
+        assert_same_results(&before, &after);
+    }
+}
+
+#[test]
+fn piecewise_follows_a_roll_of_a_roll_and_a_sum_of_rolls() {
+    // The neighbour sum of a periodic board: rolls along both axes, by +1 and -1.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int32, &[6, 9]);
+    let mut terms = Vec::new();
+    let mut rolled = Vec::new();
+    for (s0, s1) in [(1, 0), (5, 0), (0, 1), (0, 8), (1, 1), (5, 8)] {
+        let a = if s0 > 0 {
+            roll(&mut r, &x, s0, 0)
+        } else {
+            x.clone()
+        };
+        let b = if s1 > 0 {
+            roll(&mut r, &a, s1, 1)
+        } else {
+            a.clone()
+        };
+        if s0 > 0 && s1 > 0 {
+            rolled.push(a.clone());
+        }
+        rolled.push(b.clone());
+        terms.push(b);
+    }
+    let mut acc = r.binary(Opcode::Add, v(&terms[0]), v(&terms[1]));
+    let mut sums = vec![acc.clone()];
+    for t in &terms[2..] {
+        acc = r.binary(Opcode::Add, v(&acc), v(t));
+        sums.push(acc.clone());
+    }
+    let alive = r.binary(Opcode::Equal, v(&acc), sc(Scalar::Int32(3)));
+    r.free_all(rolled.iter().chain(&sums[..sums.len() - 1]));
+    r.free(&acc);
+    r.sync(&alive);
+    let before = r.finish();
+    let after = piecewise(&before);
+    for b in &rolled {
+        if copies_into(&after, b) != 0 {
+            eprintln!("{}", hassium_core::dump::batch_text(&after));
+        }
+        assert_eq!(copies_into(&after, b), 0);
+        assert_eq!(reads_of(&after, b), 0);
+    }
+    assert_eq!(count(&after, Opcode::Identity), 0, "no copy is left");
+    assert!(after.instrs.iter().all(|i| i.op.is_system()
+        || i.input_views()
+            .all(|x2| x2.base == x.base || !before.bases.contains_key(&x2.base))));
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_leaves_reads_after_a_source_changed_and_reads_by_its_writer() {
+    // x changes between the roll and the read: the copies hold the old values.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[4, 6]);
+    let b = roll(&mut r, &x, 1, 0);
+    r.assign(Opcode::Add, &x, [v(&x), sc(Scalar::Float64(1.0))]);
+    let y = r.binary(Opcode::Multiply, v(&b), v(&x));
+    r.free(&b);
+    r.sync(&y);
+    r.sync(&x);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(after.instrs, before.instrs);
+
+    // x[...] = roll(x) + 1 reads x through b while writing x.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[4, 6]);
+    let b = roll(&mut r, &x, 3, 1);
+    r.assign(Opcode::Add, &x, [v(&b), sc(Scalar::Float64(1.0))]);
+    r.free(&b);
+    r.sync(&x);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(after.instrs, before.instrs);
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_keeps_a_source_freed_early_alive_until_the_reads() {
+    // t = x * 2; b = roll(t); free t; y = b + 1: t must live until y is computed.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[8, 3]);
+    let t = r.binary(Opcode::Multiply, v(&x), sc(Scalar::Float64(2.0)));
+    let b = roll(&mut r, &t, 3, 0);
+    r.free(&t);
+    let y = r.binary(Opcode::Add, v(&b), sc(Scalar::Float64(1.0)));
+    r.free(&b);
+    r.sync(&y);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(copies_into(&after, &b), 0);
+    let free_t = after
+        .instrs
+        .iter()
+        .position(|i| i.op == Opcode::Free && i.out.base == t.base)
+        .unwrap();
+    let last_read = after
+        .instrs
+        .iter()
+        .rposition(|i| i.input_views().any(|w| w.base == t.base))
+        .unwrap();
+    assert!(free_t > last_read);
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_forwards_what_it_can_and_keeps_what_spans_pieces_in_a_reduction() {
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[6, 4]);
+    let b = roll(&mut r, &x, 2, 0);
+    // A sum over all of b spans both pieces: b stays; a sum of rows 3.. lies in one.
+    let whole = r.reduce(Opcode::AddReduce, &b, 0);
+    let tail = r.reduce(Opcode::AddReduce, &b.slice(0, 3, 6, 1).unwrap(), 0);
+    r.free(&b);
+    r.sync(&whole);
+    r.sync(&tail);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(copies_into(&after, &b), 2, "the whole sum still reads b");
+    assert_eq!(reads_of(&after, &b), 1);
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_reads_a_scalar_piece_as_the_scalar() {
+    // np.concatenate([zeros(2, 5), x]) as a fill and a copy, then a broadcast column.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float32, &[3, 5]);
+    let col = r.array(DType::Float32, &[5, 1]);
+    let b = r.array(DType::Float32, &[5, 5]);
+    r.assign(
+        Opcode::Identity,
+        &b.slice(0, 0, 2, 1).unwrap(),
+        [sc(Scalar::Float32(0.0))],
+    );
+    r.assign(Opcode::Identity, &b.slice(0, 2, 5, 1).unwrap(), [v(&x)]);
+    let mut wide = col.clone();
+    wide.shape[1] = 5;
+    wide.strides[1] = 0;
+    let y = r.binary(Opcode::Subtract, v(&b), v(&wide));
+    r.free(&b);
+    r.sync(&y);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(copies_into(&after, &b), 0);
+    let subs: Vec<&Instr> = after
+        .instrs
+        .iter()
+        .filter(|i| i.op == Opcode::Subtract)
+        .collect();
+    assert_eq!(subs.len(), 2);
+    assert!(subs[0].ins[0].as_scalar().is_some());
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_without_fresh_ids_cuts_nothing() {
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[5, 7]);
+    let b = roll(&mut r, &x, 2, 0);
+    let y = r.binary(Opcode::Multiply, v(&b), sc(Scalar::Float64(2.0)));
+    let tail = r.unary(Opcode::Negative, &b.slice(0, 3, 5, 1).unwrap());
+    r.free(&b);
+    r.sync(&y);
+    r.sync(&tail);
+    let mut before = r.finish();
+    before.next_id = 0;
+    let after = piecewise(&before);
+    assert_eq!(count(&after, Opcode::Multiply), 1);
+    assert_eq!(copies_into(&after, &b), 2);
+    assert_eq!(reads_of(&after, &b), 1, "the tail reads x");
+    assert_same_results(&before, &after);
+}
+
+#[test]
+fn piecewise_by_default_cuts_only_where_the_copies_outweigh_the_added_instructions() {
+    for (n, cut) in [(8, false), (1024, true)] {
+        let mut r = Recorder::new();
+        let x = r.array(DType::Float64, &[n, n]);
+        let b = roll(&mut r, &x, 1, 0);
+        let y = r.binary(Opcode::Multiply, v(&b), sc(Scalar::Float64(2.0)));
+        r.free(&b);
+        r.sync(&y);
+        let before = r.finish();
+        let after = apply("piecewise", &before);
+        assert_eq!(copies_into(&after, &b) == 0, cut, "{n}²");
+        assert_same_results(&before, &after);
+    }
+}
+
+#[test]
+fn piecewise_reads_a_whole_copy_as_its_source() {
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int16, &[6, 5]);
+    let c = r.array(DType::Int16, &[6, 5]);
+    r.assign(Opcode::Identity, &c, [v(&x)]);
+    let y = r.binary(Opcode::Add, v(&c), v(&x));
+    r.free(&c);
+    r.sync(&y);
+    let before = r.finish();
+    let after = apply("piecewise", &before);
+    assert_eq!(copies_into(&after, &c), 0);
+    assert_eq!(reads_of(&after, &c), 0);
     assert_same_results(&before, &after);
 }

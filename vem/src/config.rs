@@ -72,7 +72,9 @@ fn default_small_flush_threshold() -> usize {
 }
 
 fn default_small_skip_filters() -> Vec<String> {
-    ["simplify", "cse", "dead_code"].map(String::from).to_vec()
+    ["piecewise", "simplify", "cse", "dead_code"]
+        .map(String::from)
+        .to_vec()
 }
 
 #[derive(Clone, Debug, Deserialize)]
