@@ -97,6 +97,9 @@ BENCHES: dict[str, Bench] = {
     "game_of_life": Bench(
         {"n": 1000, "steps": 20}, {"n": 100, "steps": 5}, {"n": 0.5}, rtol=0.0
     ),
+    "game_of_life_roll": Bench(
+        {"n": 2000, "steps": 20}, {"n": 100, "steps": 5}, {"n": 0.5}, rtol=0.0
+    ),
     "lattice_boltzmann_d2q9": Bench(
         {"n": 500, "steps": 20}, {"n": 50, "steps": 3}, {"n": 0.5}
     ),
