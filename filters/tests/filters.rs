@@ -953,3 +953,123 @@ fn piecewise_reads_a_whole_copy_as_its_source() {
     assert_eq!(reads_of(&after, &c), 0);
     assert_same_results(&before, &after);
 }
+
+/// A small deterministic generator (splitmix64) for the random programs below.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A random program over same-shaped arrays: rolls (along either axis, of rolls too),
+/// arrays assembled from slices of two others, plain copies, elementwise arithmetic,
+/// in-place updates of sources (closing forwarding windows), row sums, and temporaries
+/// freed as soon as they leave the pool; some results synced.
+fn random_assembly(seed: u64) -> Batch {
+    let mut d = Draw(seed);
+    let mut r = Recorder::new();
+    let dtype = if d.below(4) == 0 {
+        DType::Int32
+    } else {
+        DType::Float64
+    };
+    let shape = [2 + d.below(6), 2 + d.below(7)];
+    let mut pool: Vec<View> = (0..2).map(|_| r.array(dtype, &shape)).collect();
+    let inputs = pool.len();
+    let mut temps: Vec<View> = Vec::new();
+    for _ in 0..4 + d.below(12) {
+        let x = pool[d.below(pool.len())].clone();
+        let y = pool[d.below(pool.len())].clone();
+        let made = match d.below(7) {
+            0 | 1 => {
+                let axis = d.below(2);
+                let s = 1 + d.below(shape[axis] - 1);
+                roll(&mut r, &x, s, axis)
+            }
+            2 => {
+                // b[:k] = x[:k], b[k:] = y[k:] (along either axis)
+                let axis = d.below(2);
+                let k = 1 + d.below(shape[axis] - 1) as isize;
+                let n = shape[axis] as isize;
+                let b = r.array(dtype, &shape);
+                let cut = |v: &View, lo, hi| v.slice(axis, lo, hi, 1).unwrap();
+                r.assign(Opcode::Identity, &cut(&b, 0, k), [v(&cut(&x, 0, k))]);
+                r.assign(Opcode::Identity, &cut(&b, k, n), [v(&cut(&y, k, n))]);
+                b
+            }
+            3 => {
+                let b = r.array(dtype, &shape);
+                r.assign(Opcode::Identity, &b, [v(&x)]);
+                b
+            }
+            4 => {
+                let op = [Opcode::Add, Opcode::Subtract, Opcode::Multiply][d.below(3)];
+                r.binary(op, v(&x), v(&y))
+            }
+            5 => {
+                // x += y: a source written after its copies were taken
+                r.assign(Opcode::Add, &x, [v(&x), v(&y)]);
+                continue;
+            }
+            _ => {
+                let s = r.reduce(Opcode::AddReduce, &x, d.below(2));
+                r.sync(&s);
+                continue;
+            }
+        };
+        pool.push(made.clone());
+        temps.push(made);
+        if pool.len() > 5 {
+            // The oldest temporary leaves the pool: freed now, or kept and synced.
+            let gone = pool.remove(inputs);
+            if d.below(3) == 0 {
+                r.sync(&gone);
+            } else {
+                r.free(&gone);
+                temps.retain(|t| t.base != gone.base);
+            }
+        }
+    }
+    let last = pool.last().unwrap().clone();
+    let out = r.binary(Opcode::Add, v(&last), v(&pool[0]));
+    r.sync(&out);
+    for t in temps.iter().filter(|t| t.base != last.base) {
+        if d.below(2) == 0 {
+            r.free(t);
+        }
+    }
+    r.finish()
+}
+
+#[test]
+fn piecewise_keeps_random_assemblies_correct_fused_or_not() {
+    let caps = hassium_core::Capabilities::all();
+    let mut fuser =
+        hassium_fuser::create("greedy", &hassium_fuser::FuserOptions::default()).unwrap();
+    let mut changed = 0;
+    for seed in 0..2000 {
+        let before = random_assembly(seed);
+        verify(&before).unwrap();
+        let after = piecewise(&before);
+        changed += usize::from(after.instrs != before.instrs);
+        let want = exec::observe(&before, &exec::unfused(&before), seed, true).unwrap();
+        let got = exec::observe(&after, &exec::unfused(&after), seed, true).unwrap();
+        assert_eq!(got, want, "seed {seed}");
+        let kernels = fuser.fuse(&after, &caps).unwrap();
+        let fused = exec::observe(&after, &kernels, seed, true).unwrap();
+        assert_eq!(fused, want, "seed {seed}, fused");
+    }
+    assert!(
+        changed > 1000,
+        "only {changed} of 2000 programs were rewritten"
+    );
+}
