@@ -18,7 +18,7 @@ use hassium_engine_abi::{
 };
 use hassium_engine_reference::{execute_kernel, Memory};
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_128;
@@ -566,6 +566,7 @@ impl CpuEngine {
         // Element-operations the new kernels would cost interpreted: tiering pays off only
         // when that is cheaper than waiting for the compiler.
         let mut new_work = 0usize;
+        let mut work_of: HashMap<u128, usize> = HashMap::new();
         let mut foreground = HashSet::new();
         for (k, &fkey) in kernels.iter().zip(fkeys) {
             let task = self.plan(batch, k, fkey)?;
@@ -578,8 +579,9 @@ impl CpuEngine {
                         && !self.shared.failed.lock().contains(key)
                     {
                         queued.insert(*key);
-                        new_work = new_work
-                            .saturating_add(lowered.elements.saturating_mul(k.instrs.len()));
+                        let work = lowered.elements.saturating_mul(k.instrs.len());
+                        work_of.insert(*key, work);
+                        new_work = new_work.saturating_add(work);
                         todo.push((*key, lowered.clone()));
                         // The interpreter gives every contracted base memory of its own.
                         let scratch: usize = (k.contracted.iter())
@@ -614,8 +616,28 @@ impl CpuEngine {
                 self.compile(ordered, false)?;
             }
             if !free.is_empty() {
-                let background = new_work <= self.cfg.interpret_limit;
-                self.compile(free, background)?;
+                if new_work <= self.cfg.interpret_limit {
+                    self.compile(free, true)?;
+                } else {
+                    // The cheapest kernels, up to the limit together, run interpreted
+                    // while they compile; the batch waits only for the others (a loop
+                    // body cut into cells has a few large ones and many small ones).
+                    let mut free = free;
+                    free.sort_by_key(|(key, _)| work_of.get(key).copied().unwrap_or(usize::MAX));
+                    let mut budget = self.cfg.interpret_limit;
+                    let split = free
+                        .iter()
+                        .take_while(|(key, _)| {
+                            let w = work_of.get(key).copied().unwrap_or(usize::MAX);
+                            budget.checked_sub(w).map(|b| budget = b).is_some()
+                        })
+                        .count();
+                    let wait = free.split_off(split);
+                    if !free.is_empty() {
+                        self.compile(free, true)?;
+                    }
+                    self.compile(wait, false)?;
+                }
             }
         }
         self.calls += 1;

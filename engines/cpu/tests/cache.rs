@@ -657,3 +657,59 @@ fn an_engine_that_dropped_a_template_is_sent_the_whole_call_again() {
     run_keyed(&mut e, Some(1), 0.4).unwrap();
     assert_eq!(replayed(&e), 2.0);
 }
+
+/// A batch whose new kernels together cost more interpreted than `interpret_limit`
+/// waits only for the expensive ones: the cheap ones run interpreted while they
+/// compile in the background (a loop body cut into cells makes a few large kernels
+/// and many small ones, and waiting for all of them stalled a cold run).
+#[test]
+fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cpu = CpuEngine::new(CpuConfig {
+        tiered: true,
+        interpret_limit: 10_000,
+        ..config(1, SpecializePolicy::Fixed, dir.path())
+    })
+    .unwrap();
+    let t = DType::Float64;
+    let mut b = Batch::default();
+    let mut kernels = Vec::new();
+    let mut outs = Vec::new();
+    for (n, factor) in [(1_000, 2.0), (20_000, 3.0)] {
+        let x = base(&mut b, t, n);
+        let tmp = base(&mut b, t, n);
+        let y = base(&mut b, t, n);
+        let v = |id| View::contiguous(id, t, &[n]);
+        let first = b.instrs.len();
+        b.instrs.push(Instr::new(
+            Opcode::Multiply,
+            v(tmp),
+            [v(x).into(), Operand::Scalar(Scalar::Float64(factor))],
+        ));
+        b.instrs
+            .push(Instr::new(Opcode::Sqrt, v(y), [v(tmp).into()]));
+        free(&mut b, tmp);
+        kernels.push(hassium_fuser::finish_kernel(
+            &b,
+            vec![first, first + 1],
+            |_| false,
+        ));
+        outs.push((x, y, n, factor));
+    }
+    let mut a = Arrays::new(&b);
+    for &(x, _, n, _) in &outs {
+        for i in 0..n {
+            a.set(x, i, Scalar::Float64(i as f64));
+        }
+    }
+    let contracted: Vec<_> = kernels.iter().flat_map(|k| k.contracted.clone()).collect();
+    let buffers = a.buffers(&contracted);
+    cpu.execute(&b, &kernels, &buffers).unwrap();
+    let s = cpu.stats();
+    assert_eq!((s.interpreted, s.kernels_run), (1, 1), "{s:?}");
+    for &(_, y, n, factor) in &outs {
+        let got = a.get(y, n - 1).as_f64();
+        assert_eq!(got, ((n - 1) as f64 * factor).sqrt());
+    }
+    cpu.wait_for_compiles();
+}
