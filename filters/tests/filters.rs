@@ -954,28 +954,12 @@ fn piecewise_reads_a_whole_copy_as_its_source() {
     assert_same_results(&before, &after);
 }
 
-/// A small deterministic generator (splitmix64) for the random programs below.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// A random program over same-shaped arrays: rolls (along either axis, of rolls too),
 /// arrays assembled from slices of two others, plain copies, elementwise arithmetic,
 /// in-place updates of sources (closing forwarding windows), row sums, and temporaries
 /// freed as soon as they leave the pool; some results synced.
 fn random_assembly(seed: u64) -> Batch {
-    let mut d = Draw(seed);
+    let mut d = exec::Rng(seed);
     let mut r = Recorder::new();
     let dtype = if d.below(4) == 0 {
         DType::Int32

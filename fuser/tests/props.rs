@@ -11,23 +11,7 @@ use hassium_fuser::recorder::Recorder;
 use hassium_fuser::{check_partition, cost, create, FuserOptions};
 use proptest::prelude::*;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
+use exec::Rng;
 
 const NELEM: usize = 48;
 const SHAPES: &[&[usize]] = &[&[6], &[2, 3], &[3, 2], &[2], &[3]];

@@ -16,6 +16,22 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A small deterministic generator (splitmix64's sequence) for random test programs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        splitmix(self.0.wrapping_sub(0x9e37_79b9_7f4a_7c15))
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
 /// Deterministic initial contents of a base: floats in [-4, 4) with a few special values
 /// (0, -0, inf, NaN) when `special`, small integers otherwise.
 pub fn initial(base: &Base, seed: u64, special: bool) -> Vec<u8> {
