@@ -142,6 +142,8 @@ fn broadcasts(v: &View, d: usize) -> bool {
 struct Piece {
     span: Span,
     src: Operand,
+    /// The copy that filled it: its source must hold still from here on.
+    copy: usize,
 }
 
 struct Assembled {
@@ -279,7 +281,7 @@ fn assembled(batch: &Batch, temps: &IdSet) -> IdMap<Assembled> {
                 return false;
             }
             volume += span.volume();
-            a.pieces.push(Piece { span, src });
+            a.pieces.push(Piece { span, src, copy: k });
         }
         volume == nelem
     });
@@ -290,8 +292,9 @@ fn assembled(batch: &Batch, temps: &IdSet) -> IdMap<Assembled> {
             .iter()
             .any(|p| p.src.base().is_some_and(|s| names.contains(&s)))
     });
-    // The end of the forwarding window: the first write into a source, found in one
-    // pass over the instructions with the arrays listed by source base.
+    // The end of the forwarding window: the first write into a piece's source after the
+    // copy that took it (between two copies, too: then no read is forwarded), found in
+    // one pass over the instructions with the arrays listed by source base.
     let mut by_source: IdMap<Vec<BaseId>> = IdMap::default();
     for (&b, a) in found.iter_mut() {
         a.end = batch.instrs.len();
@@ -308,12 +311,11 @@ fn assembled(batch: &Batch, temps: &IdSet) -> IdMap<Assembled> {
         };
         for b in list {
             let Some(a) = found.get_mut(b) else { continue };
-            if k >= a.ready
-                && a.end == batch.instrs.len()
-                && a.pieces
-                    .iter()
-                    .any(|p| p.src.as_view().is_some_and(|s| writes_into(i, s)))
-            {
+            let hits = a
+                .pieces
+                .iter()
+                .any(|p| k > p.copy && p.src.as_view().is_some_and(|s| writes_into(i, s)));
+            if hits && a.end == batch.instrs.len() {
                 a.end = k;
             }
         }
