@@ -347,7 +347,11 @@ fn classify(a: &IdMap<Assembled>, k: usize, i: &Instr) -> Option<Read> {
         let Some(span) = span_of(v, &asm.dims) else {
             return Some(Read::Kept);
         };
-        if asm.piece_of(&span).is_some() {
+        if let Some(p) = asm.piece_of(&span) {
+            // Only elementwise instructions take a scalar operand (`np.ones(n).sum()`).
+            if p.src.as_scalar().is_some() && i.op.class() != OpClass::Elementwise {
+                return Some(Read::Kept);
+            }
             continue;
         }
         let c = cuts.get_or_insert_with(|| vec![Vec::new(); v.shape.len()]);

@@ -925,6 +925,29 @@ fn piecewise_reads_a_scalar_piece_as_the_scalar() {
 }
 
 #[test]
+fn piecewise_gives_a_scalar_piece_only_to_elementwise_readers() {
+    // np.ones(n): a fill, read by a sum (which needs a view) and by a product.
+    let mut r = Recorder::new();
+    let x = r.array(DType::Float64, &[7]);
+    let ones = r.array(DType::Float64, &[7]);
+    r.assign(Opcode::Identity, &ones, [sc(Scalar::Float64(1.0))]);
+    let s = r.reduce(Opcode::AddReduce, &ones, 0);
+    let y = r.binary(Opcode::Multiply, v(&ones), v(&x));
+    r.free(&ones);
+    r.sync(&s);
+    r.sync(&y);
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(
+        copies_into(&after, &ones),
+        1,
+        "the sum still reads the fill"
+    );
+    assert_eq!(reads_of(&after, &ones), 1);
+    assert_same_results(&before, &after);
+}
+
+#[test]
 fn piecewise_without_fresh_ids_cuts_nothing() {
     let mut r = Recorder::new();
     let x = r.array(DType::Float64, &[5, 7]);
@@ -976,7 +999,7 @@ fn piecewise_reads_a_whole_copy_as_its_source() {
 }
 
 /// A random program over same-shaped arrays: rolls (along either axis, of rolls too),
-/// arrays assembled from slices of two others, plain copies, elementwise arithmetic,
+/// arrays assembled from slices of two others, plain copies, fills, elementwise arithmetic,
 /// in-place updates of sources (closing forwarding windows), row sums, and temporaries
 /// freed as soon as they leave the pool; some results synced.
 fn random_assembly(seed: u64) -> Batch {
@@ -994,7 +1017,13 @@ fn random_assembly(seed: u64) -> Batch {
     for _ in 0..4 + d.below(12) {
         let x = pool[d.below(pool.len())].clone();
         let y = pool[d.below(pool.len())].clone();
-        let made = match d.below(7) {
+        let made = match d.below(8) {
+            7 => {
+                // np.full: one scalar piece
+                let b = r.array(dtype, &shape);
+                r.assign(Opcode::Identity, &b, [sc(Scalar::Float64(1.5).cast(dtype))]);
+                b
+            }
             0 | 1 => {
                 let axis = d.below(2);
                 let s = 1 + d.below(shape[axis] - 1);

@@ -164,3 +164,18 @@ def test_a_rolled_neighbour_sum_moves_no_copies(hs):
     float(board[0, 0])
     moved = hs.stats()["engine"]["bytes_moved"] - before
     assert moved < 3 * 4 * n * n, f"{moved / (3 * n * n):.1f} boards per step"
+
+
+def test_filled_arrays_reduced_and_multiplied(hs):
+    """A fill is a copy of a scalar: a product may read the scalar, a sum must not."""
+
+    def prog(xp, x):
+        ones = xp.ones(x.shape)
+        full = xp.full(x.shape, 2.5)
+        return xp.sum(ones), xp.sum(full, axis=0), ones * x + full
+
+    x = data()
+    got, want = prog(hs, hs.asarray(x)), prog(np, x)
+    assert float(got[0]) == float(want[0])
+    exact(got[1], want[1])
+    exact(got[2], want[2])

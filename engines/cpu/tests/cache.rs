@@ -661,13 +661,16 @@ fn an_engine_that_dropped_a_template_is_sent_the_whole_call_again() {
 /// A batch whose new kernels together cost more interpreted than `interpret_limit`
 /// waits only for the expensive ones: the cheap ones run interpreted while they
 /// compile in the background (a loop body cut into cells makes a few large kernels
-/// and many small ones, and waiting for all of them stalled a cold run).
+/// and many small ones, and waiting for all of them stalled a cold run). The cheap
+/// kernel here is long (400 instructions over 100 elements: slow to compile) and the
+/// expensive one short (2 over 40 000: quick), so the batch is done before the
+/// background compile and the cheap kernel's run is interpreted.
 #[test]
 fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = CpuEngine::new(CpuConfig {
         tiered: true,
-        interpret_limit: 10_000,
+        interpret_limit: 50_000,
         ..config(1, SpecializePolicy::Fixed, dir.path())
     })
     .unwrap();
@@ -675,7 +678,7 @@ fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
     let mut b = Batch::default();
     let mut kernels = Vec::new();
     let mut outs = Vec::new();
-    for (n, factor) in [(1_000, 2.0), (20_000, 3.0)] {
+    for (n, steps) in [(100, 399), (40_000, 1)] {
         let x = base(&mut b, t, n);
         let tmp = base(&mut b, t, n);
         let y = base(&mut b, t, n);
@@ -684,17 +687,26 @@ fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
         b.instrs.push(Instr::new(
             Opcode::Multiply,
             v(tmp),
-            [v(x).into(), Operand::Scalar(Scalar::Float64(factor))],
+            [v(x).into(), Operand::Scalar(Scalar::Float64(0.5))],
         ));
+        for k in 1..steps {
+            let op = if k % 2 == 1 {
+                Opcode::Add
+            } else {
+                Opcode::Multiply
+            };
+            b.instrs.push(Instr::new(
+                op,
+                v(tmp),
+                [v(tmp).into(), Operand::Scalar(Scalar::Float64(0.75))],
+            ));
+        }
         b.instrs
             .push(Instr::new(Opcode::Sqrt, v(y), [v(tmp).into()]));
         free(&mut b, tmp);
-        kernels.push(hassium_fuser::finish_kernel(
-            &b,
-            vec![first, first + 1],
-            |_| false,
-        ));
-        outs.push((x, y, n, factor));
+        let instrs: Vec<usize> = (first..b.instrs.len() - 1).collect();
+        kernels.push(hassium_fuser::finish_kernel(&b, instrs, |_| false));
+        outs.push((x, y, n, steps));
     }
     let mut a = Arrays::new(&b);
     for &(x, _, n, _) in &outs {
@@ -707,9 +719,12 @@ fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
     cpu.execute(&b, &kernels, &buffers).unwrap();
     let s = cpu.stats();
     assert_eq!((s.interpreted, s.kernels_run), (1, 1), "{s:?}");
-    for &(_, y, n, factor) in &outs {
-        let got = a.get(y, n - 1).as_f64();
-        assert_eq!(got, ((n - 1) as f64 * factor).sqrt());
+    for &(_, y, n, steps) in &outs {
+        let mut want = (n - 1) as f64 * 0.5;
+        for k in 1..steps {
+            want = if k % 2 == 1 { want + 0.75 } else { want * 0.75 };
+        }
+        assert_eq!(a.get(y, n - 1).as_f64(), want.sqrt());
     }
     cpu.wait_for_compiles();
 }
