@@ -4,16 +4,19 @@
 //!
 //! **What is an assembled array.** A temporary `B` (freed in the batch, not synced) whose
 //! every write is a copy (`identity`, no cast) of a box of `B`, the boxes tiling `B`
-//! exactly (one box when `B` is a plain copy), all before `B` is first read. `B`'s shape is the shape of a read through its
-//! whole contiguous view. Each box is a *piece*, with a source: a view of another base,
-//! or a scalar. Sources that are themselves assembled wait for the next pass (a roll
-//! along two axes is a roll of a roll), so every forwarded view names real data.
+//! exactly (one box when `B` is a plain copy or a fill), all before `B` is first read.
+//! `B`'s shape is that of a read through its whole contiguous view, or else the one its
+//! first copy's strides step through. Each box is a *piece*, with a source: a view of
+//! another base, or a scalar. Sources that are themselves assembled wait for the next
+//! pass (a roll along two axes is a roll of a roll), so every forwarded view names real
+//! data.
 //!
 //! **A read is forwarded** when it is a box of `B` (unit steps, or broadcast axes) and it
-//! comes after the last copy and before anything writes into a piece's source (the reader
-//! itself included: `x[...] = np.roll(x, 1)` must read `x` before it writes it):
+//! comes after the last copy and before anything writes into a piece's source after that
+//! piece's copy (the reader itself included: `x[...] = np.roll(x, 1)` must read `x`
+//! before it writes it):
 //! - a read inside one piece becomes the matching view of that piece's source, in any
-//!   instruction;
+//!   instruction (a scalar, in elementwise ones only: a sum needs a view);
 //! - a read spanning pieces needs the reader cut into *cells*, boxes of its iteration
 //!   space each inside one piece. The reader must be elementwise, unable to fail, and its
 //!   output must not partly overlap an input. So that fusion still sees whole loop
@@ -21,7 +24,8 @@
 //!   through temporaries (each written and read only by such instructions, through
 //!   their whole view) is cut the same way, and each such temporary becomes one fresh
 //!   temporary per cell (`Batch::new_temp`), which the fuser keeps in registers. A shape
-//!   needing more than [`MAX_CELLS`] cells is left alone.
+//!   needing more than [`MAX_CELLS`] cells is left alone, and so is one whose copies
+//!   move fewer bytes than [`BYTES_PER_INSTR`] per instruction the cells add.
 //!
 //! When every read of `B` is forwarded, its copies are removed. A source freed before the
 //! last forwarded read is freed after `B` instead. Without fresh ids (a batch that is a
