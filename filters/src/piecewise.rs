@@ -400,7 +400,8 @@ fn is_whole(v: &View, dims: &[usize], nelem: usize) -> bool {
     }
 }
 
-/// One shape's cut: the instructions cut, the cells, the temporaries renamed per cell.
+/// One shape's cut: its cells and the temporaries renamed per cell (the instructions
+/// cut are those whose `cut_of` names it).
 struct Cut {
     cells: Vec<Span>,
     renamed: IdSet,
@@ -678,7 +679,6 @@ fn pass(batch: &mut Batch, bytes_per_instr: usize) -> bool {
         }
         Operand::View(v.clone())
     };
-    let copies: IdSet = dropped.clone();
     let old = std::mem::take(&mut batch.instrs);
     let mut out = Vec::with_capacity(old.len());
     for (k, i) in old.into_iter().enumerate() {
@@ -707,7 +707,7 @@ fn pass(batch: &mut Batch, bytes_per_instr: usize) -> bool {
             out.push(i);
             continue;
         }
-        if copies.contains(&i.out.base) {
+        if dropped.contains(&i.out.base) {
             continue; // a copy into an array read only through its pieces
         }
         match cut_of[k] {

@@ -707,6 +707,14 @@ fn roll(r: &mut Recorder, x: &View, shift: usize, axis: usize) -> View {
     b
 }
 
+/// `piecewise` changes nothing in the recorded batch, which runs as before.
+fn assert_piecewise_leaves_alone(r: Recorder) {
+    let before = r.finish();
+    let after = piecewise(&before);
+    assert_eq!(after.instrs, before.instrs);
+    assert_same_results(&before, &after);
+}
+
 /// Copies into `b` left in the batch.
 fn copies_into(batch: &Batch, b: &View) -> usize {
     batch
@@ -808,9 +816,7 @@ fn piecewise_leaves_reads_after_a_source_changed_and_reads_by_its_writer() {
     r.free(&b);
     r.sync(&y);
     r.sync(&x);
-    let before = r.finish();
-    let after = piecewise(&before);
-    assert_eq!(after.instrs, before.instrs);
+    assert_piecewise_leaves_alone(r);
 
     // x[...] = roll(x) + 1 reads x through b while writing x.
     let mut r = Recorder::new();
@@ -819,10 +825,7 @@ fn piecewise_leaves_reads_after_a_source_changed_and_reads_by_its_writer() {
     r.assign(Opcode::Add, &x, [v(&b), sc(Scalar::Float64(1.0))]);
     r.free(&b);
     r.sync(&x);
-    let before = r.finish();
-    let after = piecewise(&before);
-    assert_eq!(after.instrs, before.instrs);
-    assert_same_results(&before, &after);
+    assert_piecewise_leaves_alone(r);
 }
 
 #[test]
@@ -840,10 +843,7 @@ fn piecewise_leaves_an_array_whose_source_changed_between_its_copies() {
     r.free(&b);
     r.sync(&z);
     r.sync(&x);
-    let before = r.finish();
-    let after = piecewise(&before);
-    assert_eq!(after.instrs, before.instrs);
-    assert_same_results(&before, &after);
+    assert_piecewise_leaves_alone(r);
 }
 
 #[test]
