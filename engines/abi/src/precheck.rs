@@ -133,6 +133,13 @@ fn failure(
             _ => &instr.out,
         };
         let n = target.shape.first().copied().unwrap_or(0) as i64;
+        // Every value in range over the memory the view spans: then none it (or its mask)
+        // selects is out of range.
+        // SAFETY: as in `first`.
+        let values = unsafe { std::slice::from_raw_parts(data as *const i64, nelem) };
+        if n > 0 && none_in_span(values, view, |v| (v.wrapping_add(n) as u64) >= 2 * n as u64) {
+            return None;
+        }
         let bad = match mask {
             None => first::<i64>(data, nelem, view, |v| v < -n || v >= n)?,
             Some((m, bytes)) => {
@@ -145,14 +152,54 @@ fn failure(
             "index {bad} is out of bounds for axis 0 with size {n}"
         )));
     }
+    /// `first`, after a scan of the span that finds nothing in most calls.
+    fn first_negative<T: Copy + Default + PartialOrd>(
+        data: *mut u8,
+        nelem: usize,
+        view: &View,
+    ) -> Option<T> {
+        // SAFETY: as in `first`.
+        let values = unsafe { std::slice::from_raw_parts(data as *const T, nelem) };
+        if none_in_span(values, view, |v| v < T::default()) {
+            return None;
+        }
+        first_in(values, view, |v| v < T::default())
+    }
     let negative = match view.dtype {
-        DType::Int8 => first::<i8>(data, nelem, view, |v| v < 0).is_some(),
-        DType::Int16 => first::<i16>(data, nelem, view, |v| v < 0).is_some(),
-        DType::Int32 => first::<i32>(data, nelem, view, |v| v < 0).is_some(),
-        DType::Int64 => first::<i64>(data, nelem, view, |v| v < 0).is_some(),
+        DType::Int8 => first_negative::<i8>(data, nelem, view).is_some(),
+        DType::Int16 => first_negative::<i16>(data, nelem, view).is_some(),
+        DType::Int32 => first_negative::<i32>(data, nelem, view).is_some(),
+        DType::Int64 => first_negative::<i64>(data, nelem, view).is_some(),
         _ => false,
     };
     negative.then(|| CoreError::Invalid(NEGATIVE_POWER.into()))
+}
+
+/// How much more memory than elements a view may span for [`none_in_span`] to scan it
+/// all: a dense view (every index array the recorder makes, most a user passes) spans
+/// exactly its elements.
+const SPAN_SLACK: usize = 4;
+
+/// True when `bad` accepts no value anywhere in the memory `view` spans, so none of the
+/// view's own elements: one branch-free pass over a slice, where the exact walk
+/// ([`first_in`]) goes row by row. False when it finds one (the exact walk then says
+/// whether the view holds it), or when the span is much larger than the view or reaches
+/// outside `values` (not a verified view: the kernel checks).
+fn none_in_span<T: Copy>(values: &[T], view: &View, bad: impl Fn(T) -> bool) -> bool {
+    let Some((lo, hi)) = view.extent() else {
+        return true;
+    };
+    let (Ok(lo), Ok(hi)) = (usize::try_from(lo), usize::try_from(hi)) else {
+        return false;
+    };
+    if hi >= values.len() || hi - lo >= SPAN_SLACK * view.nelem() {
+        return false;
+    }
+    // Chunks of a fixed size: the inner fold has no early exit, so it vectorises; a
+    // bad value ends the scan at its chunk.
+    !values[lo..=hi]
+        .chunks(1024)
+        .any(|c| c.iter().fold(false, |acc, &v| acc | bad(v)))
 }
 
 /// The first element of `view` (row-major) in `values` whose element of `mask` (a view
@@ -326,6 +373,34 @@ mod tests {
         }
         // A view reaching outside the values is left to the kernel.
         assert_eq!(first_in(&values, &view(60, &[8], &[1]), |_| true), None);
+    }
+
+    #[test]
+    fn the_span_scan_clears_only_views_whose_whole_span_is_clean() {
+        let mut values: Vec<i64> = (0..4096).collect();
+        let bad = |v: i64| v < 0;
+        // Dense, reversed, broadcast: clean.
+        assert!(none_in_span(&values, &view(0, &[4096], &[1]), bad));
+        assert!(none_in_span(
+            &values,
+            &view(4095, &[64, 64], &[-64, -1]),
+            bad
+        ));
+        assert!(none_in_span(&values, &view(7, &[3, 5], &[0, 1]), bad));
+        assert!(none_in_span(&values, &view(0, &[0, 3], &[1, 1]), bad));
+        // A bad value between a strided view's elements: not cleared, though the view
+        // holds none (the exact walk decides), and in every chunk position.
+        for at in [1, 1023, 1025, 2048, 4093] {
+            values[at] = -1;
+            let every_other = view(0, &[2048], &[2]);
+            assert!(!none_in_span(&values, &every_other, bad), "{at}");
+            assert_eq!(first_in(&values, &every_other, bad).is_some(), at % 2 == 0);
+            values[at] = at as i64;
+        }
+        // A span far larger than the view, or past the values: left to the exact walk.
+        assert!(!none_in_span(&values, &view(0, &[2, 2], &[4000, 1]), bad));
+        assert!(!none_in_span(&values, &view(4000, &[100], &[1]), bad));
+        assert!(!none_in_span(&values, &view(-1, &[2], &[1]), bad));
     }
 
     #[test]
