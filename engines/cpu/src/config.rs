@@ -28,6 +28,12 @@ pub struct CpuConfig {
     pub cache_max_bytes: u64,
     /// Kernels with fewer elements run on the calling thread.
     pub min_parallel_elems: usize,
+    /// Kernels whose calls take less than this many seconds on one thread (as measured
+    /// on their own earlier calls, scaled to the call's elements) run on the calling
+    /// thread too: waking the pool costs more than sharing the work saves. 0 splits
+    /// every call from `min_parallel_elems` elements up.
+    #[serde(deserialize_with = "seconds")]
+    pub min_parallel_seconds: f64,
     /// A kernel-cache miss after the first execute call is an error (tests prove a loop
     /// compiles once with it).
     pub strict_cache: bool,
@@ -52,6 +58,10 @@ impl Default for CpuConfig {
             cache_dir: cache_location("~/.cache/hassium").unwrap_or_else(CacheLocation::NoHome),
             cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
+            // Measured on the 2-core build VM, where waking a sleeping pool thread costs
+            // about 40 us: a 50 000-element `a *= s; a += b` took 12 us on one thread
+            // and 52 us split in two; from about 200 000 elements the split wins.
+            min_parallel_seconds: 50e-6,
             strict_cache: false,
             interpret_limit: 4_000_000,
         }
@@ -72,6 +82,13 @@ fn threads<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Err
     read_value(d, &range, |v| {
         let n = usize::try_from(v.as_integer()?).ok()?;
         (n <= max).then_some(n)
+    })
+}
+
+fn seconds<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    read_value(d, "a number of seconds from 0 to 1", |v| {
+        let s = v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?;
+        (0.0..=1.0).contains(&s).then_some(s)
     })
 }
 
@@ -102,6 +119,18 @@ mod tests {
             ("tiered = 1", "a boolean"),
             ("flags = \"-O2\"", "a sequence"),
             ("cache_max_bytes = -1", "u64"),
+            (
+                "min_parallel_seconds = -1e-6",
+                "a number of seconds from 0 to 1",
+            ),
+            (
+                "min_parallel_seconds = 2",
+                "a number of seconds from 0 to 1",
+            ),
+            (
+                "min_parallel_seconds = \"fast\"",
+                "a number of seconds from 0 to 1",
+            ),
         ] {
             let t: toml::Table = bad.parse().unwrap();
             let e = CpuConfig::from_table(&t).unwrap_err().to_string();

@@ -63,7 +63,34 @@ pub struct CpuEngine {
     /// Per compiled kernel (by cache key) and `matmul`: calls, time, bytes; the source of
     /// `kernels_run` and `bytes_moved`.
     kernel_stats: FxHashMap<u128, KernelStats>,
+    /// Per compiled kernel (by cache key): how fast its calls ran, to choose which to
+    /// split across the pool (see [`CpuEngine::split_calls`]).
+    speeds: FxHashMap<u128, Speed>,
 }
+
+/// What earlier calls of one kernel showed about its speed, in nanoseconds per element
+/// of calls from `min_parallel_elems` elements up (smaller calls never split, and their
+/// time is mostly the call itself). The fastest call of each kind counts: a call is only
+/// ever slowed (first touch of its pages, a busy machine), never sped up, by noise.
+#[derive(Clone, Copy, Default)]
+struct Speed {
+    /// On the calling thread alone.
+    serial: Option<f64>,
+    /// Split across the pool.
+    split: Option<f64>,
+    /// Split calls since the last call on one thread.
+    since_serial: u32,
+}
+
+/// A split call at least this many times `min_parallel_seconds` long shows that splitting
+/// pays without a one-thread call to compare (waking the pool is then a small part of
+/// it); after a shorter one the next call runs on one thread, to learn the kernel's speed.
+const SURE_SPLIT: f64 = 20.0;
+
+/// A kernel whose one-thread speed puts it within [`SURE_SPLIT`] of the limit runs on one
+/// thread again after this many split calls, so one slow call on one thread (the
+/// kernel's first, say) does not decide for good.
+const RECHECK_EVERY: u32 = 64;
 
 /// `kernel_stats` entry of the GEMM extension method (no kernel key is all ones).
 const MATMUL_KEY: u128 = u128::MAX;
@@ -185,6 +212,7 @@ impl CpuEngine {
             calls: 0,
             stats: EngineStats::default(),
             kernel_stats: FxHashMap::default(),
+            speeds: FxHashMap::default(),
         })
     }
 
@@ -301,6 +329,49 @@ impl CpuEngine {
 
     /// Counts one native run (a compiled kernel, or `MATMUL_KEY`) that started at `ran`;
     /// the engine's `kernels_run` and `bytes_moved` are these counts summed.
+    /// Whether a call of kernel `key` over `elements` elements is split across the pool:
+    /// never below `min_parallel_elems`; then only when it would take at least
+    /// `min_parallel_seconds` on one thread, as far as the kernel's earlier calls tell
+    /// (its first call splits, as if it were slow).
+    fn split_calls(&self, key: u128, elements: usize) -> bool {
+        if self.threads <= 1 || elements < self.cfg.min_parallel_elems {
+            return false;
+        }
+        let least = self.cfg.min_parallel_seconds * 1e9;
+        if least <= 0.0 {
+            return true;
+        }
+        let n = elements as f64;
+        let Some(speed) = self.speeds.get(&key) else {
+            return true;
+        };
+        match (speed.serial, speed.split) {
+            (Some(ns), _) if ns * n < SURE_SPLIT * least && speed.since_serial >= RECHECK_EVERY => {
+                false
+            }
+            (Some(ns), _) => ns * n >= least,
+            (None, Some(ns)) => ns * n >= SURE_SPLIT * least,
+            (None, None) => true,
+        }
+    }
+
+    /// Notes how long a call of kernel `key` over `elements` elements took (`split`: on
+    /// the pool), for [`CpuEngine::split_calls`].
+    fn note_speed(&mut self, key: u128, elements: usize, split: bool, seconds: f64) {
+        if elements < self.cfg.min_parallel_elems.max(1) {
+            return;
+        }
+        let ns = seconds * 1e9 / elements as f64;
+        let speed = self.speeds.entry(key).or_default();
+        let (fastest, since) = if split {
+            (&mut speed.split, speed.since_serial.saturating_add(1))
+        } else {
+            (&mut speed.serial, 0)
+        };
+        *fastest = Some(fastest.map_or(ns, |f: f64| f.min(ns)));
+        speed.since_serial = since;
+    }
+
     fn count_run(&mut self, key: u128, run: Run, ran: Instant) {
         let seconds = ran.elapsed().as_secs_f64();
         self.kernel_stats
@@ -717,16 +788,12 @@ impl CpuEngine {
                     match compiled {
                         Some(c) => {
                             let args = Self::args(&lowered, &binding, buffers)?;
+                            let split = self.split_calls(key, lowered.elements);
                             let ran = Instant::now();
-                            run::execute(
-                                &self.pool,
-                                self.threads,
-                                self.cfg.min_parallel_elems,
-                                &lowered,
-                                &c,
-                                &args,
-                            )
-                            .map_err(|e| k.error_in(batch, e))?;
+                            run::execute(&self.pool, self.threads, split, &lowered, &c, &args)
+                                .map_err(|e| k.error_in(batch, e))?;
+                            let took = ran.elapsed().as_secs_f64();
+                            self.note_speed(key, lowered.elements, split, took);
                             let run = Run {
                                 instrs: k.instrs.len() as u64,
                                 bytes: lowered.bytes,
@@ -817,5 +884,76 @@ impl Engine for CpuEngine {
         s.extra.insert("threads".into(), self.threads as f64);
         s.kernels = slowest_kernels(self.kernel_stats.values().cloned(), MAX_KERNEL_STATS);
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(threads: usize, least: f64) -> CpuEngine {
+        CpuEngine::new(CpuConfig {
+            threads,
+            min_parallel_elems: 1000,
+            min_parallel_seconds: least,
+            cache_dir: hassium_engine_abi::CacheLocation::Off,
+            ..CpuConfig::default()
+        })
+        .expect("cpu engine")
+    }
+
+    #[test]
+    fn calls_split_only_when_one_thread_would_take_longer_than_waking_the_pool() {
+        let mut e = engine(2, 50e-6);
+        let k = 7;
+        // Too few elements, whatever is known; a kernel never seen splits.
+        assert!(!e.split_calls(k, 999));
+        assert!(e.split_calls(k, 50_000));
+        // A short split call (waking the pool, mostly): the next runs on one thread...
+        e.note_speed(k, 50_000, true, 60e-6);
+        assert!(!e.split_calls(k, 50_000));
+        // ...which takes 12 us: that size stays on one thread, ten times as many split.
+        e.note_speed(k, 50_000, false, 12e-6);
+        assert!(!e.split_calls(k, 50_000));
+        assert!(!e.split_calls(k, 200_000));
+        assert!(e.split_calls(k, 500_000));
+        // The fastest one-thread call counts: a slow one (first touch) changes nothing.
+        e.note_speed(k, 50_000, false, 400e-6);
+        assert!(!e.split_calls(k, 200_000));
+        // Calls below `min_parallel_elems` are mostly call overhead: not counted.
+        e.note_speed(k, 10, false, 1.0);
+        assert!(e.split_calls(k, 500_000));
+
+        // A split call long enough to show that splitting pays: no one-thread probe.
+        let sure = 8;
+        e.note_speed(sure, 1_000_000, true, 2e-3);
+        assert!(e.split_calls(sure, 1_000_000));
+        assert!(e.split_calls(sure, 500_000));
+        // A tenth of the size would take 200 us split: not sure, so probed on one thread.
+        assert!(!e.split_calls(sure, 100_000));
+
+        // Split on the one-thread estimate, but within `SURE_SPLIT` of the limit: one
+        // call in `RECHECK_EVERY` runs on one thread again, then splitting resumes.
+        let near = 9;
+        e.note_speed(near, 100_000, false, 60e-6);
+        for _ in 0..RECHECK_EVERY {
+            assert!(e.split_calls(near, 100_000));
+            e.note_speed(near, 100_000, true, 40e-6);
+        }
+        assert!(!e.split_calls(near, 100_000));
+        e.note_speed(near, 100_000, false, 70e-6);
+        assert!(e.split_calls(near, 100_000));
+    }
+
+    #[test]
+    fn one_thread_never_splits_and_no_limit_always_does() {
+        let mut one = engine(1, 50e-6);
+        assert!(!one.split_calls(1, 10_000_000));
+        let mut every = engine(2, 0.0);
+        every.note_speed(1, 50_000, false, 1e-9);
+        assert!(every.split_calls(1, 1000));
+        assert!(!every.split_calls(1, 999));
+        one.note_speed(1, 50_000, false, 1.0);
+        assert!(!one.split_calls(1, 50_000));
     }
 }

@@ -56,12 +56,13 @@ fn ranges(n: usize, parts: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Runs a compiled kernel according to its plan. The first error in range order wins,
-/// so the message does not depend on scheduling.
+/// Runs a compiled kernel according to its plan, across the pool when `split` (the
+/// engine's choice, see `CpuEngine::split_calls`) and the plan has pieces to share. The
+/// first error in range order wins, so the message does not depend on scheduling.
 pub fn execute(
     pool: &rayon::ThreadPool,
     threads: usize,
-    min_parallel: usize,
+    split: bool,
     lowered: &Lowered,
     k: &Compiled,
     args: &Args,
@@ -69,15 +70,14 @@ pub fn execute(
     match lowered.plan {
         Plan::Empty => Ok(()),
         Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
-        Plan::Parallel { extent, inner } => {
-            let total = extent.saturating_mul(inner);
+        Plan::Parallel { extent, .. } => {
             // Ranges are whole steps of the parallel loop: blocks of columns of a column
             // reduction or scan, which streams every row once per call (a split inside
             // a block would stream them once more per piece); `ALIGN` elements of a
             // one-loop kernel, so no element's vector or scalar path depends on the split.
             let step = lowered.split_step();
             let units = extent.div_ceil(step);
-            if threads <= 1 || total < min_parallel || units < 2 {
+            if !split || threads <= 1 || units < 2 {
                 return call(k.main, 0, extent, args, std::ptr::null_mut());
             }
             let rs = ranges(units, threads * 4);
@@ -97,14 +97,14 @@ pub fn execute(
             chunks,
             slots,
             chunk,
-            inner,
+            ..
         } => {
             let mut part = vec![0u128; chunks * slots.max(1)];
             let p = Part(part.as_mut_ptr() as *mut u8);
             let fin = k.fin.ok_or_else(|| {
                 CoreError::Invalid("partial reduction without a combining function".into())
             })?;
-            if threads <= 1 || extent.saturating_mul(inner) < min_parallel || chunks < 2 {
+            if !split || threads <= 1 || chunks < 2 {
                 call(k.main, 0, extent, args, p.0)?;
             } else {
                 // Ranges are whole chunks, so every chunk's partial is the same whatever
@@ -123,17 +123,11 @@ pub fn execute(
             }
             call(fin, 0, chunks, args, p.0)
         }
-        Plan::Lagged {
-            extent,
-            inner,
-            edge,
-            ..
-        } => {
+        Plan::Lagged { extent, edge, .. } => {
             let fin = k.fin.ok_or_else(|| {
                 CoreError::Invalid("held-back writes without a finishing function".into())
             })?;
-            let total = extent.saturating_mul(inner);
-            let rs = if threads <= 1 || total < min_parallel || extent < 2 {
+            let rs = if !split || threads <= 1 || extent < 2 {
                 vec![(0, extent)]
             } else {
                 ranges(extent, threads * 4)

@@ -74,6 +74,7 @@ fn vectorised_math_keeps_nan_inf_and_signed_zero_semantics() {
         cache_dir: hassium_engine_abi::CacheLocation::At(dir.path().into()),
         threads: 2,
         min_parallel_elems: 1,
+        min_parallel_seconds: 0.0,
         specialize: SpecializePolicy::Fixed,
         ..CpuConfig::default()
     })
@@ -166,6 +167,7 @@ fn vector_math_gives_the_same_bits_for_any_thread_count() {
                 let mut cpu = CpuEngine::new(CpuConfig {
                     threads,
                     min_parallel_elems: 1,
+                    min_parallel_seconds: 0.0,
                     cache_dir: hassium_engine_abi::CacheLocation::At(dir.path().into()),
                     ..CpuConfig::default()
                 })

@@ -14,6 +14,7 @@ pub fn config(threads: usize, spec: SpecializePolicy, cache: &std::path::Path) -
         specialize: spec,
         cache_dir: hassium_engine_abi::CacheLocation::At(cache.to_path_buf()),
         min_parallel_elems: 1,
+        min_parallel_seconds: 0.0,
         flags: ["-O1", "-march=native", "-fPIC", "-shared"]
             .map(String::from)
             .to_vec(),
