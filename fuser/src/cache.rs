@@ -25,6 +25,12 @@ pub trait PartitionStore: Send {
 /// much, and programs that make many small distinct batches would fill the store.
 const SAVE_MIN_SECONDS: f64 = 0.0005;
 
+/// Batches of fewer instructions fuse in tens of microseconds, about what looking for
+/// their file costs, and are almost never slow enough to be saved: the store is not asked
+/// for them (unless every fusion is saved, `save_min_seconds == 0`). A loop whose shapes
+/// change every iteration (LU's shrinking slices) misses the cache on every flush.
+const LOAD_MIN_INSTRS: usize = 32;
+
 /// Where a base first appears in a batch: instruction `instr`, operand `operand` (0 is
 /// the output, `k` is input `k - 1`). Canonical renumbering maps bases by first
 /// appearance, so the same place in another batch with the same key holds the base
@@ -214,7 +220,8 @@ impl FuseCache {
 
     /// What the store holds for `batch`.
     fn load(&mut self, key: KernelKey, batch: &Batch) -> Stored {
-        if self.store.is_none() {
+        let small = batch.instrs.len() < LOAD_MIN_INSTRS && self.save_min_seconds > 0.0;
+        if self.store.is_none() || small {
             return Stored::Absent;
         }
         let skey = self.store_key(key);

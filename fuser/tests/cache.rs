@@ -13,6 +13,19 @@ fn iteration(first: u64, dt: f64) -> hassium_core::Batch {
     r.finish()
 }
 
+/// `count` iterations of [`iteration`]'s body in one batch: 4 instructions each.
+fn iterations(first: u64, dt: f64, count: usize) -> hassium_core::Batch {
+    let mut r = Recorder::starting_at(first);
+    let x = r.existing(1, DType::Float64, &[256]);
+    for _ in 0..count {
+        let a = r.binary(Opcode::Multiply, x.clone(), Scalar::Float64(dt));
+        let b = r.unary(Opcode::Sin, &x);
+        r.assign(Opcode::Add, &x, [a.clone().into(), b.clone().into()]);
+        r.free_all([&a, &b]);
+    }
+    r.finish()
+}
+
 #[test]
 fn a_loop_of_1000_identical_iterations_hits_the_fuse_cache_999_times() {
     let mut cache = FuseCache::new();
@@ -160,7 +173,9 @@ fn another_fuser_or_other_capabilities_do_not_read_a_stored_partition() {
 fn a_damaged_stored_partition_is_fused_again_and_replaced() {
     let caps = Capabilities::all();
     let mut fuser = create("greedy", &FuserOptions::default()).unwrap();
-    let batch = iteration(10, 0.1);
+    // Large enough to be looked up in the store whatever `save_min_seconds` says.
+    let batch = iterations(10, 0.1, 10);
+    assert!(batch.instrs.len() >= 32);
     let fresh = fuser.fuse(&batch, &caps).unwrap();
     type Damage = fn(&mut Vec<u8>);
     let damages: [(&str, Damage); 4] = [
@@ -188,4 +203,35 @@ fn a_damaged_stored_partition_is_fused_again_and_replaced() {
             .unwrap();
         assert!(f.from_store, "{what}: the entry was written again");
     }
+}
+
+#[test]
+fn a_small_batch_is_looked_up_in_the_store_only_when_every_fusion_is_saved() {
+    let caps = Capabilities::all();
+    let mut fuser = create("greedy", &FuserOptions::default()).unwrap();
+    let (small, large) = (iteration(10, 0.1), iterations(10, 0.1, 10));
+    let store = MemoryStore::default();
+    let mut first = stored_cache(&store, "greedy");
+    for b in [&small, &large] {
+        first.get_or_fuse_keyed(b, &caps, fuser.as_mut()).unwrap();
+    }
+    assert_eq!(store.entries(), 2);
+    // A process that saves only slow fusions fuses the small batch again (as quick as
+    // looking for it), and reads the large one.
+    let mut second = stored_cache(&store, "greedy");
+    second.set_save_min_seconds(0.0005);
+    let f = second
+        .get_or_fuse_keyed(&small, &caps, fuser.as_mut())
+        .unwrap();
+    assert!(!f.from_store && f.kernels == fuser.fuse(&small, &caps).unwrap());
+    let f = second
+        .get_or_fuse_keyed(&large, &caps, fuser.as_mut())
+        .unwrap();
+    assert!(f.from_store);
+    // One that saves every fusion reads both.
+    let mut third = stored_cache(&store, "greedy");
+    let f = third
+        .get_or_fuse_keyed(&small, &caps, fuser.as_mut())
+        .unwrap();
+    assert!(f.from_store);
 }
