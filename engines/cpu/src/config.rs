@@ -58,9 +58,9 @@ impl Default for CpuConfig {
             cache_dir: cache_location("~/.cache/hassium").unwrap_or_else(CacheLocation::NoHome),
             cache_max_bytes: 1 << 30,
             min_parallel_elems: 32768,
-            // Measured on the 2-core build VM, where waking a sleeping pool thread costs
-            // about 40 us: a 50 000-element `a *= s; a += b` took 12 us on one thread
-            // and 52 us split in two; from about 200 000 elements the split wins.
+            // Measured on the 2-core build VM, where waking a sleeping pool thread takes
+            // 20-80 us: a helper woken for a shorter call rarely arrives in time to take
+            // a piece, and the wake-up itself costs the caller a few microseconds.
             min_parallel_seconds: 50e-6,
             strict_cache: false,
             interpret_limit: 4_000_000,

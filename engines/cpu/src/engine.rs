@@ -49,7 +49,7 @@ pub struct CpuEngine {
     disk: Option<Arc<DiskCache>>,
     shared: Arc<Shared>,
     tiered: Option<Tiered>,
-    /// `both` policy: dynamic kernel key → fixed keys compiled for it.
+    /// `both` policy: dynamic kernel key → the fixed kernel keys given code of their own.
     fixed_variants: FxHashMap<u128, FxHashSet<u128>>,
     /// Lowerings by fixed kernel key. A batch repeats a loop body hundreds of times, and
     /// the fuser cuts it into kernels of a few structures over different bases; lowering
@@ -327,8 +327,6 @@ impl CpuEngine {
             .get_or_insert_with(|| kernel_key(batch, kernel, KeyMode::Dynamic).0)
     }
 
-    /// Counts one native run (a compiled kernel, or `MATMUL_KEY`) that started at `ran`;
-    /// the engine's `kernels_run` and `bytes_moved` are these counts summed.
     /// Whether a call of kernel `key` over `elements` elements is split across the pool:
     /// never below `min_parallel_elems`; then only when it would take at least
     /// `min_parallel_seconds` on one thread, as far as the kernel's earlier calls tell
@@ -372,6 +370,8 @@ impl CpuEngine {
         speed.since_serial = since;
     }
 
+    /// Counts one native run (a compiled kernel, or `MATMUL_KEY`) that started at `ran`;
+    /// the engine's `kernels_run` and `bytes_moved` are these counts summed.
     fn count_run(&mut self, key: u128, run: Run, ran: Instant) {
         let seconds = ran.elapsed().as_secs_f64();
         self.kernel_stats
@@ -492,18 +492,22 @@ impl CpuEngine {
         if self.cfg.specialize == SpecializePolicy::Dynamic {
             return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
         }
+        if self.cfg.specialize == SpecializePolicy::Fixed {
+            return self.lowered(batch, kernel, fkey, Specialize::Fixed);
+        }
+        // `both`: the first two shapes of a structure get code of their own, every later
+        // one the shared dynamic code. Decided before lowering, so a loop whose shapes
+        // change every iteration (LU's shrinking slices) lowers each kernel once, not
+        // once fixed to learn its key and again dynamic.
+        let dkey = self.dkey(batch, kernel, fkey);
+        let variants = self.fixed_variants.entry(dkey).or_default();
+        if !variants.contains(&fkey) && variants.len() >= 2 {
+            return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
+        }
         let task = self.lowered(batch, kernel, fkey, Specialize::Fixed)?;
-        if self.cfg.specialize == SpecializePolicy::Both {
-            if let Task::Native { lowered, key, .. } = &task {
-                if !matches!(lowered.plan, Plan::Empty) {
-                    let dkey = self.dkey(batch, kernel, fkey);
-                    let known = self.shared.memory.lock().contains_key(key);
-                    let variants = self.fixed_variants.entry(dkey).or_default();
-                    if !known && !variants.contains(key) && variants.len() >= 2 {
-                        return self.lowered(batch, kernel, fkey, Specialize::Dynamic);
-                    }
-                    variants.insert(*key);
-                }
+        if let Task::Native { lowered, .. } = &task {
+            if !matches!(lowered.plan, Plan::Empty) {
+                self.fixed_variants.entry(dkey).or_default().insert(fkey);
             }
         }
         Ok(task)
