@@ -3,7 +3,11 @@
 //! Each kernel is lowered and rendered to C by `hassium-codegen`, the new kernels of one
 //! execute call are compiled together by the system C compiler into one shared object,
 //! loaded with `libloading` (unloaded when no kernel kept in memory uses it) and cached
-//! in memory and on disk. Kernels take a `[begin, end)` range of their outermost parallel loop; a rayon pool splits it.
+//! in memory and on disk. Kernels take a `[begin, end)` range of their outermost
+//! parallel loop. A call is split into pieces only when the kernel's own earlier calls
+//! show it would take longer on one thread than waking the pool costs
+//! (`min_parallel_seconds`); the calling thread then takes pieces itself and the pool's
+//! threads join as they wake, so a split never waits on a wake-up.
 //! What codegen does not render (complex dtypes, unusual fusion shapes) runs on the
 //! reference interpreter over the same buffers, and so does everything when no compiler
 //! is installed.
