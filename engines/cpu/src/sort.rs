@@ -147,13 +147,20 @@ pub fn run(pool: &rayon::ThreadPool, instr: &Instr, buffers: &Buffers) -> Result
                 return Ok(false);
             }
             let (src, dst) = (Strided::of(a, buffers)?, Strided::of(out, buffers)?);
-            pool.install(|| {
+            let sort = || {
                 if method == SORT {
                     typed!(sort_rows, &src, &dst)
                 } else {
                     typed!(argsort_rows, &src, &dst)
                 }
-            });
+            };
+            // A small sort runs on one thread (`serial`): here, without the wake-ups of
+            // handing it to the pool and back, which cost more than the sort.
+            if serial(&src) {
+                sort();
+            } else {
+                pool.install(sort);
+            }
         }
         SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT => {
             let Some(needles) = instr.ins.get(1).and_then(Operand::as_view) else {
@@ -168,7 +175,11 @@ pub fn run(pool: &rayon::ThreadPool, instr: &Instr, buffers: &Buffers) -> Result
                 Strided::of(needles, buffers)?,
                 Strided::of(out, buffers)?,
             );
-            pool.install(|| typed!(search, &hay, &nd, &dst, right));
+            if nd.rows.len() * nd.len <= SEARCH_CHUNK {
+                typed!(search, &hay, &nd, &dst, right);
+            } else {
+                pool.install(|| typed!(search, &hay, &nd, &dst, right));
+            }
         }
         _ => return Ok(false),
     }
@@ -225,13 +236,20 @@ impl Strided {
 /// Below this many elements a row is sorted by one thread.
 const PARALLEL_ROW: usize = 1 << 15;
 
+/// Whether sorting `src` uses one thread: a row below [`PARALLEL_ROW`] alone, or rows of
+/// fewer elements than that in all (the row functions then run no parallel iterator,
+/// so they may be called outside the pool).
+fn serial(src: &Strided) -> bool {
+    src.len < PARALLEL_ROW && (src.rows.len() == 1 || src.rows.len() * src.len < PARALLEL_ROW)
+}
+
 fn sort_rows<T: SortElem>(src: &Strided, dst: &Strided) {
     let one = |r: usize, row: &mut Vec<T>, parallel: bool| {
         src.read_row(r, row);
         sort_values(row, parallel);
         dst.write_row(r, row.iter().copied());
     };
-    if src.rows.len() == 1 || src.len >= PARALLEL_ROW {
+    if serial(src) || src.len >= PARALLEL_ROW {
         let mut row = Vec::with_capacity(src.len);
         for r in 0..src.rows.len() {
             one(r, &mut row, src.len >= PARALLEL_ROW);
@@ -459,7 +477,7 @@ fn argsort_rows<T: SortElem>(src: &Strided, dst: &Strided) {
         }
         dst.write_row(r, pairs.iter().map(|&(_, j)| j as i64));
     };
-    if src.rows.len() == 1 || src.len >= PARALLEL_ROW {
+    if serial(src) || src.len >= PARALLEL_ROW {
         let (mut row, mut pairs) = (Vec::new(), Vec::new());
         for r in 0..src.rows.len() {
             one(r, &mut row, &mut pairs, src.len >= PARALLEL_ROW);
@@ -481,21 +499,26 @@ fn search<T: SortElem>(hay: &Strided, needles: &Strided, dst: &Strided, right: b
     let keys: Vec<T::Key> = row.iter().map(|v| v.key()).collect();
     let (rows, len) = (needles.rows.len(), needles.len);
     let total = rows * len;
-    (0..total.div_ceil(SEARCH_CHUNK))
-        .into_par_iter()
-        .for_each(|c| {
-            for i in c * SEARCH_CHUNK..total.min((c + 1) * SEARCH_CHUNK) {
-                let (r, j) = (i / len, i % len);
-                // SAFETY: inside the verified needle and output views; one task per element.
-                let k = unsafe { *needles.at::<T>(r, j) }.key();
-                let at = if right {
-                    keys.partition_point(|&h| h <= k)
-                } else {
-                    keys.partition_point(|&h| h < k)
-                };
-                unsafe { *dst.at::<i64>(r, j) = at as i64 };
-            }
-        });
+    let chunk = |c: usize| {
+        for i in c * SEARCH_CHUNK..total.min((c + 1) * SEARCH_CHUNK) {
+            let (r, j) = (i / len, i % len);
+            // SAFETY: inside the verified needle and output views; one task per element.
+            let k = unsafe { *needles.at::<T>(r, j) }.key();
+            let at = if right {
+                keys.partition_point(|&h| h <= k)
+            } else {
+                keys.partition_point(|&h| h < k)
+            };
+            unsafe { *dst.at::<i64>(r, j) = at as i64 };
+        }
+    };
+    let chunks = total.div_ceil(SEARCH_CHUNK);
+    if chunks <= 1 {
+        // Called outside the pool for so few needles (see `run`).
+        (0..chunks).for_each(chunk);
+    } else {
+        (0..chunks).into_par_iter().for_each(chunk);
+    }
 }
 
 #[cfg(test)]
