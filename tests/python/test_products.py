@@ -303,3 +303,15 @@ def test_linalg_norm_matches_numpy(hs, dtype):
     )
     check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "frobenius", ord="fro")
     check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "1-norm (falls back)", ord=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_products_large_enough_to_split_match_numpy(hs, dtype):
+    """From 128³ multiply-adds up the cpu engine splits a float product across its
+    threads (below, one thread runs it where it was called): both sides of the bound,
+    and a transposed operand."""
+    for sa, sb in [((120, 130), (130, 110)), ((170, 150), (150, 160))]:
+        a, na = both(hs, sample(dtype, shape=sa, kind="positive"))
+        b, nb = both(hs, sample(dtype, shape=sb, seed=1, kind="positive"))
+        check(hs.matmul, np.matmul, (a, b), (na, nb), f"{sa}@{sb}")
+        check(hs.matmul, np.matmul, (b.T, a.T), (nb.T, na.T), f"({sb}@{sa}).T")
