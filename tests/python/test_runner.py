@@ -261,3 +261,17 @@ def test_only_a_program_run_by_the_runner_starts_the_runtime_early(argv, expecte
     import hassium
 
     assert hassium._run_as_runner(argv) is expected
+
+
+@pytest.mark.parametrize("stack", ["reference", "cpu", "opencl", "cluster"])
+def test_the_cache_directory_variable_is_accepted_on_every_stack(tmp_path, stack):
+    """`HASSIUM_CACHE_DIR` names every engine's cache; an engine that keeps none (the
+    cluster engine, whose child keeps the kernels) starts all the same."""
+    out, _ = run(
+        "-m",
+        "hassium",
+        "-c",
+        "import numpy as np; print(float((np.arange(10.0) * 2).sum()))",
+        env={"HASSIUM_STACK": stack, "HASSIUM_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert out.strip().splitlines()[-1] == "90.0"
