@@ -173,6 +173,37 @@ pub fn report_failure(compiler: &Compiler, e: &Error) {
     tracing::debug!("compile failed: {e}");
 }
 
+/// Whether a failed spawn is worth trying again: the kernel refused for the moment (out
+/// of processes or memory for the child, a signal), or `EFAULT`, which spawning the
+/// compiler from a rank under mpirun returned twice in one CI run of thousands of
+/// compiles. A kernel whose compile fails runs interpreted for the rest of the process.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EAGAIN | libc::EINTR | libc::ENOMEM | libc::EFAULT)
+    )
+}
+
+/// Spawns at most this many times.
+const SPAWN_TRIES: u32 = 3;
+
+/// `spawn()`, tried again after 2 ms and then 8 ms when it fails with a [`transient`]
+/// error.
+fn spawn_retrying<T>(mut spawn: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    let mut wait = std::time::Duration::from_millis(2);
+    for _ in 1..SPAWN_TRIES {
+        match spawn() {
+            Err(e) if transient(&e) => {
+                tracing::debug!("spawning the C compiler failed ({e}); trying again");
+                std::thread::sleep(wait);
+                wait *= 4;
+            }
+            done => return done,
+        }
+    }
+    spawn()
+}
+
 impl Compiler {
     /// Probes `program --version`; `None` when it cannot be run at all.
     #[cfg(test)]
@@ -284,13 +315,11 @@ impl Compiler {
             command: shown.clone(),
             stderr: e.to_string(),
         };
-        let child = cmd
-            .process_group(0)
+        cmd.process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_err)?;
+            .stderr(Stdio::piped());
+        let child = spawn_retrying(|| cmd.spawn()).map_err(spawn_err)?;
         started(child.id());
         let out = child.wait_with_output().map_err(spawn_err)?;
         if !out.status.success() {
@@ -394,6 +423,47 @@ mod tests {
         assert!(
             !ops.iter().any(|t| t.contains("madd") || t.contains("msub")),
             "a half-precision FMA drops NumPy's rounding of the product: {ops:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod spawn_tests {
+    use super::*;
+
+    #[test]
+    fn a_transient_spawn_failure_is_tried_again_and_a_lasting_one_is_not() {
+        let err = |code| std::io::Error::from_raw_os_error(code);
+        // EFAULT twice, then success: three tries.
+        let mut tries = 0;
+        let r = spawn_retrying(|| {
+            tries += 1;
+            if tries < 3 {
+                Err(err(libc::EFAULT))
+            } else {
+                Ok(tries)
+            }
+        });
+        assert_eq!((r.unwrap(), tries), (3, 3));
+        // Always transient: the last error after SPAWN_TRIES tries.
+        let mut tries = 0;
+        let r: std::io::Result<()> = spawn_retrying(|| {
+            tries += 1;
+            Err(err(libc::EAGAIN))
+        });
+        assert_eq!(
+            (r.unwrap_err().raw_os_error(), tries),
+            (Some(libc::EAGAIN), 3)
+        );
+        // Not found: once.
+        let mut tries = 0;
+        let r: std::io::Result<()> = spawn_retrying(|| {
+            tries += 1;
+            Err(err(libc::ENOENT))
+        });
+        assert_eq!(
+            (r.unwrap_err().raw_os_error(), tries),
+            (Some(libc::ENOENT), 1)
         );
     }
 }
