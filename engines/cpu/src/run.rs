@@ -127,6 +127,10 @@ where
         }
     }
 
+    if n <= 1 || helpers == 0 {
+        // Nothing to share (a `Lagged` call on one thread): no counter, no allocation.
+        return (0..n).map(piece).collect();
+    }
     let shared = Arc::new(Shared {
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
