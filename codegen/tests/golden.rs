@@ -594,3 +594,52 @@ fn a_body_instruction_after_the_epilogue_is_lowered_into_the_body() {
     assert!(matches!(l.plan, Plan::Partials { .. }), "{:?}", l.plan);
     rendered(&C99, &b, &k, Specialize::Fixed, "hs_late_body");
 }
+
+/// `m = a % 256; q = a // 8` over 1000 int64 elements, the divisors in scalar slots.
+fn int_divisions() -> (Batch, Kernel) {
+    let mut b = Batch::default();
+    let (a, m, q) = (
+        base(&mut b, 1, DType::Int64, 1000),
+        base(&mut b, 2, DType::Int64, 1000),
+        base(&mut b, 3, DType::Int64, 1000),
+    );
+    let v = |id| View::contiguous(id, DType::Int64, &[1000]);
+    b.instrs.push(Instr::new(
+        Opcode::Remainder,
+        v(m),
+        [v(a).into(), Operand::Scalar(Scalar::Int64(256))],
+    ));
+    b.instrs.push(Instr::new(
+        Opcode::FloorDivide,
+        v(q),
+        [v(a).into(), Operand::Scalar(Scalar::Int64(8))],
+    ));
+    let k = kernel(&b, vec![0, 1]);
+    (b, k)
+}
+
+/// No vector unit divides integers: a kernel dividing by scalar slots carries a second
+/// loop nest, taken when every such divisor is a positive power of two, that shifts and
+/// masks instead (and so vectorises). OpenCL kernels, with no simd loop, do not.
+#[test]
+fn integer_division_by_a_scalar_has_a_power_of_two_nest_as_pinned() {
+    let (b, k) = int_divisions();
+    let text = rendered(&C99, &b, &k, Specialize::Fixed, "hs_div");
+    let (fast, general) = text
+        .split_once("else")
+        .unwrap_or_else(|| panic!("two loop nests:\n{text}"));
+    assert!(
+        fast.contains("if (s0 > 0 && (s0 & (s0 - 1)) == 0 && s1 > 0 && (s1 & (s1 - 1)) == 0)"),
+        "{text}"
+    );
+    assert!(fast.contains("#pragma omp simd") && general.contains("#pragma omp simd"));
+    assert!(!fast.contains("hs_mod_int64") && !fast.contains("hs_floordiv_int64"));
+    assert!(
+        fast.contains("& (s0 - 1)") && fast.contains(">> sh1"),
+        "{text}"
+    );
+    assert!(general.contains("hs_mod_int64(") && general.contains("hs_floordiv_int64("));
+    check("int_divisions.c", &text);
+    let cl = rendered(&OPENCL, &b, &k, Specialize::Fixed, "hs_div");
+    assert!(!cl.contains("sh0") && cl.contains("hs_mod_int64("), "{cl}");
+}

@@ -489,3 +489,41 @@ def test_float_aranges_fused_into_math_match_numpy_to_the_last_bit(hs):
         np.testing.assert_array_equal(
             np.asarray(hs.arange(n, dtype=dtype) + 0), np.arange(n, dtype=dtype) + 0
         )
+
+
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_division_by_scalars_matches_numpy_for_every_divisor(hs, dtype):
+    # The cpu engine runs a kernel whose scalar divisors are all positive powers of two
+    # through shifts and masks (a second loop nest); any other divisor takes the exact
+    # division. Both nests, fused with other arithmetic, over the whole range of values.
+    info = np.iinfo(dtype)
+    values = np.linspace(info.min, info.max, 997, dtype=np.float64).astype(dtype)
+    values[:6] = [info.min, info.max, 0, 1, info.max - 1, info.min + 1]
+    h, n = both(hs, values)
+    divisors = [1, 2, 4, 8, 64, 3, 6, 7, 0]
+    if info.min < 0:
+        divisors += [-1, -2, -8, -3]
+    for d in divisors:
+        d = np.array(d, dtype=dtype)[()]  # a NumPy scalar of the array's type
+        with np.errstate(divide="ignore", over="ignore"):
+            assert_same(h % d, n % d, what=f"% {d}")
+            assert_same(h // d, n // d, what=f"// {d}")
+            assert_same(
+                (h[::-1] + 3) % d + h // d,
+                (n[::-1] + 3) % d + n // d,
+                what=f"fused with % {d} and // {d}",
+            )
+    two, three = np.array(2, dtype=dtype)[()], np.array(3, dtype=dtype)[()]
+    with np.errstate(divide="ignore", over="ignore"):
+        # One divisor that is a power of two and one that is not, in one kernel.
+        assert_same(h % two + h // three, n % two + n // three, what="mixed divisors")
+        # Broadcast, strided and 2-D views.
+        h2, n2 = both(hs, values[:990].reshape(33, 30))
+        assert_same(
+            h2[:, ::-2] % (two * two) + h2[:1, 1::2] // two,
+            n2[:, ::-2] % (two * two) + n2[:1, 1::2] // two,
+            what="2-D views",
+        )

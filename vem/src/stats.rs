@@ -116,8 +116,11 @@ impl std::fmt::Display for RuntimeStats {
             // Whether the compiler vectorised its simd loops, where it said.
             match k.simd_loops {
                 Some((done, all)) if done == all && all > 0 => write!(f, ", vectorised")?,
+                Some((0, all)) if all > 0 => write!(f, ", NOT vectorised (0 of {all} simd loops)")?,
+                // A loop nest with a second copy for special scalars (power-of-two
+                // divisors), of which one vectorised.
                 Some((done, all)) if all > 0 => {
-                    write!(f, ", NOT vectorised ({done} of {all} simd loops)")?
+                    write!(f, ", partly vectorised ({done} of {all} simd loops)")?
                 }
                 _ => {}
             }

@@ -140,7 +140,15 @@ impl Renderer<'_> {
                     let fail = self.fail_later(status::NEGATIVE_POWER);
                     self.out.line(format!("if ({} < 0) {fail}", args[1]));
                 }
-                ops::elementwise(d, op, t, ot, &args)?
+                match (op, i.args.get(1)) {
+                    (Opcode::FloorDivide, Some(Arg::Scalar(j))) if self.pow2 && t.is_integer() => {
+                        format!("(({ct})({} >> sh{j}))", args[0])
+                    }
+                    (Opcode::Remainder, Some(Arg::Scalar(j))) if self.pow2 && t.is_integer() => {
+                        format!("(({ct})({} & (s{j} - 1)))", args[0])
+                    }
+                    _ => ops::elementwise(d, op, t, ot, &args)?,
+                }
             }
         };
         let rt = if ot == DType::Bool {

@@ -36,6 +36,10 @@ pub(super) struct Renderer<'a> {
     pub(super) out: Out,
     /// View id → the register holding its current value.
     pub(super) regs: HashMap<usize, String>,
+    /// Inside the copy of the loop nest that runs when every integer divisor of the
+    /// kernel's scalar slots is a positive power of two (see `pow2_divisors`): integer
+    /// floor divisions and remainders by them are shifts and masks there.
+    pub(super) pow2: bool,
 }
 
 impl Renderer<'_> {
@@ -175,6 +179,7 @@ pub fn render(dialect: &Dialect, lowered: &Lowered, name: &str) -> Result<String
             depth: 0,
         },
         regs: HashMap::new(),
+        pow2: false,
     };
     r.function(name)?;
     Ok(r.out.text)
