@@ -66,6 +66,47 @@ HS_UINT(uint32, uint32_t, 32)
 HS_UINT(uint64, uint64_t, 64)
 "#;
 
+/// Integer floor division and remainder by a positive divisor small enough that
+/// floating-point arithmetic finds them exactly, which vectorises where integer division
+/// does not (no vector unit divides integers). `inv` is `1 / d` in `F`. The quotient of
+/// `x` (an integer below 2^p in magnitude, p = 24 for float and 53 for double) is
+/// estimated as `trunc(x * inv)`, at most one from the floor, and corrected by the sign
+/// of the remainder it leaves. 64-bit dividends go in two steps: the high 32 bits first
+/// (`hi = q_h d + r_h`), then `r_h 2^32 + lo`, exact in a double while `d < 2^21`.
+/// The kernels call these only in the loop nest taken when every such divisor is in
+/// range.
+const SMALL_DIVISOR_OPS: &str = r#"
+/* floor(x / d) for 0 < d, |x| < 2^p: the truncated estimate, one step down where the
+   remainder it leaves is negative and one up where it is d or more. */
+HS_INLINE int32_t hs_squot_f(int32_t x, int32_t d, float inv) {
+  const int32_t q = (int32_t)((float)x * inv), r = x - q * d;
+  return q - (int32_t)(r < 0) + (int32_t)(r >= d); }
+HS_INLINE int64_t hs_squot_d(int64_t x, int64_t d, double inv) {
+  const int64_t q = (int64_t)((double)x * inv), r = x - q * d;
+  return q - (int64_t)(r < 0) + (int64_t)(r >= d); }
+#define HS_SMALLDIV(N, T, F, Q, SQ) \
+HS_INLINE T hs_sdiv_##N(T a, T d, F inv) { return (T)SQ((Q)a, (Q)d, inv); } \
+HS_INLINE T hs_smod_##N(T a, T d, F inv) { return (T)((Q)a - SQ((Q)a, (Q)d, inv) * (Q)d); }
+HS_SMALLDIV(int8, int8_t, float, int32_t, hs_squot_f)
+HS_SMALLDIV(int16, int16_t, float, int32_t, hs_squot_f)
+HS_SMALLDIV(int32, int32_t, double, int64_t, hs_squot_d)
+HS_SMALLDIV(uint8, uint8_t, float, int32_t, hs_squot_f)
+HS_SMALLDIV(uint16, uint16_t, float, int32_t, hs_squot_f)
+HS_SMALLDIV(uint32, uint32_t, double, int64_t, hs_squot_d)
+#define HS_SMALLDIV64(N, T, HI) \
+HS_INLINE int64_t hs_srest_##N(T a, int64_t d, int64_t qh) { const int64_t hi = HI; \
+  return (int64_t)((uint64_t)(hi - qh * d) << 32 | ((uint64_t)a & 0xffffffffu)); } \
+HS_INLINE T hs_sdiv_##N(T a, T d, double inv) { const int64_t hi = HI; \
+  const int64_t qh = hs_squot_d(hi, (int64_t)d, inv); \
+  const int64_t rest = hs_srest_##N(a, (int64_t)d, qh); \
+  return (T)(((uint64_t)qh << 32) + (uint64_t)hs_squot_d(rest, (int64_t)d, inv)); } \
+HS_INLINE T hs_smod_##N(T a, T d, double inv) { const int64_t hi = HI; \
+  const int64_t rest = hs_srest_##N(a, (int64_t)d, hs_squot_d(hi, (int64_t)d, inv)); \
+  return (T)(rest - hs_squot_d(rest, (int64_t)d, inv) * (int64_t)d); }
+HS_SMALLDIV64(int64, int64_t, a >> 32)
+HS_SMALLDIV64(uint64, uint64_t, (int64_t)(a >> 32))
+"#;
+
 const FLOAT_OPS: &str = r#"
 #define HS_FLOAT(N, T, S) \
 HS_INLINE T hs_max_##N(T a, T b) { return (a >= b || isnan(a)) ? a : b; } \
@@ -252,6 +293,9 @@ pub fn prelude(dialect: &Dialect) -> String {
         ));
     }
     s.push_str(PHILOX);
+    if dialect.simd.is_some() {
+        s.push_str(SMALL_DIVISOR_OPS);
+    }
     if dialect.complex {
         s.push_str(COMPLEX_OPS);
     }

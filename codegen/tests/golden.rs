@@ -618,28 +618,49 @@ fn int_divisions() -> (Batch, Kernel) {
     (b, k)
 }
 
-/// No vector unit divides integers: a kernel dividing by scalar slots carries a second
-/// loop nest, taken when every such divisor is a positive power of two, that shifts and
-/// masks instead (and so vectorises). OpenCL kernels, with no simd loop, do not.
+/// No vector unit divides integers: a kernel dividing by scalar slots carries its loop
+/// nest three times, chosen per call by the divisors: shifts and masks when all are
+/// positive powers of two, floating-point division (exact there) when all are positive
+/// and small, NumPy's integer rules otherwise. The first two vectorise. OpenCL kernels,
+/// with no simd loop, have one nest.
 #[test]
-fn integer_division_by_a_scalar_has_a_power_of_two_nest_as_pinned() {
+fn integer_division_by_scalars_has_nests_for_special_divisors_as_pinned() {
     let (b, k) = int_divisions();
     let text = rendered(&C99, &b, &k, Specialize::Fixed, "hs_div");
-    let (fast, general) = text
-        .split_once("else")
-        .unwrap_or_else(|| panic!("two loop nests:\n{text}"));
+    let (pow2, rest) = text
+        .split_once("else if")
+        .unwrap_or_else(|| panic!("three loop nests:\n{text}"));
+    let (small, general) = rest
+        .split_once("else {")
+        .unwrap_or_else(|| panic!("three loop nests:\n{text}"));
     assert!(
-        fast.contains("if (s0 > 0 && (s0 & (s0 - 1)) == 0 && s1 > 0 && (s1 & (s1 - 1)) == 0)"),
+        pow2.contains("if (s0 > 0 && (s0 & (s0 - 1)) == 0 && s1 > 0 && (s1 & (s1 - 1)) == 0)"),
         "{text}"
     );
-    assert!(fast.contains("#pragma omp simd") && general.contains("#pragma omp simd"));
-    assert!(!fast.contains("hs_mod_int64") && !fast.contains("hs_floordiv_int64"));
     assert!(
-        fast.contains("& (s0 - 1)") && fast.contains(">> sh1"),
+        small.starts_with(" (s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152)"),
+        "{text}"
+    );
+    for nest in [pow2, small, general] {
+        assert!(nest.contains("#pragma omp simd"), "{text}");
+    }
+    for nest in [pow2, small] {
+        assert!(!nest.contains("hs_mod_int64") && !nest.contains("hs_floordiv_int64"));
+    }
+    assert!(
+        pow2.contains("& (s0 - 1)") && pow2.contains(">> sh1"),
+        "{text}"
+    );
+    assert!(
+        small.contains("hs_smod_int64(b1[i0], s0, inv0)")
+            && small.contains("hs_sdiv_int64(b1[i0], s1, inv1)"),
         "{text}"
     );
     assert!(general.contains("hs_mod_int64(") && general.contains("hs_floordiv_int64("));
     check("int_divisions.c", &text);
     let cl = rendered(&OPENCL, &b, &k, Specialize::Fixed, "hs_div");
-    assert!(!cl.contains("sh0") && cl.contains("hs_mod_int64("), "{cl}");
+    assert!(
+        !cl.contains("sh1") && !cl.contains("inv0") && cl.contains("hs_mod_int64("),
+        "{cl}"
+    );
 }

@@ -497,15 +497,20 @@ INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "u
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_integer_division_by_scalars_matches_numpy_for_every_divisor(hs, dtype):
     # The cpu engine runs a kernel whose scalar divisors are all positive powers of two
-    # through shifts and masks (a second loop nest); any other divisor takes the exact
-    # division. Both nests, fused with other arithmetic, over the whole range of values.
+    # through shifts and masks, all positive and small (below 2^21 for 64-bit types)
+    # through floating-point division, and any other through the exact integer rules:
+    # three loop nests. Each, fused with other arithmetic, over the whole range of
+    # values, with divisors at the edges of each nest.
     info = np.iinfo(dtype)
     values = np.linspace(info.min, info.max, 997, dtype=np.float64).astype(dtype)
     values[:6] = [info.min, info.max, 0, 1, info.max - 1, info.min + 1]
+    values[6:12] = np.array(info.max, dtype) - np.arange(6, dtype=dtype) * 7
     h, n = both(hs, values)
-    divisors = [1, 2, 4, 8, 64, 3, 6, 7, 0]
+    divisors = [1, 2, 4, 8, 64, 3, 6, 7, 10, 127, 0, 255, 1000, 65535]
+    divisors += [1_000_003, 2**21 - 1, 2**21, 2**21 + 1, 2**31 - 1, 2**40 + 1, 2**62]
     if info.min < 0:
-        divisors += [-1, -2, -8, -3]
+        divisors += [-1, -2, -8, -3, -128, -1_000_003, -(2**62)]
+    divisors = [d for d in divisors if info.min <= d <= info.max]
     for d in divisors:
         d = np.array(d, dtype=dtype)[()]  # a NumPy scalar of the array's type
         with np.errstate(divide="ignore", over="ignore"):
@@ -516,6 +521,13 @@ def test_integer_division_by_scalars_matches_numpy_for_every_divisor(hs, dtype):
                 (n[::-1] + 3) % d + n // d,
                 what=f"fused with % {d} and // {d}",
             )
+    # Random dividends over the whole range, random divisors below 2^21.
+    rng = np.random.default_rng(7)
+    hr, nr = both(
+        hs, rng.integers(info.min, info.max, 5000, dtype=dtype, endpoint=True)
+    )
+    for d in rng.integers(1, min(2**21, info.max), 12, dtype=dtype, endpoint=True):
+        assert_same(hr % d + hr // d, nr % d + nr // d, what=f"random, divisor {d}")
     two, three = np.array(2, dtype=dtype)[()], np.array(3, dtype=dtype)[()]
     with np.errstate(divide="ignore", over="ignore"):
         # One divisor that is a power of two and one that is not, in one kernel.

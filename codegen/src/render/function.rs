@@ -3,7 +3,7 @@
 
 use super::instr::checks_power;
 use super::out::num;
-use super::renderer::{Acc, Finish, Renderer};
+use super::renderer::{Acc, Divisors, Finish, Renderer};
 use crate::dialect::{BufferPassing, IndexRange};
 use crate::lower::{Arg, Space, Structure, BLOCK, CHUNK, LANES};
 use crate::Result;
@@ -27,32 +27,11 @@ impl Renderer<'_> {
                 self.tiled_rows()?;
             }
             Structure::Elementwise => {
-                let divisors = self.pow2_divisors();
-                if divisors.is_empty() {
+                let slots = self.divisor_slots();
+                if slots.is_empty() {
                     self.elementwise_nest(nloops)?;
                 } else {
-                    let cond = (divisors.iter())
-                        .map(|j| format!("s{j} > 0 && (s{j} & (s{j} - 1)) == 0"))
-                        .collect::<Vec<_>>()
-                        .join(" && ");
-                    self.out.open(format!("if ({cond})"));
-                    let shifted = |j: usize| {
-                        self.l.instrs.iter().any(|i| {
-                            i.op == Opcode::FloorDivide && i.args.get(1) == Some(&Arg::Scalar(j))
-                        })
-                    };
-                    for &j in divisors.iter().filter(|&&j| shifted(j)) {
-                        self.out.line(format!(
-                            "const int sh{j} = __builtin_ctzll((uint64_t)s{j});"
-                        ));
-                    }
-                    self.pow2 = true;
-                    self.elementwise_nest(nloops)?;
-                    self.pow2 = false;
-                    self.out.close();
-                    self.out.open("else");
-                    self.elementwise_nest(nloops)?;
-                    self.out.close();
+                    self.divided_nests(&slots, nloops)?;
                 }
             }
             Structure::ReduceInner { axis, .. }
@@ -213,14 +192,11 @@ impl Renderer<'_> {
 
     /// The scalar slots an integer floor division or remainder of this kernel divides
     /// by, when the kernel is a vectorisable loop nest (a CPU dialect's simd loop, no
-    /// held-back rows). No vector unit divides 64-bit integers, so such a loop stays
-    /// scalar, at one hardware division per element (`(i + 2 * j) % 256` building an
-    /// image: 70% of a Harris-corner program's time). The divisor is a runtime slot, not
-    /// a literal the C compiler could reduce; the kernel therefore carries a second copy
-    /// of its loop nest for divisors that are positive powers of two, where floor
-    /// division is an arithmetic shift and the remainder a mask (exact for negative
-    /// dividends too, in two's complement), and which vectorises.
-    fn pow2_divisors(&self) -> Vec<usize> {
+    /// held-back rows). No vector unit divides integers, so such a loop stays scalar at
+    /// one hardware division per element (`(i + 2 * j) % 256` building an image: 70% of
+    /// a Harris-corner program's time), and the divisor is a runtime slot, not a literal
+    /// the C compiler could reduce. See [`Self::divided_nests`].
+    fn divisor_slots(&self) -> Vec<usize> {
         if !self.simd_ok() || self.l.is_lagged() {
             return Vec::new();
         }
@@ -236,6 +212,58 @@ impl Renderer<'_> {
         slots.sort_unstable();
         slots.dedup();
         slots
+    }
+
+    /// The loop nest three times, chosen once per call by the divisors in `slots`: when
+    /// all are positive powers of two, shifts and masks; when all are positive and small
+    /// (below 2^21 for 64-bit types), floating-point division, exact there (see the
+    /// prelude's `hs_sdiv_*`); otherwise NumPy's integer rules. The first two vectorise.
+    fn divided_nests(&mut self, slots: &[usize], nloops: usize) -> Result<()> {
+        let all = |f: &dyn Fn(usize) -> String| {
+            slots.iter().map(|&j| f(j)).collect::<Vec<_>>().join(" && ")
+        };
+        let pow2 = all(&|j| format!("s{j} > 0 && (s{j} & (s{j} - 1)) == 0"));
+        let small = all(&|j| {
+            if self.l.scalars[j].dtype().size() == 8 {
+                format!("s{j} > 0 && s{j} < 2097152")
+            } else {
+                format!("s{j} > 0")
+            }
+        });
+        self.out.open(format!("if ({pow2})"));
+        for &j in slots {
+            let divides = self
+                .l
+                .instrs
+                .iter()
+                .any(|i| i.op == Opcode::FloorDivide && i.args.get(1) == Some(&Arg::Scalar(j)));
+            if divides {
+                self.out.line(format!(
+                    "const int sh{j} = __builtin_ctzll((uint64_t)s{j});"
+                ));
+            }
+        }
+        self.divisors = Divisors::PowerOfTwo;
+        self.elementwise_nest(nloops)?;
+        self.out.close();
+        self.out.open(format!("else if ({small})"));
+        for &j in slots {
+            let f = if self.l.scalars[j].dtype().size() <= 2 {
+                "float"
+            } else {
+                "double"
+            };
+            self.out
+                .line(format!("const {f} inv{j} = ({f})1 / ({f})s{j};"));
+        }
+        self.divisors = Divisors::Small;
+        self.elementwise_nest(nloops)?;
+        self.out.close();
+        self.out.open("else");
+        self.divisors = Divisors::Any;
+        self.elementwise_nest(nloops)?;
+        self.out.close();
+        Ok(())
     }
 
     /// An elementwise kernel of two or more loops for a device, rows tiled over

@@ -2,7 +2,7 @@
 //! accumulators, generators, gathers and scatters, and every elementwise opcode
 //! (through `ops`).
 
-use super::renderer::{Acc, Renderer};
+use super::renderer::{Acc, Divisors, Renderer};
 use crate::lower::{Arg, LInstr, Structure};
 use crate::{ops, Result};
 use hassium_core::{status, DType, Opcode};
@@ -140,13 +140,24 @@ impl Renderer<'_> {
                     let fail = self.fail_later(status::NEGATIVE_POWER);
                     self.out.line(format!("if ({} < 0) {fail}", args[1]));
                 }
-                match (op, i.args.get(1)) {
-                    (Opcode::FloorDivide, Some(Arg::Scalar(j))) if self.pow2 && t.is_integer() => {
-                        format!("(({ct})({} >> sh{j}))", args[0])
+                let divisor = match (op, i.args.get(1)) {
+                    (Opcode::FloorDivide | Opcode::Remainder, Some(Arg::Scalar(j)))
+                        if t.is_integer() =>
+                    {
+                        Some(*j)
                     }
-                    (Opcode::Remainder, Some(Arg::Scalar(j))) if self.pow2 && t.is_integer() => {
-                        format!("(({ct})({} & (s{j} - 1)))", args[0])
+                    _ => None,
+                };
+                let (x, tn) = (&args[0], t.name());
+                match (divisor, self.divisors, op) {
+                    (Some(j), Divisors::PowerOfTwo, Opcode::FloorDivide) => {
+                        format!("(({ct})({x} >> sh{j}))")
                     }
+                    (Some(j), Divisors::PowerOfTwo, _) => format!("(({ct})({x} & (s{j} - 1)))"),
+                    (Some(j), Divisors::Small, Opcode::FloorDivide) => {
+                        format!("hs_sdiv_{tn}({x}, s{j}, inv{j})")
+                    }
+                    (Some(j), Divisors::Small, _) => format!("hs_smod_{tn}({x}, s{j}, inv{j})"),
                     _ => ops::elementwise(d, op, t, ot, &args)?,
                 }
             }

@@ -36,10 +36,22 @@ pub(super) struct Renderer<'a> {
     pub(super) out: Out,
     /// View id → the register holding its current value.
     pub(super) regs: HashMap<usize, String>,
-    /// Inside the copy of the loop nest that runs when every integer divisor of the
-    /// kernel's scalar slots is a positive power of two (see `pow2_divisors`): integer
-    /// floor divisions and remainders by them are shifts and masks there.
-    pub(super) pow2: bool,
+    /// Which copy of the loop nest is being rendered, for kernels that divide integers
+    /// by scalar slots (see `divisor_slots`).
+    pub(super) divisors: Divisors,
+}
+
+/// The integer divisors in scalar slots that a copy of the loop nest is specialised for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Divisors {
+    /// Any value: NumPy's rules through the prelude's exact helpers.
+    Any,
+    /// Positive powers of two: floor division is an arithmetic shift (by `sh<j>`), the
+    /// remainder a mask (exact for negative dividends in two's complement).
+    PowerOfTwo,
+    /// Positive and small (below 2^21 for 64-bit types): through floating-point
+    /// arithmetic (`hs_sdiv_*`, `hs_smod_*`, with the divisor's reciprocal `inv<j>`).
+    Small,
 }
 
 impl Renderer<'_> {
@@ -179,7 +191,7 @@ pub fn render(dialect: &Dialect, lowered: &Lowered, name: &str) -> Result<String
             depth: 0,
         },
         regs: HashMap::new(),
-        pow2: false,
+        divisors: Divisors::Any,
     };
     r.function(name)?;
     Ok(r.out.text)

@@ -15,6 +15,17 @@ HS_KERNEL int32_t hs_div(int64_t begin, int64_t end, char *const *bufs, const ch
       b2[i0] = (int64_t)r1;
     }
   }
+  else if (s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152) {
+    const double inv0 = (double)1 / (double)s0;
+    const double inv1 = (double)1 / (double)s1;
+    #pragma omp simd
+    for (int64_t i0 = begin; i0 < end; i0++) {
+      const int64_t r0 = hs_smod_int64(b1[i0], s0, inv0);
+      b0[i0] = (int64_t)r0;
+      const int64_t r1 = hs_sdiv_int64(b1[i0], s1, inv1);
+      b2[i0] = (int64_t)r1;
+    }
+  }
   else {
     #pragma omp simd
     for (int64_t i0 = begin; i0 < end; i0++) {
