@@ -46,6 +46,7 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::ufuncs::where_, m)?)?;
     m.add_function(wrap_pyfunction!(module::indexing::nonzero, m)?)?;
     m.add_function(wrap_pyfunction!(module::indexing::sort, m)?)?;
+    m.add_function(wrap_pyfunction!(module::indexing::argpartition, m)?)?;
     m.add_function(wrap_pyfunction!(module::indexing::sort_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(module::indexing::searchsorted, m)?)?;
     m.add_function(wrap_pyfunction!(module::ufuncs::round, m)?)?;

@@ -423,6 +423,13 @@ pub fn sort(py: Python<'_>, a: &Arr, axis: usize, indices: bool) -> PyResult<Arr
     Ok(Arr::adopt(v))
 }
 
+/// The int64 positions along `axis` of the `k + 1` smallest elements of `a` in stable
+/// order, then of the others in increasing order (`argpartition` for every `kth <= k`).
+pub fn argpartition(py: Python<'_>, a: &Arr, axis: usize, k: usize) -> PyResult<Arr> {
+    let v = recorded_in(py, |t| record::argpartition(t, &a.view, axis, k))?;
+    Ok(Arr::adopt(v))
+}
+
 /// Sorts `a` in place along `axis` (`ndarray.sort`).
 pub fn sort_in_place(py: Python<'_>, a: &Arr, axis: usize) -> PyResult<()> {
     a.check_writeable(Write::Assign)?;

@@ -7,6 +7,9 @@
 //! - `sort`: `out` = `ins[0]` sorted along its last axis, ascending, NaN last (complex:
 //!   see [`SORT`]); may write in place (`out` identical to the input).
 //! - `argsort`: int64 `out` = the stable order that sorts `ins[0]` along its last axis.
+//! - `argpartition`: int64 `out` along the last axis of `ins[0]`: the first `k + 1`
+//!   positions of the stable order that sorts it (`k`: the int64 scalar `ins[1]`,
+//!   `0 <= k <` the axis' length), then every other position in increasing order.
 //! - `searchsorted_left` / `searchsorted_right`: int64 `out[k]` = where `ins[1][k]` goes
 //!   in the sorted 1-D `ins[0]`, before (left) or after (right) equal elements.
 
@@ -19,10 +22,22 @@ pub const MATMUL: &str = "matmul";
 pub const SORT: &str = "sort";
 /// The indices a stable [`SORT`] moves each element from.
 pub const ARGSORT: &str = "argsort";
+/// The positions of the `k + 1` smallest elements in the stable order of [`ARGSORT`],
+/// then the others in increasing order: NumPy's `argpartition` for every `kth <= k`
+/// (each such position holds what a sort puts there, smaller elements before it and
+/// larger after), and the same on every engine, unlike an introselect's order.
+pub const ARGPARTITION: &str = "argpartition";
 /// The first index `i` where `!(hay[i] < v)` in the order of [`SORT`].
 pub const SEARCHSORTED_LEFT: &str = "searchsorted_left";
 /// The first index `i` where `v < hay[i]` in the order of [`SORT`].
 pub const SEARCHSORTED_RIGHT: &str = "searchsorted_right";
 
 /// Every extension method, in the order engines list them.
-pub const ALL: &[&str] = &[MATMUL, SORT, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT];
+pub const ALL: &[&str] = &[
+    MATMUL,
+    SORT,
+    ARGSORT,
+    ARGPARTITION,
+    SEARCHSORTED_LEFT,
+    SEARCHSORTED_RIGHT,
+];

@@ -1,10 +1,10 @@
 //! Rejects malformed instructions before any engine sees them, naming the instruction.
 
-use crate::methods::{ARGSORT, MATMUL, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use crate::methods::{ARGPARTITION, ARGSORT, MATMUL, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use crate::view::fmt_shape;
 use crate::{
     overlap, Base, BaseId, Batch, DType, Error, IdMap, Instr, OpClass, Opcode, Operand, Overlap,
-    Result, View, MAX_DIMS,
+    Result, Scalar, View, MAX_DIMS,
 };
 
 /// Verifies every instruction of a batch.
@@ -454,6 +454,37 @@ fn verify_extension(instr: &Instr) -> Result<()> {
                     "{method}'s output overlaps its input"
                 ))),
             }
+        }
+        ARGPARTITION => {
+            let (a, out) = (input_view(instr, 0)?, &instr.out);
+            let k = match instr.ins.get(1) {
+                Some(Operand::Scalar(Scalar::Int64(k))) if instr.ins.len() == 2 => *k,
+                _ => {
+                    return Err(Error::Invalid(
+                        "argpartition takes a view and an int64 scalar".into(),
+                    ))
+                }
+            };
+            if a.ndim() == 0 || a.shape != out.shape || out.dtype != DType::Int64 {
+                return Err(Error::ShapeMismatch(format!(
+                    "argpartition: input of shape {} gives int64 of that shape, not {} {}",
+                    fmt_shape(&a.shape),
+                    out.dtype.name(),
+                    fmt_shape(&out.shape)
+                )));
+            }
+            let n = a.shape[a.ndim() - 1];
+            if k < 0 || (n > 0 && k as u64 >= n as u64) {
+                return Err(Error::Invalid(format!(
+                    "argpartition: k = {k} outside an axis of length {n}"
+                )));
+            }
+            if overlap(out, a) != Overlap::Disjoint {
+                return Err(Error::Overlap(
+                    "argpartition's output overlaps its input".into(),
+                ));
+            }
+            Ok(())
         }
         SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT => {
             let ins = one_input(instr, method, 2)?;

@@ -33,4 +33,4 @@ pub use index::{gather, scatter};
 pub use mask::{check_mask, compress, mask_assign, mask_assign_needs_count, mask_count};
 pub use matmul::matmul;
 pub use reduce::{reduce, scan, ReduceSpec};
-pub use sort::{searchsorted, sort, sort_in_place};
+pub use sort::{argpartition, searchsorted, sort, sort_in_place};

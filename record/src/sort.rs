@@ -1,11 +1,11 @@
-//! `sort`, `argsort` and `searchsorted` as the extension methods of
+//! `sort`, `argsort`, `argpartition` and `searchsorted` as the extension methods of
 //! `hassium_core::methods`: the sorted axis is moved last by a view (no copy), so one
 //! instruction sorts every row of any axis.
 
 use crate::base::{as_dtype, recording, Target};
 use crate::error::{Error, Result};
-use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
-use hassium_core::{promote, DType, Instr, View};
+use hassium_core::methods::{ARGPARTITION, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use hassium_core::{promote, DType, Instr, Operand, Scalar, View};
 
 /// `view` with `axis` moved last.
 fn axis_last(view: &View, axis: usize) -> Result<View> {
@@ -42,6 +42,27 @@ pub fn sort(t: &mut impl Target, a: &View, axis: usize, indices: bool) -> Result
             let out = axis_last(&res, axis)?;
             let src = axis_last(a, axis)?;
             t.record(Instr::extension(method, out, [src.into()]))?;
+        }
+        Ok(res)
+    })
+}
+
+/// The int64 positions along `axis` of the `k + 1` smallest elements of `a` in the
+/// stable sort order, then of the others in increasing order (`argpartition` for every
+/// `kth <= k`; see `hassium_core::methods::ARGPARTITION`), as a fresh C-ordered array.
+pub fn argpartition(t: &mut impl Target, a: &View, axis: usize, k: usize) -> Result<View> {
+    check_axis(a, axis)?;
+    let n = a.shape[axis];
+    if k >= n.max(1) {
+        return Err(Error::Value(format!("kth(={k}) out of bounds ({n})")));
+    }
+    recording(t, |t, temps| {
+        let res = temps.fresh(t, DType::Int64, &a.shape)?;
+        if !res.is_empty() {
+            let out = axis_last(&res, axis)?;
+            let src = axis_last(a, axis)?;
+            let kth = Operand::Scalar(Scalar::Int64(k as i64));
+            t.record(Instr::extension(ARGPARTITION, out, [src.into(), kth]))?;
         }
         Ok(res)
     })

@@ -122,6 +122,44 @@ def test_partition_puts_kth_in_place(hs, no_fallback):
         assert sorted(idx[0].tolist()) == list(range(11))
 
 
+def expected_argpartition(x, k, axis):
+    """The order ``argpartition`` promises (``hassium_core::methods::ARGPARTITION``):
+    the first ``k + 1`` positions of the stable sort, then the others in order."""
+    x = np.moveaxis(x, axis, -1)
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty(rows.shape, dtype=np.int64)
+    for r, row in enumerate(rows):
+        first = np.argsort(row, kind="stable")[: k + 1]
+        rest = np.setdiff1d(np.arange(row.size), first)
+        out[r] = np.concatenate([first, rest])
+    return np.moveaxis(out.reshape(x.shape), -1, axis)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_argpartition_selects_in_one_documented_order(hs, no_fallback, dtype):
+    # Rows long beside k (the heap of the few smallest) and not (a selection), with
+    # repeats, NaNs and both zeros where the dtype has them; every kth lands where
+    # NumPy's sort puts it, in one order on every engine.
+    rng = np.random.default_rng(11)
+    for shape, axis in (((5, 700), 1), ((700, 3), 0), ((9, 13), 1), ((2, 3, 40), 2)):
+        x = data(dtype, shape=shape, seed=5)
+        if dtype.kind != "b":
+            x.reshape(-1)[rng.integers(0, x.size, x.size // 3)] = x.reshape(-1)[0]
+        h = hs.asarray(x)
+        n = shape[axis]
+        for kth in (0, 3, n // 2, n - 1, -2, [2, n - 4]):
+            k = max(int(v) % n for v in np.atleast_1d(kth))
+            got = np.asarray(hs.argpartition(h, kth, axis=axis))
+            same_bits(got, expected_argpartition(x, k, axis), f"{shape} kth={kth}")
+            values = np.asarray(hs.partition(h, kth, axis=axis))
+            same_bits(values, np.take_along_axis(x, got, axis), f"{shape} values")
+            for kk in np.atleast_1d(kth):
+                sort_k = np.take(np.sort(x, axis=axis, kind="stable"), [kk], axis=axis)
+                same_bits(
+                    np.take(values, [kk], axis=axis), sort_k, f"kth={kk} in place"
+                )
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_searchsorted_both_sides(hs, no_fallback, dtype):
     x = data(dtype, seed=4)

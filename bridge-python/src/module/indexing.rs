@@ -79,6 +79,18 @@ pub(crate) fn sort(
     wrap(py, ops::sort(py, &to_arr(a, None)?, axis, indices)?)
 }
 
+/// `argpartition(a, axis, k)`: the int64 positions along `axis` (normalised) of the
+/// `k + 1` smallest elements in stable order, then of the others in increasing order.
+#[pyfunction]
+pub(crate) fn argpartition(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    axis: usize,
+    k: usize,
+) -> PyResult<PyObject> {
+    wrap(py, ops::argpartition(py, &to_arr(a, None)?, axis, k)?)
+}
+
 /// `sort_in_place(a, axis)`: `a.sort(axis)`.
 #[pyfunction]
 pub(crate) fn sort_in_place(py: Python<'_>, a: &Bound<'_, PyNdArray>, axis: usize) -> PyResult<()> {

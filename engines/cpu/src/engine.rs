@@ -8,7 +8,7 @@ use crate::run::{self, Args};
 use crate::tiered::{Job, Shared, Tiered};
 use crate::{matmul, sort};
 use hassium_codegen::{lower, render_unit, Binding, Lowered, Plan, Specialize, C99};
-use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use hassium_core::methods::{ARGPARTITION, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{
     kernel_key, BaseId, Batch, Capabilities, Error as CoreError, Kernel, KeyMode, Opcode,
 };
@@ -481,7 +481,7 @@ impl CpuEngine {
             i.op == Opcode::Extension
                 && matches!(
                     i.method.as_deref(),
-                    Some(SORT | ARGSORT | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)
+                    Some(SORT | ARGSORT | ARGPARTITION | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)
                 )
         }) {
             return Ok(Task::Sort);

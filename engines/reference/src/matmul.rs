@@ -4,13 +4,13 @@
 
 use crate::element::Elem;
 use crate::memory::Memory;
-use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use hassium_core::methods::{ARGPARTITION, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
 use hassium_core::{matrices, Error, Instr, Operand, Result, View};
 
 pub(crate) fn run(instr: &Instr, mem: &Memory) -> Result<()> {
     match instr.method.as_deref() {
         Some("matmul") => with_dtype!(instr.out.dtype, T => matmul::<T>(instr, mem)),
-        Some(m @ (SORT | ARGSORT | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)) => {
+        Some(m @ (SORT | ARGSORT | ARGPARTITION | SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT)) => {
             crate::sort::run(m, instr, mem)
         }
         Some(other) => Err(Error::Invalid(format!(

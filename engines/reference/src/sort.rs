@@ -1,13 +1,13 @@
-//! The sorting extension methods (`hassium_core::methods`): `sort`, `argsort` and
-//! `searchsorted_left`/`_right`, along the last axis, in NumPy's order
+//! The sorting extension methods (`hassium_core::methods`): `sort`, `argsort`,
+//! `argpartition` and `searchsorted_left`/`_right`, along the last axis, in NumPy's order
 //! ([`Elem::sort_less`]). Plain and obviously right: every row is read into a vector,
 //! sorted with the standard library's stable sort, and written back; a search is a binary
 //! search per needle.
 
 use crate::element::Elem;
 use crate::memory::{Memory, Walker};
-use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
-use hassium_core::{Error, Instr, Operand, Result, View};
+use hassium_core::methods::{ARGPARTITION, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use hassium_core::{Error, Instr, Operand, Result, Scalar, View};
 use std::cmp::Ordering;
 
 pub(crate) fn run(method: &str, instr: &Instr, mem: &Memory) -> Result<()> {
@@ -22,6 +22,16 @@ pub(crate) fn run(method: &str, instr: &Instr, mem: &Memory) -> Result<()> {
     match method {
         SORT => with_dtype!(a.dtype, T => sort::<T>(a, &instr.out, mem, false)),
         ARGSORT => with_dtype!(a.dtype, T => sort::<T>(a, &instr.out, mem, true)),
+        ARGPARTITION => {
+            let Some(Operand::Scalar(Scalar::Int64(k))) = instr.ins.get(1) else {
+                return Err(Error::Invalid(
+                    "argpartition: k must be an int64 scalar".into(),
+                ));
+            };
+            let k =
+                usize::try_from(*k).map_err(|_| Error::Invalid("argpartition: k < 0".into()))?;
+            with_dtype!(a.dtype, T => argpartition::<T>(a, &instr.out, mem, k))
+        }
         SEARCHSORTED_LEFT | SEARCHSORTED_RIGHT => {
             let right = method == SEARCHSORTED_RIGHT;
             with_dtype!(a.dtype, T => search::<T>(a, input(1)?, &instr.out, mem, right))
@@ -86,6 +96,42 @@ fn sort<T: Elem>(a: &View, out: &View, mem: &Memory, indices: bool) -> Result<()
             for (j, &(v, _)) in row.iter().enumerate() {
                 dst.write(o0 + j as isize * os, v)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// The positions of the `k + 1` first elements of each row's stable sort, in that
+/// order, then the positions of the rest in increasing order.
+fn argpartition<T: Elem>(a: &View, out: &View, mem: &Memory, k: usize) -> Result<()> {
+    if a.shape != out.shape {
+        return Err(Error::ShapeMismatch(
+            "argpartition: input and output differ".into(),
+        ));
+    }
+    if a.is_empty() {
+        return Ok(());
+    }
+    let src = mem.array::<T>(a)?;
+    let dst = mem.array::<i64>(out)?;
+    let (ins, n, s) = rows(a)?;
+    let (outs, _, os) = rows(out)?;
+    if k >= n {
+        return Err(Error::Invalid(format!("argpartition: k = {k} >= {n}")));
+    }
+    for (i0, o0) in ins.zip(outs) {
+        let mut row: Vec<(T, usize)> = (0..n)
+            .map(|j| Ok((src.read(i0 + j as isize * s)?, j)))
+            .collect::<Result<_>>()?;
+        row.sort_by(|x, y| order(&x.0, &y.0));
+        let mut first: Vec<usize> = row[..=k].iter().map(|&(_, j)| j).collect();
+        let mut chosen = vec![false; n];
+        for &j in &first {
+            chosen[j] = true;
+        }
+        first.extend((0..n).filter(|&j| !chosen[j]));
+        for (p, &j) in first.iter().enumerate() {
+            dst.write(o0 + p as isize * os, j as i64)?;
         }
     }
     Ok(())

@@ -5,7 +5,8 @@
 
 Every sort here is stable, the Array API's default: NumPy's own default (quicksort)
 promises no order among equal elements, so a stable order is one of its results too. A
-partition is a full sort, which satisfies every ``kth``. Descending is a stable
+partition selects: the ``max(kth) + 1`` smallest elements in sorted order, then the
+others in the order they came (one order on every engine, not an introselect's). Descending is a stable
 ascending sort of the reversed axis, reversed: equal elements keep their order, as the
 standard asks. ``unique`` sorts once, marks where a value differs from the one before it,
 and reads back only how many distinct values there are (the size of its result).
@@ -101,14 +102,30 @@ def _kth_checked(a, kth, axis, kind, order):
     return a, axis
 
 
+def _partition_order(a, kth, axis, kind, order):
+    """``a`` and the positions along ``axis`` that ``argpartition`` returns: those of the
+    ``max(kth) + 1`` smallest elements in sorted order, then the rest in their own order,
+    which puts every ``kth`` where a sort would (the engines' ``argpartition`` method;
+    no full sort)."""
+    a, axis = _kth_checked(a, kth, axis, kind, order)
+    n = a.shape[axis]
+    ks = [k % n for k in np.asarray(kth).reshape(-1).tolist()]
+    if not ks:  # no kth: NumPy leaves the order as it is
+        from .. import arange, broadcast_to
+
+        along = [1] * a.ndim
+        along[axis] = n
+        return a, axis, broadcast_to(arange(n).reshape(along), a.shape).copy()
+    return a, axis, _ext.argpartition(a, axis, max(ks))
+
+
 def partition(a, kth, axis=-1, kind="introselect", order=None):
-    a, axis = _kth_checked(_n._arr(a), kth, axis, kind, order)
-    return _ext.sort(a, axis, False)
+    a, axis, idx = _partition_order(_n._arr(a), kth, axis, kind, order)
+    return take_along_axis(a, idx, axis)
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
-    a, axis = _kth_checked(_n._arr(a), kth, axis, kind, order)
-    return _ext.sort(a, axis, True)
+    return _partition_order(_n._arr(a), kth, axis, kind, order)[2]
 
 
 def searchsorted(a, v, side="left", sorter=None):

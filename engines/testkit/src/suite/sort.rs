@@ -1,11 +1,12 @@
-//! The sorting extension methods (`sort`, `argsort`, `searchsorted_*`) over every dtype,
+//! The sorting extension methods (`sort`, `argsort`, `argpartition`, `searchsorted_*`)
+//! over every dtype,
 //! with NaN, infinities, both zeros and many repeats, along rows, columns (a transposed
 //! view) and a reversed axis, and in place: bit for bit the reference's stable order.
 
 use super::{Spec, Subject};
 use crate::*;
-use hassium_core::methods::{ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
-use hassium_core::{Batch, DType, Instr, View};
+use hassium_core::methods::{ARGPARTITION, ARGSORT, SEARCHSORTED_LEFT, SEARCHSORTED_RIGHT, SORT};
+use hassium_core::{Batch, DType, Instr, Operand, Scalar, View};
 
 pub fn sort_argsort_and_searchsorted_match_for_every_dtype(sub: &dyn Subject) {
     // Short rows (comparison sorts), long ones (radix sorts) and one a cpu engine shares
@@ -50,6 +51,19 @@ fn sort_rows_of(sub: &dyn Subject, rows: usize, len: usize) {
                     .push(Instr::extension(SORT, sv.clone(), [v.clone().into()]));
                 b.instrs
                     .push(Instr::extension(ARGSORT, iv, [v.clone().into()]));
+                // Partitions at the first, a middle and the last position of the axis
+                // (a heap of the few smallest, a selection, everything).
+                let axis = shape[1];
+                for k in [0, axis / 2, axis - 1] {
+                    let p = base(&mut b, DType::Int64, rows * len);
+                    outs.push(p);
+                    let kth = Operand::Scalar(Scalar::Int64(k as i64));
+                    b.instrs.push(Instr::extension(
+                        ARGPARTITION,
+                        View::contiguous(p, DType::Int64, &shape),
+                        [v.clone().into(), kth],
+                    ));
+                }
                 if k == 0 {
                     // Search every element of x in the first sorted row.
                     let hay = View::contiguous(s, t, &[len]);
