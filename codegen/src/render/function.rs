@@ -216,8 +216,9 @@ impl Renderer<'_> {
 
     /// The loop nest three times, chosen once per call by the divisors in `slots`: when
     /// all are positive powers of two, shifts and masks; when all are positive and small
-    /// (below 2^21 for 64-bit types), floating-point division, exact there (see the
-    /// prelude's `hs_sdiv_*`); otherwise NumPy's integer rules. The first two vectorise.
+    /// (below 2^21 for 64-bit types), a floating-point estimate of the quotient corrected
+    /// by the remainder's sign, exact there (see the prelude's `hs_sdiv_*`); otherwise
+    /// NumPy's integer rules. The first two vectorise.
     fn divided_nests(&mut self, slots: &[usize], nloops: usize) -> Result<()> {
         let all = |f: &dyn Fn(usize) -> String| {
             slots.iter().map(|&j| f(j)).collect::<Vec<_>>().join(" && ")
