@@ -34,10 +34,27 @@ static PRESTART: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 /// it again and raises that error. Callers join the thread before a fork and at exit
 /// ([`prestart_join`]): a child must not inherit the lock held by a thread it lacks, and
 /// the process must not unload a driver a thread is still inside.
-pub fn prestart() {
+///
+/// A stack that starts MPI (the cluster engine, run without `mpirun`) is created here, on
+/// the calling thread, instead: MPI sets environment variables as it starts, and the
+/// imports that follow read them (NumPy's OpenBLAS crashed in `getenv` so, and a compiler
+/// spawn failed with EFAULT).
+///
+/// Returns whether the runtime is (or was) being created on a thread.
+pub fn prestart() -> bool {
     let mut slot = PRESTART.lock();
     if slot.is_some() {
-        return;
+        return true;
+    }
+    if hassium_vem::Config::load().is_ok_and(|c| c.stack_starts_mpi()) {
+        let mut guard = RUNTIME.lock();
+        if guard.is_none() {
+            // An error is not kept, as on the thread below: the first operation raises it.
+            if let Ok(rt) = Runtime::new() {
+                *guard = Some(rt);
+            }
+        }
+        return false;
     }
     let spawned = std::thread::Builder::new()
         .name("hassium-start".into())
@@ -50,6 +67,7 @@ pub fn prestart() {
             }
         });
     *slot = spawned.ok();
+    slot.is_some()
 }
 
 /// Waits for the thread [`prestart`] started, if any.

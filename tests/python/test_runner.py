@@ -275,3 +275,16 @@ def test_the_cache_directory_variable_is_accepted_on_every_stack(tmp_path, stack
         env={"HASSIUM_STACK": stack, "HASSIUM_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert out.strip().splitlines()[-1] == "90.0"
+
+
+def test_the_cluster_stack_without_mpirun_starts_before_the_imports():
+    """Without mpirun the cluster engine starts MPI, which sets environment variables:
+    started on a thread of its own while NumPy loaded, it raced OpenBLAS's `getenv` and
+    crashed the process now and then. `python -m hassium` starts such a stack on the main
+    thread, before the program's imports; other stacks keep starting on a thread."""
+    code = (
+        "import hassium; print(hassium._prestarted, float(hassium.arange(10.0).sum()))"
+    )
+    for stack, where in [("cluster", "here"), ("cluster", "here"), ("cpu", "thread")]:
+        out, _ = run("-m", "hassium", "-c", code, env={"HASSIUM_STACK": stack})
+        assert out.strip().splitlines()[-1] == f"{where} 45.0", (stack, out)

@@ -288,6 +288,28 @@ impl Config {
     pub fn stack(&self) -> &StackConfig {
         &self.stacks[&self.runtime.stack]
     }
+
+    /// Whether the stack in force loads the cluster engine (its library, or a child's),
+    /// whose start initialises MPI. Open MPI sets environment variables as it starts, so
+    /// no other thread may read the environment meanwhile (NumPy's OpenBLAS does as it
+    /// loads; spawning the C compiler does): such a runtime is created where it is first
+    /// needed, never on a background thread.
+    pub fn stack_starts_mpi(&self) -> bool {
+        let mut engine = Some(&self.stack().engine);
+        let mut hops = 0;
+        while let Some(cfg) = engine.and_then(|name| self.engines.get(name)) {
+            if cfg.library.contains("hassium_engine_cluster") {
+                return true;
+            }
+            hops += 1;
+            // `validate` refused loops; the bound only keeps this safe without it.
+            if hops > self.engines.len() {
+                break;
+            }
+            engine = cfg.child.as_ref();
+        }
+        false
+    }
 }
 
 /// Applies `HASSIUM_<SECTION>_<KEY>=value` overrides. Values are parsed as TOML values
@@ -377,6 +399,24 @@ mod tests {
         assert_eq!(c.runtime.flush_threshold, 7);
         assert_eq!(c.engines["cpu"].options["threads"].as_integer(), Some(1));
         assert_eq!(c.runtime.stack, "reference");
+    }
+
+    #[test]
+    fn only_the_cluster_stack_starts_mpi() {
+        for (stack, mpi) in [("cluster", true), ("cpu", false), ("opencl", false)] {
+            let c = load(DEFAULT_CONFIG, &[("HASSIUM_STACK", stack)]).unwrap();
+            assert_eq!(c.stack_starts_mpi(), mpi, "{stack}");
+        }
+        // Through a child: an OpenCL engine whose child is the cluster engine.
+        let c = load(
+            DEFAULT_CONFIG,
+            &[
+                ("HASSIUM_STACK", "opencl"),
+                ("HASSIUM_ENGINES_OPENCL_CHILD", "cluster"),
+            ],
+        )
+        .unwrap();
+        assert!(c.stack_starts_mpi());
     }
 
     #[test]

@@ -71,7 +71,9 @@ elif _os.environ.get("HASSIUM_PRESTART", "1") != "0" and _run_as_runner(
     # before the first operation: HASSIUM_PRESTART=0 starts it at the first operation.
     import atexit as _atexit
 
-    _hassium.prestart()
+    # A stack that starts MPI (the cluster engine without mpirun) starts here instead,
+    # before the imports: MPI sets environment variables, which they read.
+    _prestarted = _hassium.prestart()
     _os.register_at_fork(before=_hassium.prestart_join)
     _atexit.register(_hassium.prestart_join)
 

@@ -28,10 +28,15 @@ pub(crate) fn start() -> PyResult<()> {
 }
 
 /// Starts creating the runtime on a thread of its own (see `rt::prestart`): `python -m
-/// hassium` calls this first thing, so the engine starts while NumPy is imported.
+/// hassium` calls this first thing, so the engine starts while NumPy is imported. Returns
+/// where it was created: `"thread"`, or `"here"` for a stack that starts MPI.
 #[pyfunction]
-pub(crate) fn prestart() {
-    crate::rt::prestart();
+pub(crate) fn prestart() -> &'static str {
+    if crate::rt::prestart() {
+        "thread"
+    } else {
+        "here"
+    }
 }
 
 /// Waits for the runtime [`prestart`] is creating (before a fork, and at exit).
