@@ -516,6 +516,9 @@ def test_integer_division_by_scalars_matches_numpy_for_every_divisor(hs, dtype):
         with np.errstate(divide="ignore", over="ignore"):
             assert_same(h % d, n % d, what=f"% {d}")
             assert_same(h // d, n // d, what=f"// {d}")
+            # Fused into a reduction and a scan (the kernel's other loop structures).
+            assert_same((h % d).sum(), (n % d).sum(), what=f"sum of % {d}")
+            assert_same(np.cumsum(h // d), np.cumsum(n // d), what=f"cumsum of // {d}")
             assert_same(
                 (h[::-1] + 3) % d + h // d,
                 (n[::-1] + 3) % d + n // d,

@@ -19,6 +19,25 @@ impl Renderer<'_> {
         let sig = self.signature(name);
         self.out.open(sig);
         self.prologue();
+        let slots = self.divisor_slots();
+        if slots.is_empty() {
+            self.structure()?;
+        } else {
+            self.divided_nests(&slots)?;
+        }
+        self.epilogue_return();
+        self.out.close();
+        match self.l.structure {
+            Structure::Partials => self.fin(name)?,
+            Structure::RowPartials { .. } => self.row_fin(name)?,
+            _ => {}
+        }
+        self.lag_fin(name)?;
+        Ok(())
+    }
+
+    /// The loops of the kernel's structure (`Structure`), with its accumulators.
+    fn structure(&mut self) -> Result<()> {
         let nloops = self.l.extents.len();
         match self.l.structure {
             Structure::Elementwise
@@ -26,14 +45,7 @@ impl Renderer<'_> {
             {
                 self.tiled_rows()?;
             }
-            Structure::Elementwise => {
-                let slots = self.divisor_slots();
-                if slots.is_empty() {
-                    self.elementwise_nest(nloops)?;
-                } else {
-                    self.divided_nests(&slots, nloops)?;
-                }
-            }
+            Structure::Elementwise => self.elementwise_nest(nloops)?,
             Structure::ReduceInner { axis, .. }
                 if self.d.index_range == IndexRange::GlobalId && self.l.group_rows() =>
             {
@@ -159,14 +171,6 @@ impl Renderer<'_> {
                 self.out.close();
             }
         }
-        self.epilogue_return();
-        self.out.close();
-        match self.l.structure {
-            Structure::Partials => self.fin(name)?,
-            Structure::RowPartials { .. } => self.row_fin(name)?,
-            _ => {}
-        }
-        self.lag_fin(name)?;
         Ok(())
     }
 
@@ -191,8 +195,8 @@ impl Renderer<'_> {
     }
 
     /// The scalar slots an integer floor division or remainder of this kernel divides
-    /// by, when the kernel is a vectorisable loop nest (a CPU dialect's simd loop, no
-    /// held-back rows). No vector unit divides integers, so such a loop stays scalar at
+    /// by, when the kernel's loops may vectorise (a CPU dialect's simd loops, no
+    /// held-back rows), whatever its structure (elementwise, reduction, scan). No vector unit divides integers, so such a loop stays scalar at
     /// one hardware division per element (`(i + 2 * j) % 256` building an image: 70% of
     /// a Harris-corner program's time), and the divisor is a runtime slot, not a literal
     /// the C compiler could reduce. See [`Self::divided_nests`].
@@ -214,12 +218,12 @@ impl Renderer<'_> {
         slots
     }
 
-    /// The loop nest three times, chosen once per call by the divisors in `slots`: when
+    /// The kernel's loops three times, chosen once per call by the divisors in `slots`: when
     /// all are positive powers of two, shifts and masks; when all are positive and small
     /// (below 2^21 for 64-bit types), a floating-point estimate of the quotient corrected
     /// by the remainder's sign, exact there (see the prelude's `hs_sdiv_*`); otherwise
     /// NumPy's integer rules. The first two vectorise.
-    fn divided_nests(&mut self, slots: &[usize], nloops: usize) -> Result<()> {
+    fn divided_nests(&mut self, slots: &[usize]) -> Result<()> {
         let all = |f: &dyn Fn(usize) -> String| {
             slots.iter().map(|&j| f(j)).collect::<Vec<_>>().join(" && ")
         };
@@ -245,7 +249,7 @@ impl Renderer<'_> {
             }
         }
         self.divisors = Divisors::PowerOfTwo;
-        self.elementwise_nest(nloops)?;
+        self.structure()?;
         self.out.close();
         self.out.open(format!("else if ({small})"));
         for &j in slots {
@@ -258,11 +262,11 @@ impl Renderer<'_> {
                 .line(format!("const {f} inv{j} = ({f})1 / ({f})s{j};"));
         }
         self.divisors = Divisors::Small;
-        self.elementwise_nest(nloops)?;
+        self.structure()?;
         self.out.close();
         self.out.open("else");
         self.divisors = Divisors::Any;
-        self.elementwise_nest(nloops)?;
+        self.structure()?;
         self.out.close();
         Ok(())
     }
