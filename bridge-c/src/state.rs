@@ -64,6 +64,11 @@ pub fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
                 format!("cannot start the hassium runtime: {}", fail.msg),
             )
         })?;
+        WAIT_BEFORE_FORK.call_once(|| {
+            // SAFETY: registers a handler that takes only Rust locks and calls no
+            // async-signal-unsafe code beyond what the parent may run before fork.
+            unsafe { pthread_atfork(Some(quiesce_before_fork), None, None) };
+        });
         *guard = Some(State {
             rt,
             slots: Vec::new(),
@@ -73,6 +78,25 @@ pub fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
     }
     // Filled just above when it was empty.
     f(guard.as_mut().expect("state created above"))
+}
+
+/// cbindgen:ignore
+extern "C" {
+    fn pthread_atfork(
+        prepare: Option<unsafe extern "C" fn()>,
+        parent: Option<unsafe extern "C" fn()>,
+        child: Option<unsafe extern "C" fn()>,
+    ) -> std::ffi::c_int;
+}
+
+static WAIT_BEFORE_FORK: std::sync::Once = std::sync::Once::new();
+
+/// Before `fork`: waits for the batch the runtime runs on its flush thread, which the
+/// child would not have (see `Runtime::quiesce`).
+unsafe extern "C" fn quiesce_before_fork() {
+    if let Some(st) = STATE.lock().as_mut() {
+        st.rt.quiesce();
+    }
 }
 
 /// Runs `f` only when the runtime already exists (flush and stats need not start one).

@@ -55,6 +55,7 @@ fn _hassium(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::runtime::start, m)?)?;
     m.add_function(wrap_pyfunction!(module::runtime::prestart, m)?)?;
     m.add_function(wrap_pyfunction!(module::runtime::prestart_join, m)?)?;
+    m.add_function(wrap_pyfunction!(module::runtime::quiesce, m)?)?;
     m.add_function(wrap_pyfunction!(module::runtime::info, m)?)?;
     m.add_function(wrap_pyfunction!(module::runtime::stacks, m)?)?;
     m.add_function(wrap_pyfunction!(module::runtime::set_dispatch, m)?)?;

@@ -78,6 +78,14 @@ pub fn prestart_join() {
     }
 }
 
+/// Waits for the batch the runtime runs on its flush thread, if any (see
+/// `Runtime::quiesce`); nothing when there is no runtime yet.
+pub fn quiesce() {
+    if let Some(rt) = RUNTIME.lock().as_mut() {
+        rt.quiesce();
+    }
+}
+
 /// Runs `f` on the runtime, creating it on first use.
 ///
 /// While a host view of some base is alive (see [`HostViews`]), the bases it shows are
@@ -119,6 +127,7 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
 
 /// Records one instruction. Every instruction the bridge records goes through here, so
 /// that one naming a base with a live host view is noted for [`with_rt`] to run at once.
+#[inline]
 pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
     forget_mask(instr.out.base);
     if HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 {

@@ -393,3 +393,51 @@ def test_a_forked_child_computes_with_its_parents_arrays_or_says_why_not(hs):
         assert status == "ok", got
         np.testing.assert_allclose(got, sums(np, n), rtol=1e-12)
     assert_same(data + 1.0, n + 1.0)  # the parent is unaffected
+
+
+def _damped(xp, n, steps):
+    """A loop of small arrays, the kind whose batches run on the flush thread."""
+    k = 1.0 + xp.arange(n, dtype=np.float64) * (4.0 / n)
+    x, v = xp.cos(xp.arange(n, dtype=np.float64)), xp.zeros(n)
+    for _ in range(steps):
+        a = -k * x - 0.05 * v
+        v = v + 0.001 * a
+        x = x + 0.001 * v
+    return x, v
+
+
+def test_small_array_loops_flush_on_the_pipeline_thread_and_match_numpy(hs):
+    """Batches of small arrays cut by the queue's threshold run on a worker thread while
+    the program records on (the cluster stack keeps them on the thread that started
+    MPI); what the program reads is exactly what it would be otherwise."""
+    before = counter(hs.stats(), "flushes_pipelined")
+    x, v = _damped(hs, 100, 400)
+    xn, vn = _damped(np, 100, 400)
+    assert_same(x, xn)
+    assert_same(v, vn)
+    piped = counter(hs.stats(), "flushes_pipelined") - before
+    if hs.info()["stacks"][hs.info()["stack"]]["engine"] == "cluster":
+        assert piped == 0
+    else:
+        assert piped > 0, "no batch ran on the flush thread"
+
+
+def test_a_fork_while_a_batch_runs_on_the_flush_thread_waits_for_it(hs):
+    """``os.fork`` waits for the batch on the flush thread (which the child would not
+    have): the child reads the loop's result, and its own loops pipeline again."""
+    info = hs.info()
+    if info["stacks"][info["stack"]]["engine"] in ("opencl", "cluster"):
+        pytest.skip("this engine cannot run in a forked child (tested above)")
+    x, _ = _damped(hs, 100, 300)  # the last cut batch may still be running
+    xn, _ = _damped(np, 100, 300)
+
+    def child():
+        y, _ = _damped(hs, 100, 300)
+        return np.asarray(x).tolist(), np.asarray(y).tolist()
+
+    status, got = _in_forked_child(child)
+    assert status == "ok", got
+    # The same runtime computed all three, bit for bit.
+    np.testing.assert_array_equal(got[0], np.asarray(x))
+    np.testing.assert_array_equal(got[1], np.asarray(x))
+    assert_same(x, xn)

@@ -55,6 +55,14 @@ pub struct RuntimeConfig {
     pub small_skip_filters: Vec<String>,
     #[serde(default)]
     pub verify: bool,
+    /// Run batches of small arrays on a worker thread while the program records the next
+    /// one (see the runtime's `pipeline`).
+    #[serde(default = "default_pipeline")]
+    pub pipeline: bool,
+}
+
+fn default_pipeline() -> bool {
+    true
 }
 
 /// Arrays of at most this many elements count as small for `small_flush_threshold`: a

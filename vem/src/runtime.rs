@@ -1,30 +1,25 @@
-//! The runtime: records instructions, owns host memory, and runs the stack at each flush.
+//! The runtime: records instructions into a queue and cuts it into batches. What runs a
+//! batch down the stack (and owns host memory) is its back half, `core`; a batch of
+//! small arrays may run on the pipeline's worker while recording goes on (`pipeline`).
 
 use crate::config::SMALL_ARRAY_ELEMENTS;
 use crate::flush_point::FlushPoint;
-use crate::memory::Block;
-use crate::{Config, Error, HostMemory, Result, RuntimeStats, Stack};
-use hassium_core::{sort_dedup, IdMap, IdSet};
-use hassium_core::{
-    verify, verify_instr, Base, BaseId, Bases, Batch, DType, Instr, Kernel, Opcode, View,
-};
-use hassium_engine_abi::HostBuffer;
-use std::time::Instant;
-use tracing::{debug_span, info_span};
-use xxhash_rust::xxh3::xxh3_128;
+use crate::{Config, Error, Result, RuntimeStats, Stack};
+use hassium_core::{sort_dedup, IdMap};
+use hassium_core::{verify_instr, Base, BaseId, Bases, Batch, DType, Instr, Opcode, View};
 
+mod core;
 mod generated;
 mod parts;
+mod pipeline;
 mod poison;
 
-use parts::singletons;
-use poison::Poison;
+use self::core::{Core, Job};
+use pipeline::{Sent, Worker};
 
+/// What the recorder keeps of a base (its memory is the back half's, see `core`).
 struct BaseState {
     base: Base,
-    block: Option<Block>,
-    /// Written on the host (by a bridge) since an engine last saw it.
-    host_dirty: bool,
     /// A `Free` is queued: the base may no longer be named by new instructions.
     freed: bool,
     /// The generator instructions that fill it, when it is kept as those instead of
@@ -35,9 +30,23 @@ struct BaseState {
 /// One Hassium runtime: a queue of recorded instructions over bases it owns.
 pub struct Runtime {
     config: Config,
-    stack: Stack,
+    /// The back half; `None` while the pipeline's worker runs a batch with it.
+    core: Option<Box<Core>>,
+    /// The pipeline's worker, started at the first batch it takes.
+    worker: Option<Worker>,
+    /// Whether batches of small arrays go to the worker (see [`Runtime::pipelines`]).
+    pipeline: bool,
+    /// What the batch on the worker materialised (see `generated`), for when it is back.
+    in_flight: Vec<(BaseId, generated::Recipe)>,
+    /// The error of a batch the worker ran, raised by the next call that can fail.
+    failure: Option<Error>,
+    stack_name: String,
+    engine_name: String,
     bases: IdMap<BaseState>,
     queue: Vec<Instr>,
+    /// A batch's instruction vector, emptied, for the queue after next: a queue that
+    /// regrew from empty each flush would move every instruction several times.
+    spare: Vec<Instr>,
     /// The most elements any view of the queued instructions has: while it is small,
     /// the queue flushes at `small_flush_threshold`.
     queue_max_elems: usize,
@@ -51,17 +60,12 @@ pub struct Runtime {
     /// Bases of queued index instructions whose indices the recorder built in range
     /// (see `Batch::in_range`), handed to the next flush's batch.
     in_range: Vec<BaseId>,
-    memory: HostMemory,
-    stats: RuntimeStats,
-    /// `$HASSIUM_DUMP`: where each fused batch is written as text and Graphviz.
-    dump_dir: Option<std::path::PathBuf>,
+    instrs_recorded: u64,
     /// Live bases kept as recipes.
     recipes: usize,
     /// The queue holds a generator (`Range`, `Random`), so the flush looks for new
     /// recipes.
     queue_has_generator: bool,
-    /// Bases made invalid by an instruction that failed while it ran (see `poison`).
-    poison: Poison,
 }
 
 fn init_logging() {
@@ -82,28 +86,36 @@ impl Runtime {
     pub fn with_config(config: Config) -> Result<Runtime> {
         init_logging();
         let stack = Stack::build(&config)?;
-        let stats = RuntimeStats {
-            stack: stack.name.clone(),
-            ..Default::default()
-        };
+        let pipeline = Runtime::pipelines(&config);
         Ok(Runtime {
+            stack_name: stack.name.clone(),
+            engine_name: stack.engine.name().to_string(),
+            core: Some(Box::new(Core::new(config.clone(), stack))),
             config,
-            stack,
+            worker: None,
+            pipeline,
+            in_flight: Vec::new(),
+            failure: None,
             bases: IdMap::default(),
             queue: Vec::new(),
+            spare: Vec::new(),
             queue_max_elems: 0,
             flush_point: FlushPoint::default(),
             sync: Vec::new(),
             sync_extents: IdMap::default(),
             next_id: 1,
             in_range: Default::default(),
-            memory: HostMemory::default(),
-            stats,
-            dump_dir: std::env::var_os("HASSIUM_DUMP").map(Into::into),
+            instrs_recorded: 0,
             recipes: 0,
             queue_has_generator: false,
-            poison: Poison::default(),
         })
+    }
+
+    /// Whether batches of small arrays run on the pipeline's worker: `runtime.pipeline`,
+    /// except on a stack that starts MPI (the cluster engine's rank 0 talks to the other
+    /// ranks from the thread that started MPI).
+    fn pipelines(config: &Config) -> bool {
+        config.runtime.pipeline && !config.stack_starts_mpi()
     }
 
     pub fn config(&self) -> &Config {
@@ -112,12 +124,12 @@ impl Runtime {
 
     /// The name of the stack in force.
     pub fn stack_name(&self) -> &str {
-        &self.stack.name
+        &self.stack_name
     }
 
     /// The name of the engine in force.
     pub fn engine_name(&self) -> &str {
-        self.stack.engine.name()
+        &self.engine_name
     }
 
     /// A new base of `nelem` elements; no memory is allocated until it is written.
@@ -134,8 +146,6 @@ impl Runtime {
         let base = Base { id, dtype, nelem };
         let state = BaseState {
             base,
-            block: None,
-            host_dirty: false,
             freed,
             recipe: None,
         };
@@ -178,7 +188,9 @@ impl Runtime {
 
     /// Appends one instruction after checking it, so errors surface at the call site.
     /// Flushes once the queue has reached the configured threshold, at the next low point
-    /// of the live arrays (see `flush_point`).
+    /// of the live arrays (see `flush_point`). Inlined into the recorder: an instruction
+    /// is a few hundred bytes, which every call that is not inlined copies.
+    #[inline]
     pub fn record(&mut self, instr: Instr) -> Result<()> {
         if instr.op == Opcode::Free {
             return self.free(instr.out.base);
@@ -188,7 +200,7 @@ impl Runtime {
         self.queue_max_elems = self.queue_max_elems.max(elems);
         self.queue_has_generator |= generated::is_generator(instr.op);
         self.queue.push(instr);
-        self.stats.instrs_recorded += 1;
+        self.instrs_recorded += 1;
         let rc = &self.config.runtime;
         let threshold = if self.queue_max_elems <= SMALL_ARRAY_ELEMENTS {
             rc.small_flush_threshold.min(rc.flush_threshold)
@@ -196,7 +208,8 @@ impl Runtime {
             rc.flush_threshold
         };
         if self.flush_point.record(self.queue.len(), threshold) {
-            self.flush()?;
+            self.settle()?;
+            self.cut(true)?;
         }
         Ok(())
     }
@@ -213,7 +226,7 @@ impl Runtime {
             _ => return self.live(id).map(|_| ()),
         };
         self.queue.push(Instr::system(Opcode::Free, &base));
-        self.stats.instrs_recorded += 1;
+        self.instrs_recorded += 1;
         Ok(())
     }
 
@@ -261,10 +274,11 @@ impl Runtime {
 
     /// The error a read of `id` raises, if any (see `poison`).
     fn readable(&mut self, id: BaseId) -> Result<()> {
-        if self.poison.is_empty() {
+        let poison = &mut self.core()?.poison;
+        if poison.is_empty() {
             return Ok(());
         }
-        self.poison.read(id).map_err(Error::Bytecode)
+        poison.read(id).map_err(Error::Bytecode)
     }
 
     /// The host address of a base's data, allocating it if it has none. Valid until the
@@ -274,7 +288,7 @@ impl Runtime {
         if self.live(id)?.recipe.is_some() {
             self.sync(id)?;
         }
-        if self.poison.contains(id) {
+        if self.core()?.poison.contains(id) {
             self.readable(id)?;
         }
         self.host_block(id)
@@ -283,7 +297,9 @@ impl Runtime {
     /// The host address of any base the runtime still holds, including one whose `Free`
     /// is queued but not yet flushed (the batch that frees it may still write it).
     fn host_block(&mut self, id: BaseId) -> Result<*mut u8> {
-        Ok(self.host_buffer(id)?.data)
+        let base = (self.bases.get(&id).map(|s| s.base))
+            .ok_or_else(|| Error::UnknownBase(format!("base {} does not exist", id.0)))?;
+        Ok(self.core()?.host_buffer(base)?.data)
     }
 
     /// Copies `bytes` into a base's host memory (e.g. from a NumPy array or a C buffer).
@@ -299,13 +315,14 @@ impl Runtime {
                 ),
             )));
         }
+        self.settle()?;
         if !self.queue.is_empty() {
             self.flush()?;
         }
         // Every byte is overwritten: a recipe need not be written out first, and an array
         // an earlier failure made invalid is valid again.
         self.drop_recipe(id);
-        self.poison.clear(id);
+        self.core()?.poison.clear(id);
         let ptr = self.host_ptr(id)?;
         if nbytes > 0 {
             // SAFETY: the block holds at least nbytes bytes and does not overlap `bytes`
@@ -318,38 +335,107 @@ impl Runtime {
 
     /// Tells engines that keep device copies that the host copy of `id` changed.
     pub fn mark_host_written(&mut self, id: BaseId) {
-        if let Some(s) = self.bases.get_mut(&id) {
-            s.host_dirty = true;
+        if self.bases.contains_key(&id) {
+            self.home().mark_host_written(id);
         }
     }
 
     /// The counters of this runtime and its engine.
-    pub fn stats(&self) -> RuntimeStats {
-        let mut s = self.stats.clone();
-        s.engine = self.stack.engine.stats();
-        s.host_bytes_allocated = self.memory.allocated_bytes as u64;
+    pub fn stats(&mut self) -> RuntimeStats {
+        let recorded = self.instrs_recorded;
+        let core = self.home();
+        let mut s = core.stats.clone();
+        s.instrs_recorded = recorded;
+        s.engine = core.stack.engine.stats();
+        s.host_bytes_allocated = core.memory.allocated_bytes as u64;
         s
     }
 
-    /// Runs every queued instruction down the stack.
+    /// Waits for the batch on the pipeline's worker, if any, keeping its error for the
+    /// next call that can raise it: before a fork, whose child would lack that thread.
+    pub fn quiesce(&mut self) {
+        self.settle_quietly();
+    }
+
+    /// Runs every queued instruction down the stack, and waits for it.
     pub fn flush(&mut self) -> Result<()> {
+        self.settle()?;
+        self.cut(false)
+    }
+
+    /// The back half, home (see [`Runtime::settle`]).
+    fn core(&mut self) -> Result<&mut Core> {
+        self.settle()?;
+        Ok(self.home())
+    }
+
+    /// The back half, home; an error of the batch it brings back is kept for the next
+    /// call that can raise it.
+    fn home(&mut self) -> &mut Core {
+        self.settle_quietly();
+        self.core
+            .as_deref_mut()
+            .expect("the back half is home once settled")
+    }
+
+    /// Waits for the batch on the pipeline's worker, if any, and raises its error (or
+    /// one an earlier call kept).
+    fn settle(&mut self) -> Result<()> {
+        self.settle_quietly();
+        match self.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Runtime::settle`], keeping the error for later.
+    fn settle_quietly(&mut self) {
+        if self.core.is_some() {
+            return;
+        }
+        let worker = (self.worker.as_ref())
+            .filter(|w| w.here())
+            .expect("hassium: the process forked while a batch ran on the flush thread");
+        let ran = worker
+            .wait()
+            .expect("hassium: the flush thread ended while it held a batch");
+        self.core = Some(ran.core);
+        let result = match ran.result {
+            Ok(r) => r,
+            // A panic on the worker is a panic of the call that waits for it, as it would
+            // have been of the call that flushed.
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let materialised = std::mem::take(&mut self.in_flight);
+        if let Err(e) = self.finish(result, ran.job.batch, materialised) {
+            self.failure.get_or_insert(e);
+        }
+    }
+
+    /// Cuts the queue into a batch and runs it down the stack: on the pipeline's worker
+    /// when `pipelined` allows and every array is small (see [`Runtime::pipelines`]),
+    /// else here. The back half must be home.
+    fn cut(&mut self, pipelined: bool) -> Result<()> {
         self.flush_point.flushed();
         if self.queue.is_empty() && self.sync.is_empty() {
             return Ok(());
         }
-        let _span = info_span!("flush", instrs = self.queue.len()).entered();
         let mut batch = Batch {
             bases: Bases::default(),
-            instrs: std::mem::take(&mut self.queue),
+            instrs: std::mem::replace(&mut self.queue, std::mem::take(&mut self.spare)),
             sync: std::mem::take(&mut self.sync),
             next_id: 0,
             in_range: std::mem::take(&mut self.in_range),
         };
-        if !self.poison.is_empty() {
+        let core = self
+            .core
+            .as_deref_mut()
+            .expect("cut with the back half home");
+        if !core.poison.is_empty() {
             // What reads an array an earlier failure made invalid is not run, and is
             // invalid in turn.
             let bases = &self.bases;
-            (self.poison).filter(&mut batch.instrs, |id| bases.get(&id).map(|s| s.base.nelem));
+            (core.poison).filter(&mut batch.instrs, |id| bases.get(&id).map(|s| s.base.nelem));
         }
         let (materialised, adopted) = if self.recipes > 0 || self.queue_has_generator {
             self.rewrite_generated(&mut batch.instrs, &batch.sync)
@@ -372,386 +458,100 @@ impl Runtime {
                 .filter_map(|id| self.bases.get(&id).map(|s| s.base))
                 .collect(),
         );
-        // A base kept as a recipe is computed into a temporary where the batch reads it;
-        // where nothing does, that computation is dead. Removed here, whatever the
-        // stack's filters: the runtime made it, and a small batch skips `dead_code`.
-        // So is a compaction whose result nothing reads (`Batch::in_range`).
-        let cleaned = if adopted || !batch.in_range.is_empty() {
-            hassium_filters::Filter::apply(&mut hassium_filters::DeadCode, &mut batch)
-        } else {
-            Ok(())
+        let dead_code = adopted || !batch.in_range.is_empty();
+        let mut job = Job {
+            extents: std::mem::take(&mut self.sync_extents),
+            small,
+            dead_code,
+            batch,
         };
-        self.stats.flushes += 1;
-        self.stats.instrs_flushed += batch.instrs.len() as u64;
-        let result = cleaned
-            .map_err(Error::from)
-            .and_then(|()| self.run_batch(&mut batch, small));
-        if result.is_err() {
-            self.restore_recipes(materialised);
+        if pipelined && small && job.batch.sync.is_empty() && self.pipeline {
+            match self.hand_over(job) {
+                None => {
+                    self.in_flight = materialised;
+                    return Ok(());
+                }
+                Some(back) => job = back,
+            }
         }
-        // Frees take effect even when the batch failed: nothing is leaked, and the
-        // runtime stays usable.
-        for id in batch.freed().collect::<Vec<_>>() {
-            self.forget(id);
-        }
-        // The next batch records into this one's instruction vector: a queue that regrew
-        // from empty each flush would move every instruction several times.
-        if self.queue.is_empty() {
-            self.queue = std::mem::take(&mut batch.instrs);
-            self.queue.clear();
-        }
-        result
+        let core = self
+            .core
+            .as_deref_mut()
+            .expect("cut with the back half home");
+        let result = core.run(&mut job);
+        self.finish(result, job.batch, materialised)
     }
 
-    /// The pipeline, in order. Each step's position is deliberate:
-    /// 1. filters rewrite the batch first, so fusion sees the simplest program;
-    /// 2. instructions the engine cannot run are split off to the reference engine;
-    /// 3. the fuser (through its cache) cuts each part into kernels;
-    /// 4. host memory is allocated only for bases that are not contracted;
-    /// 5. the engine executes; then synced bases are made visible on the host.
-    ///
-    /// `small`: every array the batch names is small (see [`SMALL_ARRAY_ELEMENTS`]); the
-    /// filters in `runtime.small_skip_filters` are then skipped.
-    fn run_batch(&mut self, batch: &mut Batch, small: bool) -> Result<()> {
-        if batch.instrs.is_empty() {
-            // Only syncs (reading an element in a Python loop): nothing to rewrite, fuse
-            // or execute.
-            return self.sync_all(batch);
+    /// Sends `job` with the back half to the pipeline's worker (started on first use, and
+    /// again in a process forked since); gives the job back when there is no worker.
+    fn hand_over(&mut self, job: Job) -> Option<Job> {
+        if self.worker.as_ref().is_some_and(|w| !w.here()) {
+            self.worker = None;
         }
-        let t = Instant::now();
-        // Set here, after the flush's last base was made (`rewrite_generated` makes some).
-        batch.next_id = self.next_id;
-        let skip = &self.config.runtime.small_skip_filters;
-        for (name, filter) in &mut self.stack.filters {
-            if small && skip.contains(name) {
-                continue;
-            }
-            let _s = debug_span!("filter", name = name.as_str()).entered();
-            filter.apply(batch)?;
-        }
-        self.adopt_filter_temps(batch)?;
-        self.stats.filter_seconds += t.elapsed().as_secs_f64();
-        if self.config.runtime.verify {
-            verify(batch)?;
-        }
-        let supported = |i: &Instr| self.stack.supports.supports(i);
-        if batch.instrs.iter().all(supported) {
-            let (kernels, template) = self.fuse(batch)?;
-            // Templates save decoding and re-hashing a call, which only shows next to
-            // kernels over small arrays; a large batch's call would also keep every one
-            // of its thousands of instructions on the engine side.
-            let template = template.filter(|_| small);
-            self.execute(batch, &kernels, false, template)?;
-        } else {
-            self.run_split(batch)?;
-        }
-        self.sync_all(batch)
-    }
-
-    /// Takes in the temporaries the filters added (`Batch::new_temp`): each must be freed
-    /// within the batch, and gets a base state so that it has memory when the fuser does
-    /// not keep it in registers.
-    fn adopt_filter_temps(&mut self, batch: &Batch) -> Result<()> {
-        if batch.next_id <= self.next_id {
-            return Ok(());
-        }
-        let freed: IdSet = batch.freed().collect();
-        for (id, base) in batch.bases.iter() {
-            if id.0 < self.next_id || self.bases.contains_key(id) {
-                continue;
-            }
-            if !freed.contains(id) {
-                return Err(hassium_core::Error::Invalid(format!(
-                    "a filter added base {} without freeing it in the batch",
-                    id.0
-                ))
-                .into());
-            }
-            let state = BaseState {
-                base: *base,
-                block: None,
-                host_dirty: false,
-                freed: false,
-                recipe: None,
-            };
-            self.bases.insert(*id, state);
-        }
-        self.next_id = batch.next_id;
-        Ok(())
-    }
-
-    /// Makes the batch's synced bases current in host memory.
-    fn sync_all(&mut self, batch: &Batch) -> Result<()> {
-        for &id in &batch.sync {
-            let extent = self.sync_extents.remove(&id);
-            if self.poison.contains(id) {
-                continue; // its read raises instead (`Runtime::sync`)
-            }
-            let host = self.host_buffer(id)?;
-            match extent {
-                Some((lo, hi)) => self.stack.engine.sync_extent(id, &host, lo, hi)?,
-                None => self.stack.engine.sync(id, &host)?,
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs a batch that mixes instructions the engine can and cannot run: consecutive
-    /// runs of each kind become their own batches, in program order, with data handed over
-    /// through host memory. Frees are left to the end so nothing is contracted across parts.
-    fn run_split(&mut self, batch: &Batch) -> Result<()> {
-        let compute: Vec<&Instr> = batch.instrs.iter().filter(|i| !i.op.is_system()).collect();
-        let mut start = 0;
-        while start < compute.len() {
-            let on_engine = self.stack.supports.supports(compute[start]);
-            let mut end = start;
-            while end < compute.len() && self.stack.supports.supports(compute[end]) == on_engine {
-                end += 1;
-            }
-            let part = Batch {
-                bases: batch.bases.clone(),
-                instrs: compute[start..end].iter().map(|&i| i.clone()).collect(),
-                sync: Vec::new(),
-                next_id: 0,
-                in_range: Default::default(),
-            };
-            let kernels = if on_engine {
-                self.fuse(&part)?.0
-            } else {
-                self.stats.fallback_instrs += part.instrs.len() as u64;
-                singletons(&part, 0..part.instrs.len()).collect()
-            };
-            self.execute(&part, &kernels, !on_engine, None)?;
-            start = end;
-        }
-        Ok(())
-    }
-
-    /// The batch's kernels and, when they came through the fuse cache, the template key
-    /// of their structure (see `Engine::execute_keyed`).
-    fn fuse(&mut self, batch: &Batch) -> Result<(Vec<Kernel>, Option<u128>)> {
-        let _s = debug_span!("fuse").entered();
-        let t = Instant::now();
-        let stack = &mut self.stack;
-        let (kernels, template) = if stack.fuser.worth_caching() {
-            let f = stack.cache.get_or_fuse_keyed(
-                batch,
-                stack.supports.capabilities(),
-                stack.fuser.as_mut(),
-            )?;
-            self.stats.fuse_cache_store_hits += u64::from(f.from_store);
-            if f.hit {
-                self.stats.fuse_cache_hits += 1;
-            } else {
-                self.stats.fuse_cache_misses += 1;
-            }
-            let template = template_key(&[f.key.0, f.serial.into()]);
-            (f.kernels, Some(template))
-        } else {
-            (
-                stack.fuser.fuse(batch, stack.supports.capabilities())?,
-                None,
-            )
-        };
-        self.stats.fuse_seconds += t.elapsed().as_secs_f64();
-        if let Some(dir) = &self.dump_dir {
-            // Number kernels like the `dump` filter numbered the batch they came from;
-            // without that filter in the stack, claim a fresh number for each fused part.
-            let has_dump_filter = self.stack.filters.iter().any(|(name, _)| name == "dump");
-            let n = if has_dump_filter {
-                hassium_core::dump::dump_index()
-            } else {
-                hassium_core::dump::next_dump_index()
-            };
-            if let Err(e) = hassium_filters::write_kernels(dir, n, batch, &kernels) {
-                tracing::warn!("HASSIUM_DUMP: {e}");
-            }
-        }
-        Ok((kernels, template))
-    }
-
-    /// Ends a freed base's life: the engine drops its copies, its memory goes back to the
-    /// pool, and a recipe it was kept as is gone.
-    fn forget(&mut self, id: BaseId) {
-        if !self.poison.is_empty() {
-            self.poison.clear(id);
-        }
-        if let Some(mut s) = self.bases.remove(&id) {
-            if s.recipe.is_some() {
-                self.recipes -= 1;
-            }
-            let _ = self.stack.engine.free(id);
-            if let Some(b) = s.block.take() {
-                self.memory.release(b);
-            }
-        }
-    }
-
-    /// A base's host buffer as engines receive it, allocating its memory if it has none
-    /// (one lookup: executing a batch of small kernels asks for thousands).
-    fn host_buffer(&mut self, id: BaseId) -> Result<HostBuffer> {
-        let s = self
-            .bases
-            .get_mut(&id)
-            .ok_or_else(|| Error::UnknownBase(format!("base {} does not exist", id.0)))?;
-        let block = match &mut s.block {
-            Some(b) => b,
-            none => none.insert(self.memory.alloc(s.base.nbytes())?),
-        };
-        Ok(HostBuffer {
-            base: id.0,
-            data: block.as_ptr(),
-            nelem: s.base.nelem as u64,
-            dtype: s.base.dtype as u8,
-            host_dirty: s.host_dirty as u8,
-        })
-    }
-
-    /// Executes `kernels` in order. Where bases freed by this batch die after a kernel
-    /// and together hold at least [`RECYCLE_BYTES`], the run is cut there and their memory
-    /// goes back to the pool (and the engine's buffers are released), so that a loop body
-    /// recorded many times into one batch reuses one set of buffers instead of touching
-    /// fresh pages every iteration. Freed bases that no kernel touches die before the
-    /// first kernel: an array the last batch wrote because the program still held it, and
-    /// which this batch only drops, lends its memory to this batch's new arrays. A loop
-    /// that flushes every iteration (a convergence test reads a scalar each time) and
-    /// rebinds `new = ...` then keeps one block for `new`, not two taking turns.
-    ///
-    /// `template` (from `fuse`) names the structure of `batch` and `kernels`; each part
-    /// run is a template of its own.
-    fn execute(
-        &mut self,
-        batch: &Batch,
-        kernels: &[Kernel],
-        on_fallback: bool,
-        template: Option<u128>,
-    ) -> Result<()> {
-        let plan = if on_fallback {
-            Recycling::whole(kernels.len())
-        } else {
-            self.recycle_points(batch, kernels)
-        };
-        for id in plan.unused {
-            self.forget(id);
-        }
-        let mut start = 0;
-        for (end, dying) in plan.cuts {
-            let part = template.map(|t| template_key(&[t, start as u128, end as u128]));
-            self.run_part(batch, &kernels[start..end], on_fallback, part)?;
-            for id in dying {
-                self.forget(id);
-            }
-            start = end;
-        }
-        Ok(())
-    }
-
-    /// Which freed bases die before the batch's kernels end, and where (see [`Recycling`]).
-    /// Only bases freed in this batch and not synced by it die early; the last use of one
-    /// that a kernel touches is the last kernel that reads or writes it.
-    fn recycle_points(&self, batch: &Batch, kernels: &[Kernel]) -> Recycling {
-        // Early deaths need RECYCLE_BYTES of dead bases: a batch of small arrays, whose
-        // frees together hold less, keeps them to its end, and need not be looked at
-        // more closely.
-        let freed_bytes: usize = (batch.freed())
-            .filter_map(|id| self.bases.get(&id))
-            .map(|s| s.base.nbytes())
-            .sum();
-        if freed_bytes < RECYCLE_BYTES {
-            return Recycling::whole(kernels.len());
-        }
-        let freed: IdSet = batch
-            .freed()
-            .filter(|id| !batch.sync.contains(id))
-            .collect();
-        let mut last_use: IdMap<usize> =
-            IdMap::with_capacity_and_hasher(freed.len(), Default::default());
-        for (k, kernel) in kernels.iter().enumerate() {
-            for &id in kernel.reads.iter().chain(&kernel.writes) {
-                if freed.contains(&id) {
-                    last_use.insert(id, k);
+        if self.worker.is_none() {
+            match Worker::start() {
+                Ok(w) => self.worker = Some(w),
+                Err(e) => {
+                    tracing::warn!("no flush thread ({e}): batches run on the caller's");
+                    self.pipeline = false;
+                    return Some(job);
                 }
             }
         }
-        // Only those holding memory: the rest (temporaries the kernels contract) have
-        // nothing to lend, and die with the batch as before.
-        let mut unused: Vec<BaseId> = (freed.iter())
-            .filter(|id| !last_use.contains_key(id))
-            .filter(|id| self.bases.get(id).is_some_and(|s| s.block.is_some()))
-            .copied()
-            .collect();
-        // Forgotten in id order, so the pool hands out the same blocks run after run.
-        unused.sort_unstable();
-        if kernels.len() < 2 {
-            return Recycling {
-                unused,
-                ..Recycling::whole(kernels.len())
-            };
+        let (Some(worker), Some(mut core)) = (&self.worker, self.core.take()) else {
+            return Some(job);
+        };
+        core.stats.flushes_pipelined += 1;
+        let Some(sent) = worker.send(Sent { core, job }) else {
+            return None; // on its way
+        };
+        // The thread is gone: this batch and the next run here.
+        let mut core = sent.core;
+        core.stats.flushes_pipelined -= 1;
+        self.core = Some(core);
+        self.pipeline = false;
+        Some(sent.job)
+    }
+
+    /// What the recorder does once a batch ran: puts back the recipes a failed batch was
+    /// to materialise, forgets the bases the batch freed (frees take effect even when
+    /// it failed), and keeps its instruction vector for a later queue.
+    fn finish(
+        &mut self,
+        result: Result<()>,
+        mut batch: Batch,
+        materialised: Vec<(BaseId, generated::Recipe)>,
+    ) -> Result<()> {
+        if result.is_err() {
+            self.restore_recipes(materialised);
         }
-        // By kernel: one sorted list, not a vector per kernel (a batch of small kernels
-        // would allocate one for nearly every kernel).
-        let mut dying: Vec<(usize, BaseId)> = last_use.into_iter().map(|(id, k)| (k, id)).collect();
-        dying.sort_unstable();
-        let mut parts = Vec::new();
-        let mut pending = Vec::new();
-        let mut bytes = 0;
-        let mut at = 0;
-        while at < dying.len() {
-            let k = dying[at].0;
-            while let Some(&(_, id)) = dying.get(at).filter(|d| d.0 == k) {
-                bytes += self.bases.get(&id).map_or(0, |s| s.base.nbytes());
-                pending.push(id);
-                at += 1;
+        for id in batch.freed() {
+            if let Some(s) = self.bases.remove(&id) {
+                if s.recipe.is_some() {
+                    self.recipes -= 1;
+                }
             }
-            if bytes >= RECYCLE_BYTES && k + 1 < kernels.len() {
-                parts.push((k + 1, std::mem::take(&mut pending)));
-                bytes = 0;
-            }
         }
-        parts.push((kernels.len(), Vec::new()));
-        Recycling {
-            unused,
-            cuts: parts,
+        batch.instrs.clear();
+        if batch.instrs.capacity() > self.spare.capacity() {
+            self.spare = batch.instrs;
         }
+        result
     }
 }
-
-/// A template key (see `Runtime::fuse`) made of `parts` (at most three): their xxh3-128.
-/// On the stack, since every flush of a loop computes one per part.
-fn template_key(parts: &[u128]) -> u128 {
-    let mut bytes = [0u8; 48];
-    for (chunk, p) in bytes.chunks_exact_mut(16).zip(parts) {
-        chunk.copy_from_slice(&p.to_le_bytes());
-    }
-    debug_assert!(parts.len() <= 3);
-    xxh3_128(&bytes[..16 * parts.len().min(3)])
-}
-
-/// When the bases a batch frees die while it runs (see `Runtime::execute`).
-struct Recycling {
-    /// Freed bases holding memory that no kernel touches: they die before the first one.
-    unused: Vec<BaseId>,
-    /// `(end, bases that die in kernels[..end])`, the last entry ending at the number of
-    /// kernels: the run is cut after each `end` and those bases die there.
-    cuts: Vec<(usize, Vec<BaseId>)>,
-}
-
-impl Recycling {
-    /// One run of all `kernels` kernels, every freed base dying at the end of the batch.
-    fn whole(kernels: usize) -> Recycling {
-        Recycling {
-            unused: Vec::new(),
-            cuts: vec![(kernels, Vec::new())],
-        }
-    }
-}
-
-/// Bytes of dead bases worth cutting a batch's kernel run for, to reuse their memory.
-const RECYCLE_BYTES: usize = 1 << 20;
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        self.poison.warn_unreported();
+        if self.core.is_none() && self.worker.as_ref().is_some_and(Worker::here) {
+            self.settle_quietly();
+        }
+        if let Some(e) = self.failure.take() {
+            eprintln!("hassium: a flush failed and nothing read its results: {e}");
+        }
+        if self.core.is_none() {
+            return;
+        }
+        self.home().poison.warn_unreported();
         if std::env::var_os("HASSIUM_STATS").is_some_and(|v| v != "0") {
             eprintln!("{}", self.stats());
         }

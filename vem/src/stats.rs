@@ -10,6 +10,8 @@ pub struct RuntimeStats {
     pub stack: String,
     pub instrs_recorded: u64,
     pub flushes: u64,
+    /// Flushes run on the pipeline's worker while the program recorded on.
+    pub flushes_pipelined: u64,
     pub instrs_flushed: u64,
     pub kernels: u64,
     pub bases_contracted: u64,
@@ -58,8 +60,8 @@ impl std::fmt::Display for RuntimeStats {
         writeln!(f, "  instructions recorded  {}", self.instrs_recorded)?;
         writeln!(
             f,
-            "  flushes                {} ({} instructions)",
-            self.flushes, self.instrs_flushed
+            "  flushes                {} ({} instructions, {} pipelined)",
+            self.flushes, self.instrs_flushed, self.flushes_pipelined
         )?;
         writeln!(f, "  kernels                {}", self.kernels)?;
         writeln!(f, "  arrays contracted      {}", self.bases_contracted)?;

@@ -19,13 +19,13 @@ fn a_kept_arange_is_a_recipe_and_never_memory_until_read() {
     assert_eq!(read_f64(&mut rt, b.base, n), want);
     assert_eq!(rt.stats().bases_generated, 1);
     let one_array = 8 * n as u64 + 1024;
-    assert_allocated_at_most(&rt, one_array);
+    assert_allocated_at_most(&mut rt, one_array);
     // A later batch recomputes it where it reads it, in registers when the reader walks
     // it in order...
     let c = unary(&mut rt, Opcode::Add, &a, 0.5);
     let want: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
     assert_eq!(read_f64(&mut rt, c.base, n), want);
-    assert_allocated_at_most(&rt, 2 * one_array);
+    assert_allocated_at_most(&mut rt, 2 * one_array);
     // ... and through a temporary when it does not (reversed here).
     let rev = a.slice(0, n as isize - 1, -1, -1).unwrap();
     let d = unary(&mut rt, Opcode::Add, &rev, 0.5);
@@ -55,7 +55,7 @@ fn a_small_recipe_is_written_out_by_the_first_later_batch_that_reads_it() {
         assert_eq!(read_f64(&mut rt, b.base, n), want);
         assert_eq!(rt.stats().bases_generated, 1);
         let one_array = HostMemory::block_bytes(8 * n) as u64;
-        assert_allocated_at_most(&rt, one_array);
+        assert_allocated_at_most(&mut rt, one_array);
         // Two later batches read it: a small one is memory after the first of them.
         for k in 0..2 {
             let c = unary(&mut rt, Opcode::Multiply, &a, 3.0);
@@ -237,13 +237,13 @@ fn random_numbers_kept_alive_but_never_read_again_are_never_memory() {
     assert_eq!(read_f64(&mut rt, doubled.base, n), want);
     assert_eq!(rt.stats().bases_generated, 1);
     let one_array = 8 * n as u64 + 1024;
-    assert_allocated_at_most(&rt, one_array);
+    assert_allocated_at_most(&mut rt, one_array);
     // Freed in a batch that also reads it: recomputed there, still never memory.
     let plus = unary(&mut rt, Opcode::Add, &x, 1.0);
     rt.free(x.base).unwrap();
     let want: Vec<f64> = uniform_values(n, 42, 7).iter().map(|v| v + 1.0).collect();
     assert_eq!(read_f64(&mut rt, plus.base, n), want);
-    assert_allocated_at_most(&rt, 2 * one_array);
+    assert_allocated_at_most(&mut rt, 2 * one_array);
 }
 
 #[test]
@@ -288,7 +288,7 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
     rt.free(half.base).unwrap();
     rt.flush().unwrap();
     assert_eq!(rt.stats().bases_generated, 1);
-    assert_allocated_at_most(&rt, 0);
+    assert_allocated_at_most(&mut rt, 0);
     let want: Vec<f64> = (0..n).map(|k| k as f64 * 0.5 + 3.0).collect();
     for round in 0..3 {
         let y = unary(&mut rt, Opcode::Subtract, &x, 3.0);
@@ -299,7 +299,7 @@ fn a_scaled_arange_in_a_new_array_is_a_recipe_recomputed_where_read() {
     }
     // Three later batches read it; only their results were ever memory: two blocks (a
     // freed `y` returns to the pool when the batch with its `Free` runs).
-    assert_allocated_at_most(&rt, 2 * HostMemory::block_bytes(8 * n) as u64);
+    assert_allocated_at_most(&mut rt, 2 * HostMemory::block_bytes(8 * n) as u64);
     // A write into it writes it out first; the rest keeps the recipe's values.
     let first = x.slice(0, 0, 1, 1).unwrap();
     rt.record(Instr::new(

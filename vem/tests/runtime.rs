@@ -333,7 +333,7 @@ fn an_array_a_batch_only_drops_lends_its_memory_to_the_arrays_the_batch_makes() 
             assert!(got.iter().all(|&v| v == 2.0 * k as f64), "{fuser}, k {k}");
         }
         let block = HostMemory::block_bytes(8 * n) as u64;
-        assert_allocated_at_most(&rt, 2 * block);
+        assert_allocated_at_most(&mut rt, 2 * block);
     }
 }
 
@@ -408,6 +408,62 @@ fn a_deferred_failure_poisons_its_dependents_and_keeps_every_other_array_exact()
 #[test]
 fn a_deferred_failure_inside_fused_kernels_keeps_every_other_array_exact() {
     deferred_failure_keeps_every_other_array_exact(fusing_runtime());
+}
+
+#[test]
+fn a_deferred_failure_on_the_flush_thread_keeps_every_other_array_exact() {
+    // Two instructions a batch: every cut by the threshold runs on the pipeline's worker
+    // while the next is recorded, the failing gather's too.
+    let small = [("HASSIUM_RUNTIME_SMALL_FLUSH_THRESHOLD", "2")];
+    for fuser in ["singleton", "greedy"] {
+        let mut rt = reference_runtime(&[small[0], ("HASSIUM_STACKS_REFERENCE_FUSER", fuser)]);
+        let before = rt.stats().flushes_pipelined;
+        let probe = from_f64(&mut rt, &[1.0]);
+        for _ in 0..3 {
+            unary(&mut rt, Opcode::Add, &probe, 1.0);
+        }
+        assert!(
+            rt.stats().flushes_pipelined > before,
+            "{fuser}: nothing pipelined"
+        );
+        deferred_failure_keeps_every_other_array_exact(rt);
+    }
+}
+
+/// `x = x * 0.5 + 1` a hundred times over 64 elements, each step's temporaries freed as
+/// a program's would be; returns `x` and the runtime's counters.
+fn halving_loop(extra_env: &[(&str, &str)]) -> (Vec<f64>, hassium_vem::RuntimeStats) {
+    let mut env = vec![("HASSIUM_RUNTIME_SMALL_FLUSH_THRESHOLD", "16")];
+    env.extend_from_slice(extra_env);
+    let mut rt = reference_runtime(&env);
+    let mut x = from_f64(&mut rt, &(0..64).map(f64::from).collect::<Vec<_>>());
+    for _ in 0..100 {
+        let half = unary(&mut rt, Opcode::Multiply, &x, 0.5);
+        let next = unary(&mut rt, Opcode::Add, &half, 1.0);
+        rt.free(half.base).unwrap();
+        rt.free(x.base).unwrap();
+        x = next;
+    }
+    let values = read_f64(&mut rt, x.base, 64);
+    (values, rt.stats())
+}
+
+#[test]
+fn batches_of_small_arrays_run_on_the_flush_thread_with_the_same_results() {
+    let (piped, s) = halving_loop(&[]);
+    assert!(s.flushes_pipelined >= 10, "{s}");
+    assert_eq!(
+        s.flushes,
+        s.flushes_pipelined + 1,
+        "only the read waits: {s}"
+    );
+    let (alone, s) = halving_loop(&[("HASSIUM_RUNTIME_PIPELINE", "false")]);
+    assert_eq!(s.flushes_pipelined, 0, "{s}");
+    assert_eq!(piped, alone);
+    let expected: Vec<f64> = (0..64)
+        .map(|i| (0..100).fold(f64::from(i), |x, _| x * 0.5 + 1.0))
+        .collect();
+    assert_eq!(piped, expected);
 }
 
 #[test]

@@ -77,6 +77,10 @@ elif _os.environ.get("HASSIUM_PRESTART", "1") != "0" and _run_as_runner(
     _os.register_at_fork(before=_hassium.prestart_join)
     _atexit.register(_hassium.prestart_join)
 
+# A batch of small arrays may be running on the runtime's flush thread, which a forked
+# child would not have: fork waits for it.
+_os.register_at_fork(before=_hassium.quiesce)
+
 import numpy as _np
 
 from . import _fallback as _fallback

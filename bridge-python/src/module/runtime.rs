@@ -45,6 +45,13 @@ pub(crate) fn prestart_join(py: Python<'_>) {
     py.allow_threads(crate::rt::prestart_join);
 }
 
+/// Waits for the batch the runtime runs on its flush thread, if any: before a fork,
+/// whose child would lack that thread. Creates no runtime.
+#[pyfunction]
+pub(crate) fn quiesce(py: Python<'_>) {
+    py.allow_threads(crate::rt::quiesce);
+}
+
 /// The runtime's counters (instructions, flushes, kernels, caches, times, bytes).
 #[pyfunction]
 pub(crate) fn stats(py: Python<'_>) -> PyResult<PyObject> {

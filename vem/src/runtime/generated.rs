@@ -307,10 +307,13 @@ impl Runtime {
     /// a base without memory, recipe or sync. One the batch frees serves only as a step
     /// towards another (its `Free` rejects it as a recipe of its own).
     fn is_fresh(&self, view: &View, sync: &[BaseId]) -> bool {
-        let fresh = self
-            .bases
-            .get(&view.base)
-            .is_some_and(|s| s.block.is_none() && s.recipe.is_none() && is_whole(view, &s.base));
+        let core = self
+            .core
+            .as_deref()
+            .expect("a batch is cut with the back half home");
+        let fresh = (self.bases.get(&view.base)).is_some_and(|s| {
+            !core.has_block(view.base) && s.recipe.is_none() && is_whole(view, &s.base)
+        });
         fresh && !sync.contains(&view.base)
     }
 
@@ -410,7 +413,9 @@ impl Runtime {
             let s = self.bases.get_mut(&id).expect("a candidate is a live base");
             s.recipe = Some(recipe);
             self.recipes += 1;
-            self.stats.bases_generated += 1;
+            if let Some(core) = self.core.as_deref_mut() {
+                core.stats.bases_generated += 1;
+            }
         }
         any
     }

@@ -3,15 +3,15 @@
 //! the rest run unless they read a poisoned base (rules in `poison` and
 //! `docs/reliability.md`).
 
-use super::Runtime;
+use super::core::Core;
 use crate::{Error, Result};
 use hassium_core::{sort_dedup, Batch, Kernel};
 use hassium_engine_abi::{Buffers, Engine};
 use std::time::Instant;
 use tracing::debug_span;
 
-impl Runtime {
-    /// [`Runtime::execute_part`], completing the part when one of its instructions fails
+impl Core {
+    /// [`Core::execute_part`], completing the part when one of its instructions fails
     /// while it runs: the engine ran the kernels before the failing one, that kernel's
     /// outputs are poisoned, and the kernels after it run unless they read a poisoned base
     /// (then their outputs are poisoned). See `poison`.
@@ -157,14 +157,14 @@ impl Runtime {
         sort_dedup(&mut touched);
         let mut buffers = Buffers::with_capacity(touched.len());
         for &id in &touched {
-            buffers.insert(self.host_buffer(id)?);
+            buffers.insert(self.host_buffer_in(batch, id)?);
         }
         if on_fallback {
             // The reference engine works on host memory: bring inputs home first, and
             // tell the main engine afterwards that the outputs changed there.
             for k in kernels {
                 for &id in &k.reads {
-                    let host = self.host_buffer(id)?;
+                    let host = self.host_buffer_in(batch, id)?;
                     self.stack.engine.sync(id, &host)?;
                 }
             }
@@ -188,7 +188,7 @@ impl Runtime {
             return result;
         }
         for &id in &touched {
-            if let Some(s) = self.bases.get_mut(&id) {
+            if let Some(s) = self.storage.get_mut(&id) {
                 s.host_dirty = on_fallback;
             }
         }

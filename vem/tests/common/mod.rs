@@ -31,7 +31,7 @@ pub fn from_f64(rt: &mut Runtime, values: &[f64]) -> View {
 
 /// Host memory the runtime has allocated so far is at most `bytes`: what a recipe never
 /// needed shows here.
-pub fn assert_allocated_at_most(rt: &Runtime, bytes: u64) {
+pub fn assert_allocated_at_most(rt: &mut Runtime, bytes: u64) {
     let stats = rt.stats();
     assert!(
         stats.host_bytes_allocated <= bytes,
