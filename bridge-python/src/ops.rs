@@ -25,7 +25,8 @@ pub enum Arg {
 }
 
 impl Arg {
-    fn rec(&self) -> record::Arg {
+    /// The operand as the recorder takes it (the caller keeps `self` alive meanwhile).
+    pub fn rec(&self) -> record::Arg {
         match self {
             Arg::Array(a) => record::Arg::Array(a.view.clone()),
             Arg::Typed(s) => record::Arg::Typed(*s),
@@ -47,6 +48,7 @@ impl Target for Watched<'_> {
         self.0
     }
 
+    #[inline] // an instruction is a few hundred bytes: each call that is not inlined copies it
     fn record(&mut self, instr: Instr) -> record::Result<()> {
         Ok(rt::record(self.0, instr)?)
     }
@@ -130,9 +132,20 @@ pub fn elementwise(
     dest: &Dest<'_>,
     dtype: Option<DType>,
 ) -> PyResult<Arr> {
-    let ins = recs(args);
+    elementwise_of(py, op, &recs(args), dest, dtype)
+}
+
+/// [`elementwise`] of operands already in the recorder's terms, whose bases the caller
+/// keeps alive (an operator's own arrays): no array is cloned to hold them.
+pub fn elementwise_of(
+    py: Python<'_>,
+    op: Opcode,
+    ins: &[record::Arg],
+    dest: &Dest<'_>,
+    dtype: Option<DType>,
+) -> PyResult<Arr> {
     let d = record::Dest::into(dest.out.map(|a| &a.view), dest.casting);
-    let v = recorded_in(py, |t| record::elementwise(t, op, &ins, &d, dtype))?;
+    let v = recorded_in(py, |t| record::elementwise(t, op, ins, &d, dtype))?;
     Ok(result(v, dest.out))
 }
 

@@ -3,7 +3,9 @@
 
 use crate::error::{Error, Result};
 use hassium_core::resolve::{int_fits, is_comparison};
-use hassium_core::{broadcast_shapes, promote, promote_weak, DType, Opcode, Scalar, ScalarKind};
+use hassium_core::{
+    broadcast_shapes, promote, promote_weak, same_shape, DType, Opcode, Scalar, ScalarKind,
+};
 use hassium_core::{Shape, View};
 
 /// A scalar of the host language (a Python `int`, a C `double` operand): "weak" under
@@ -109,14 +111,19 @@ pub fn result_type(args: &[Arg]) -> DType {
 
 /// The broadcast shape of the array operands (scalars broadcast to anything).
 pub fn broadcast_all(args: &[Arg]) -> Result<Shape> {
+    let mut views = args.iter().filter_map(Arg::view);
+    let Some(first) = views.next() else {
+        return Ok(Shape::new());
+    };
+    // Built only when the shapes differ: most operations combine arrays of one shape.
     let mut shape: Option<Shape> = None;
-    for v in args.iter().filter_map(Arg::view) {
-        shape = Some(match shape {
-            None => v.shape.clone(),
-            Some(s) => broadcast_shapes(&s, &v.shape)?,
-        });
+    for v in views {
+        let so_far = shape.as_deref().unwrap_or(&first.shape);
+        if !same_shape(so_far, &v.shape) {
+            shape = Some(broadcast_shapes(so_far, &v.shape)?);
+        }
     }
-    Ok(shape.unwrap_or_default())
+    Ok(shape.unwrap_or_else(|| Shape::from_slice(&first.shape)))
 }
 
 /// Checks integer scalars against the type they will be cast to: NumPy 2 refuses

@@ -76,7 +76,7 @@ fn default_flush_threshold() -> usize {
 }
 
 fn default_small_flush_threshold() -> usize {
-    512
+    1024
 }
 
 fn default_small_skip_filters() -> Vec<String> {

@@ -7,6 +7,7 @@ use crate::ops::{self, Arg, Dest};
 use crate::py::{self, UnsupportedError};
 use crate::rt::Write;
 use hassium_core::{DType, Opcode};
+use hassium_record as record;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
@@ -22,8 +23,15 @@ fn binary(
     reflected: bool,
 ) -> PyResult<PyObject> {
     let py = slf.py();
-    let me = Arg::Array(arr_of(slf));
-    let arg = match to_arg(other) {
+    // The operands go to the recorder as views: `slf` and `other` keep their bases alive
+    // for the call, and an array-like copied in is held in `held`.
+    let me = record::Arg::Array(slf.borrow().arr.view.clone());
+    let mut held: Option<Arg> = None;
+    let arg = match other.downcast::<PyNdArray>() {
+        Ok(a) => Ok(record::Arg::Array(a.borrow().arr.view.clone())),
+        Err(_) => to_arg(other).map(|a| held.insert(a).rec()),
+    };
+    let arg = match arg {
         Ok(a) => a,
         // `a == None`, `a != "text"`: NumPy compares element by element, and no element
         // equals an object that is not a number.
@@ -50,7 +58,9 @@ fn binary(
         Err(e) => return Err(e),
     };
     let args = if reflected { [arg, me] } else { [me, arg] };
-    match ops::elementwise(py, op, &args, &Dest::NEW, None) {
+    let recorded = ops::elementwise_of(py, op, &args, &Dest::NEW, None);
+    drop(held);
+    match recorded {
         Ok(out) => wrap(py, out),
         Err(e) if e.is_instance_of::<UnsupportedError>(py) => {
             let ufunc = PyModule::import(py, "hassium")?.getattr(op.name())?;
@@ -107,10 +117,9 @@ fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> 
 
 pub(super) fn unary(slf: &Bound<'_, PyNdArray>, op: Opcode) -> PyResult<PyObject> {
     let py = slf.py();
-    wrap(
-        py,
-        ops::elementwise(py, op, &[Arg::Array(arr_of(slf))], &Dest::NEW, None)?,
-    )
+    // `slf` keeps its base alive for the call.
+    let me = record::Arg::Array(slf.borrow().arr.view.clone());
+    wrap(py, ops::elementwise_of(py, op, &[me], &Dest::NEW, None)?)
 }
 
 #[pymethods]
