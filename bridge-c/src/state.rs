@@ -67,7 +67,7 @@ pub fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         WAIT_BEFORE_FORK.call_once(|| {
             // SAFETY: registers a handler that takes only Rust locks and calls no
             // async-signal-unsafe code beyond what the parent may run before fork.
-            unsafe { pthread_atfork(Some(quiesce_before_fork), None, None) };
+            unsafe { sys::pthread_atfork(Some(quiesce_before_fork), None, None) };
         });
         *guard = Some(State {
             rt,
@@ -81,12 +81,14 @@ pub fn with_state<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
 }
 
 /// cbindgen:ignore
-extern "C" {
-    fn pthread_atfork(
-        prepare: Option<unsafe extern "C" fn()>,
-        parent: Option<unsafe extern "C" fn()>,
-        child: Option<unsafe extern "C" fn()>,
-    ) -> std::ffi::c_int;
+mod sys {
+    extern "C" {
+        pub fn pthread_atfork(
+            prepare: Option<unsafe extern "C" fn()>,
+            parent: Option<unsafe extern "C" fn()>,
+            child: Option<unsafe extern "C" fn()>,
+        ) -> std::ffi::c_int;
+    }
 }
 
 static WAIT_BEFORE_FORK: std::sync::Once = std::sync::Once::new();

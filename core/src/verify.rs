@@ -62,32 +62,13 @@ fn verify_at(batch: &Batch, i: usize, lookup: impl Fn(BaseId) -> Option<Base>) -
 /// Verifies one instruction against the bases `lookup` knows. The bridges call this at
 /// record time so errors surface at the call site, not at a later flush.
 pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> Result<()> {
-    // `what` is formatted only on the error path: recording must stay cheap.
+    // The common case, every view fitting its base, costs one lookup and a few compares;
+    // the error (naming the operand) is built on the cold path.
     let check_view = |what: &dyn std::fmt::Display, v: &View| -> Result<()> {
-        let base = lookup(v.base)
-            .ok_or_else(|| Error::Invalid(format!("{what} names unknown base {}", v.base.0)))?;
-        if v.dtype != base.dtype {
-            return Err(Error::DTypeNotAllowed(format!(
-                "{what} has dtype {} but its base holds {}",
-                v.dtype.name(),
-                base.dtype.name()
-            )));
+        match lookup(v.base) {
+            Some(base) if fits(v, &base) => Ok(()),
+            base => Err(view_error(what, v, base)),
         }
-        if v.ndim() > MAX_DIMS || v.strides.len() != v.ndim() {
-            return Err(Error::Invalid(format!(
-                "{what} has {} dimensions (at most {MAX_DIMS})",
-                v.ndim()
-            )));
-        }
-        if let Some((lo, hi)) = v.extent() {
-            if lo < 0 || hi >= base.nelem as isize {
-                return Err(Error::OutOfBounds(format!(
-                    "{what} reaches elements {lo}..={hi} outside its base of {} elements",
-                    base.nelem
-                )));
-            }
-        }
-        Ok(())
     };
     check_view(&"output", &instr.out)?;
     // A stride of 0 over a longer axis writes one element through several indices (a
@@ -127,6 +108,43 @@ pub fn verify_instr(instr: &Instr, lookup: impl Fn(BaseId) -> Option<Base>) -> R
         OpClass::Extension => verify_extension(instr),
         OpClass::System => Ok(()),
     }
+}
+
+/// Whether `v` is a well-formed view of `base`: its dtype, at most `MAX_DIMS`
+/// dimensions, and every element it reaches inside the base.
+#[inline]
+fn fits(v: &View, base: &Base) -> bool {
+    v.dtype == base.dtype
+        && v.ndim() <= MAX_DIMS
+        && v.strides.len() == v.ndim()
+        && v.extent()
+            .is_none_or(|(lo, hi)| lo >= 0 && hi < base.nelem as isize)
+}
+
+/// Why `v` (named `what`) is not a view of `base` (`None`: no such base).
+#[cold]
+fn view_error(what: &dyn std::fmt::Display, v: &View, base: Option<Base>) -> Error {
+    let Some(base) = base else {
+        return Error::Invalid(format!("{what} names unknown base {}", v.base.0));
+    };
+    if v.dtype != base.dtype {
+        return Error::DTypeNotAllowed(format!(
+            "{what} has dtype {} but its base holds {}",
+            v.dtype.name(),
+            base.dtype.name()
+        ));
+    }
+    if v.ndim() > MAX_DIMS || v.strides.len() != v.ndim() {
+        return Error::Invalid(format!(
+            "{what} has {} dimensions (at most {MAX_DIMS})",
+            v.ndim()
+        ));
+    }
+    let (lo, hi) = v.extent().unwrap_or((0, 0));
+    Error::OutOfBounds(format!(
+        "{what} reaches elements {lo}..={hi} outside its base of {} elements",
+        base.nelem
+    ))
 }
 
 fn dtype_error(op: Opcode, t: DType) -> Error {

@@ -15,7 +15,7 @@ mod pipeline;
 mod poison;
 
 use self::core::{Core, Job};
-use pipeline::{Sent, Worker};
+use pipeline::{Sent, Stalls, Worker};
 
 /// What the recorder keeps of a base (its memory is the back half's, see `core`).
 struct BaseState {
@@ -36,6 +36,8 @@ pub struct Runtime {
     worker: Option<Worker>,
     /// Whether batches of small arrays go to the worker (see [`Runtime::pipelines`]).
     pipeline: bool,
+    /// Whether the worker keeps up (see `pipeline::Stalls`).
+    stalls: Stalls,
     /// What the batch on the worker materialised (see `generated`), for when it is back.
     in_flight: Vec<(BaseId, generated::Recipe)>,
     /// The error of a batch the worker ran, raised by the next call that can fail.
@@ -94,6 +96,7 @@ impl Runtime {
             config,
             worker: None,
             pipeline,
+            stalls: Stalls::default(),
             in_flight: Vec::new(),
             failure: None,
             bases: IdMap::default(),
@@ -208,7 +211,7 @@ impl Runtime {
             rc.flush_threshold
         };
         if self.flush_point.record(self.queue.len(), threshold) {
-            self.settle()?;
+            self.settle_before_cut()?;
             self.cut(true)?;
         }
         Ok(())
@@ -388,6 +391,17 @@ impl Runtime {
         }
     }
 
+    /// [`Runtime::settle`] before the queue is cut again, noting whether the recorder had
+    /// to wait for the worker (see `pipeline::Stalls`).
+    fn settle_before_cut(&mut self) -> Result<()> {
+        if self.core.is_none() {
+            let t = std::time::Instant::now();
+            self.settle_quietly();
+            self.stalls.back(t.elapsed());
+        }
+        self.settle()
+    }
+
     /// [`Runtime::settle`], keeping the error for later.
     fn settle_quietly(&mut self) {
         if self.core.is_some() {
@@ -465,10 +479,11 @@ impl Runtime {
             dead_code,
             batch,
         };
-        if pipelined && small && job.batch.sync.is_empty() && self.pipeline {
+        if pipelined && small && job.batch.sync.is_empty() && self.pipeline && self.stalls.allow() {
             match self.hand_over(job) {
                 None => {
                     self.in_flight = materialised;
+                    self.stalls.handed();
                     return Ok(());
                 }
                 Some(back) => job = back,

@@ -451,12 +451,9 @@ fn halving_loop(extra_env: &[(&str, &str)]) -> (Vec<f64>, hassium_vem::RuntimeSt
 #[test]
 fn batches_of_small_arrays_run_on_the_flush_thread_with_the_same_results() {
     let (piped, s) = halving_loop(&[]);
-    assert!(s.flushes_pipelined >= 10, "{s}");
-    assert_eq!(
-        s.flushes,
-        s.flushes_pipelined + 1,
-        "only the read waits: {s}"
-    );
+    // (Batches this short are recorded faster than the worker runs them, which pauses the
+    // pipeline now and then: see `pipeline::Stalls`.)
+    assert!(s.flushes_pipelined >= 4, "{s}");
     let (alone, s) = halving_loop(&[("HASSIUM_RUNTIME_PIPELINE", "false")]);
     assert_eq!(s.flushes_pipelined, 0, "{s}");
     assert_eq!(piped, alone);

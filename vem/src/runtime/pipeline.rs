@@ -5,8 +5,9 @@
 
 use super::core::{Core, Job};
 use crate::Result;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A batch handed to the worker, and the back half that runs it.
 pub(super) struct Sent {
@@ -72,7 +73,32 @@ impl Worker {
 
     /// The batch handed over last, run; `None` when the thread died with it (a panic).
     pub fn wait(&self) -> Option<Ran> {
-        self.done.recv().ok()
+        receive(&self.done, SPIN)
+    }
+}
+
+/// How long the recorder polls (yielding its core to any thread that has work) for the
+/// batch it waits for before it sleeps: waking a sleeping thread takes tens of
+/// microseconds, longer on a virtual machine, whose idle CPU the host must wake. The
+/// worker does not poll: between batches it would take time from the recorder on a busy
+/// machine.
+const SPIN: Duration = Duration::from_micros(200);
+
+/// The next message, polled for `spin` before blocking; `None` when the sender is gone.
+fn receive<T>(rx: &Receiver<T>, spin: Duration) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(m) => return Some(m),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        if start.elapsed() >= spin {
+            return rx.recv().ok();
+        }
+        // Polling must not keep a thread that has work from a core (the other side of
+        // the pipeline on a busy machine, a compiler the engine started).
+        std::thread::yield_now();
     }
 }
 
@@ -88,6 +114,78 @@ impl Drop for Worker {
                 // detached.
                 std::mem::forget(t);
             }
+        }
+    }
+}
+
+/// Whether handing batches over pays. On a busy machine the worker shares a core with
+/// other work and the recorder ends up waiting for it: then batches run on the recorder's
+/// thread for a while (`PAUSE` cuts) before the pipeline is tried again.
+#[derive(Default)]
+pub(super) struct Stalls {
+    /// The last eight hand-overs, one bit each: set when the recorder waited for it.
+    recent: u8,
+    /// Cuts left to run on the recorder's thread.
+    paused: u32,
+    handed_at: Option<Instant>,
+}
+
+/// Cuts run on the recorder's thread after the pipeline stalled.
+const PAUSE: u32 = 64;
+
+impl Stalls {
+    /// Whether the next cut may go to the worker (counts down a pause).
+    pub fn allow(&mut self) -> bool {
+        if self.paused == 0 {
+            return true;
+        }
+        self.paused -= 1;
+        false
+    }
+
+    pub fn handed(&mut self) {
+        self.handed_at = Some(Instant::now());
+    }
+
+    /// The batch handed over last came back after the recorder, ready to cut the next,
+    /// waited `waited` for it: a stall when that is a quarter of the time since the hand-over.
+    pub fn back(&mut self, waited: Duration) {
+        let Some(at) = self.handed_at.take() else {
+            return;
+        };
+        let stalled = waited * 4 > at.elapsed();
+        self.recent = (self.recent << 1) | u8::from(stalled);
+        if self.recent.count_ones() >= 4 {
+            self.recent = 0;
+            self.paused = PAUSE;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_pause_the_pipeline_and_it_is_tried_again() {
+        let mut s = Stalls::default();
+        for _ in 0..3 {
+            assert!(s.allow());
+            s.handed();
+            s.back(Duration::from_secs(1));
+        }
+        assert!(s.allow(), "three stalls of eight do not pause it");
+        s.handed();
+        s.back(Duration::from_secs(1));
+        for _ in 0..PAUSE {
+            assert!(!s.allow());
+        }
+        assert!(s.allow(), "tried again after the pause");
+        // A batch back before the recorder needed it is no stall.
+        for _ in 0..16 {
+            s.handed();
+            s.back(Duration::ZERO);
+            assert!(s.allow());
         }
     }
 }
