@@ -125,9 +125,8 @@ pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) 
         | Ceil | Trunc | Rint => f16_round(t, format!("{}({})", m(libm_name(op)), x())),
         Arctan2 => f16_round(t, format!("{}({}, {})", m("atan2"), x(), y())),
         Hypot => f16_round(t, format!("{}({}, {})", m("hypot"), x(), y())),
-        Fmod if is_i => format!("hs_fmod_{}({}, {})", hname(t), x(), y()),
         // Exact in float for float16 operands: the result is a float16 value already.
-        Fmod => f16_round(t, format!("{}({}, {})", m("fmod"), x(), y())),
+        Fmod => f16_round(t, format!("hs_fmod_{}({}, {})", hname(t), x(), y())),
         Copysign => f16_round(t, format!("{}({}, {})", m("copysign"), x(), y())),
         // A float16 neighbour is not a float one rounded: the prelude steps in float16.
         Nextafter if t == DType::Float16 => format!("hs_nextafter_float16({}, {})", x(), y()),

@@ -108,6 +108,9 @@ HS_SMALLDIV64(uint64, uint64_t, (int64_t)(a >> 32))
 "#;
 
 const FLOAT_OPS: &str = r#"
+/* floor_divide and remainder are npy_divmod's, written as selects with every call made
+   on every path: GCC if-converts that into a simd loop, not branches or a call on some
+   paths only. */
 #define HS_FLOAT(N, T, S) \
 HS_INLINE T hs_max_##N(T a, T b) { return (a >= b || isnan(a)) ? a : b; } \
 HS_INLINE T hs_min_##N(T a, T b) { return (a <= b || isnan(a)) ? a : b; } \
@@ -115,20 +118,53 @@ HS_INLINE T hs_frexp_exp_##N(T a) { \
   return (a == 0 || !isfinite(a)) ? (T)0 : (T)(ilogb##S(a) + 1); } \
 HS_INLINE T hs_sign_##N(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : (a == 0 ? (T)0 : a)); } \
 HS_INLINE T hs_floordiv_##N(T a, T b) { \
-  if (b == 0) return a / b; \
-  T mod = fmod##S(a, b); \
+  const T mod = hs_fmod_##N(a, b); \
   T div = (a - mod) / b; \
-  if (mod != 0 && isless(b, (T)0) != isless(mod, (T)0)) div -= (T)1; \
-  T fl; \
-  if (div != 0) { fl = floor##S(div); if (isgreater(div - fl, (T)0.5)) fl += (T)1; } \
-  else fl = copysign##S((T)0, a / b); \
-  return fl; } \
+  div = (mod != 0) & ((b < 0) != (mod < 0)) ? div - (T)1 : div; \
+  T fl = floor##S(div); \
+  fl = div - fl > (T)0.5 ? fl + (T)1 : fl; \
+  fl = div != 0 ? fl : copysign##S((T)0, a / b); \
+  return b == 0 ? a / b : fl; } \
 HS_INLINE T hs_mod_##N(T a, T b) { \
-  T mod = fmod##S(a, b); \
+  T mod = hs_fmod_##N(a, b); \
   if (b == 0) return mod; \
   if (mod != 0) { if (isless(b, (T)0) != isless(mod, (T)0)) mod += b; } \
   else mod = copysign##S((T)0, b); \
   return mod; }
+"#;
+
+/// C's `fmod` for a vectorised loop. libmvec has no `fmod`, and a loop calling the scalar
+/// one stays scalar: a fused kernel with a float `%` (`(x + y) % 64`, a periodic wrap
+/// `x % cells`) ran at a fifth of its neighbours' bandwidth. Where the quotient is
+/// small the remainder is found exactly with arithmetic that vectorises:
+/// `q = trunc(a / b)` is the truncated quotient or one more in magnitude (`a / b` rounds
+/// to at most the next integer, and integers up to 2^p are representable), and
+/// `a - q b`, one FMA, is then exact: the true remainder, or that less `|b|` with the
+/// dividend's sign flipped, a multiple of the smaller operand's ulp no larger than `|b|`
+/// (or, where `|a| < |b|` and `a / b` rounded up to 1, `a - b`, exact by Sterbenz). One
+/// addition of `copysign(b, a)` corrects the overshoot, and `copysign(r, a)` gives a zero
+/// the dividend's sign, as `fmod` does. Lanes with a quotient of 2^(p-1) or more, an
+/// infinite divisor, or a NaN take `fmod` itself through `hs_fmod_rare_*`, a function
+/// with simd clones (GCC 12 calls no masked clone, so it is called for every lane and
+/// picks). Bit for bit `fmod`
+/// (`test_float_fmod_remainder_and_floor_divide_are_numpys_bit_for_bit`); without a
+/// hardware FMA, `fmod` everywhere.
+const C_FMOD: &str = r#"
+#if defined(__FMA__) || defined(__aarch64__)
+#define HS_FMOD(N, T, S, HALF_RANGE) \
+_Pragma("omp declare simd notinbranch") \
+__attribute__((noinline)) static T hs_fmod_rare_##N(T a, T b, T r, T ok) { \
+  return ok != 0 ? r : fmod##S(a, b); } \
+HS_INLINE T hs_fmod_##N(T a, T b) { \
+  const T q = trunc##S(a / b); \
+  T r = fma##S(-q, b, a); \
+  r = ((r < 0) & (a > 0)) | ((r > 0) & (a < 0)) ? r + copysign##S(b, a) : r; \
+  const T ok = (T)((fabs##S(q) < HALF_RANGE) & (fabs##S(b) < (T)INFINITY)); \
+  return hs_fmod_rare_##N(a, b, copysign##S(r, a), ok); }
+#else
+#define HS_FMOD(N, T, S, HALF_RANGE) \
+HS_INLINE T hs_fmod_##N(T a, T b) { return fmod##S(a, b); }
+#endif
 "#;
 
 const HALF_OPS: &str = r#"
@@ -174,18 +210,23 @@ HS_INLINE uint64_t hs_f2u64_##N(T x) { \
     : (uint64_t)hs_f2i64_##N(x); }
 "#;
 
+/// Philox-4x32-10 in words of type `HS_PW` holding 32-bit values (`HS_LO32` keeps the
+/// low half). The C dialect carries them in 64-bit words: the products are 64-bit
+/// anyway, and with 32-bit words GCC narrows and widens vectors in every round (a Monte
+/// Carlo kernel drawing two numbers per element ran 2x slower). OpenCL keeps 32-bit
+/// words, which a GPU multiplies natively.
 const PHILOX: &str = r#"
 /* Philox-4x32-10, bit-identical to hassium_core::philox::random_u64. The ten rounds
    are written out: GCC at -O2 keeps a loop of ten, and a loop inside the lanes' loop
    stops it vectorising the kernel. */
 #define HS_PHILOX_ROUND { \
-  uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2; \
-  uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1; \
-  c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2; }
-#define HS_PHILOX_BUMP { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+  const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2; \
+  const HS_PW n0 = HS_LO32((p1 >> 32) ^ c1 ^ k0), n2 = HS_LO32((p0 >> 32) ^ c3 ^ k1); \
+  c1 = HS_LO32(p1); c3 = HS_LO32(p0); c0 = n0; c2 = n2; }
+#define HS_PHILOX_BUMP { k0 = HS_LO32(k0 + 0x9E3779B9u); k1 = HS_LO32(k1 + 0xBB67AE85u); }
 HS_INLINE uint64_t hs_philox(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  HS_PW c0 = HS_LO32(i), c1 = HS_LO32(i >> 32), c2 = HS_LO32(stream), c3 = HS_LO32(stream >> 32);
+  HS_PW k0 = HS_LO32(seed), k1 = HS_LO32(seed >> 32);
   HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
   HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
   HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP HS_PHILOX_ROUND HS_PHILOX_BUMP
@@ -275,23 +316,37 @@ pub fn prelude(dialect: &Dialect) -> String {
     let mut s = String::from(dialect.header);
     s.push_str(&format!("#define HS_F16R(x) ((float)({f16})(x))\n"));
     s.push_str(INT_OPS);
+    // OpenCL's `fmod` is the device's own, vectorised by its compiler.
+    if dialect.simd.is_some() {
+        s.push_str(C_FMOD);
+    } else {
+        s.push_str("#define HS_FMOD(N, T, S, HALF_RANGE) \\\nHS_INLINE T hs_fmod_##N(T a, T b) { return fmod##S(a, b); }\n");
+    }
     s.push_str(FLOAT_OPS);
     s.push_str(HALF_OPS);
     let (sf, sd) = (dialect.math_suffix[10], dialect.math_suffix[11]);
     s.push_str(FLOAT_TO_INT);
     s.push_str(&format!(
-        "HS_FLOAT(float32, float, {sf})\nHS_F2I(float32, float)\nHS_HALF({sf})\n"
+        "HS_FMOD(float32, float, {sf}, 0x1p23f)\nHS_FLOAT(float32, float, {sf})\n\
+         HS_F2I(float32, float)\nHS_HALF({sf})\n"
     ));
     // An OpenCL device without cl_khr_fp64 rejects any use of `double`.
     if dialect.name == "opencl" {
         s.push_str(
-            "#ifdef cl_khr_fp64\nHS_FLOAT(float64, double, )\nHS_F2I(float64, double)\n#endif\n",
+            "#ifdef cl_khr_fp64\nHS_FMOD(float64, double, , 0x1p52)\nHS_FLOAT(float64, double, )\n\
+             HS_F2I(float64, double)\n#endif\n",
         );
     } else {
         s.push_str(&format!(
-            "HS_FLOAT(float64, double, {sd})\nHS_F2I(float64, double)\n"
+            "HS_FMOD(float64, double, {sd}, 0x1p52)\nHS_FLOAT(float64, double, {sd})\n\
+             HS_F2I(float64, double)\n"
         ));
     }
+    s.push_str(if dialect.simd.is_some() {
+        "#define HS_PW uint64_t\n#define HS_LO32(x) ((x) & 0xffffffffu)\n"
+    } else {
+        "#define HS_PW uint32_t\n#define HS_LO32(x) ((uint32_t)(x))\n"
+    });
     s.push_str(PHILOX);
     if dialect.simd.is_some() {
         s.push_str(SMALL_DIVISOR_OPS);

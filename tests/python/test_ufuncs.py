@@ -670,6 +670,63 @@ def test_sign_bits_of_signbit_copysign_fmod_and_modf_are_numpys(hs, dtype, monke
             )
 
 
+def division_operands(dtype, n=4099, seed=7):
+    """Pairs of floats that find every path of a float remainder: raw bit patterns (every
+    exponent gap, NaNs, infinities, subnormals), dividends a few ulps from a multiple of
+    the divisor (where a rounded quotient lands on the next integer), integers held as
+    floats, and quotients around the 2^(p-1) where exact arithmetic hands over to fmod."""
+    rng = np.random.default_rng(seed)
+    info = np.finfo(dtype)
+    uint = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    raw = rng.integers(0, np.iinfo(uint).max, size=(2, n), dtype=uint, endpoint=True)
+    a_raw, b_raw = raw.view(dtype)
+    b = rng.uniform(0.1, 10.0, n).astype(dtype) * rng.choice([-1, 1], n).astype(dtype)
+    k = rng.integers(-1000, 1000, n).astype(dtype)
+    steps = rng.integers(-3, 4, n)
+    with np.errstate(all="ignore"):
+        near = (k * b).astype(dtype)
+        for s in range(3):  # a few ulps either side of k * b
+            near = np.where(steps > s, np.nextafter(near, info.max), near)
+            near = np.where(steps < -s, np.nextafter(near, -info.max), near)
+        edge = np.ldexp(1.0, info.nmant).astype(dtype)  # 2^(p-1)
+        scale = rng.choice(np.array([0.5, 0.999, 1.0, 1.001, 2.0, 1e3], dtype=dtype), n)
+        big = (b * edge * scale).astype(dtype)
+    ints = rng.integers(-5000, 5000, (2, n)).astype(dtype)
+    ints[1][ints[1] == 0] = 7
+    a = np.concatenate([a_raw, near, big, ints[0]])
+    d = np.concatenate([b_raw, b, b, ints[1]])
+    return a, d
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_float_fmod_remainder_and_floor_divide_are_numpys_bit_for_bit(hs, dtype):
+    """Compiled kernels find a float remainder with vectorised arithmetic where the
+    quotient is small and call fmod elsewhere (codegen's `hs_fmod_*`): on operands that
+    reach every case, each of fmod, remainder, floor_divide and divmod gives NumPy's
+    bits, in a contiguous loop and a strided one."""
+    a, d = division_operands(dtype)
+    bits = np.dtype(f"u{a.itemsize}")
+    for view in (slice(None), slice(None, None, -3)):
+        ha, na = both(hs, a[view])
+        hd, nd = both(hs, d[view])
+        with np.errstate(all="ignore"):
+            for name in ("fmod", "remainder", "floor_divide", "divmod"):
+                want = getattr(np, name)(na, nd)
+                got = getattr(hs, name)(ha, hd)
+                pairs = zip(got, want) if name == "divmod" else [(got, want)]
+                for g, w in pairs:
+                    g = np.asarray(g)
+                    assert g.dtype == w.dtype, name
+                    nan = np.isnan(w)
+                    np.testing.assert_array_equal(np.isnan(g), nan, err_msg=name)
+                    wrong = np.flatnonzero(g[~nan].view(bits) != w[~nan].view(bits))
+                    assert wrong.size == 0, (
+                        f"{name}({na[~nan][wrong[0]]!r}, {nd[~nan][wrong[0]]!r}) is "
+                        f"{g[~nan][wrong[0]]!r}, NumPy {w[~nan][wrong[0]]!r} "
+                        f"({wrong.size} of {w.size} differ)"
+                    )
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_nextafter_of_special_values_is_numpys_bit_for_bit(hs, dtype, monkeypatch):
     """nextafter is an opcode: between every pair of special values -- both zeros, the

@@ -9,8 +9,9 @@ engine reports for every kernel how many of its simd loops GCC vectorised, from 
 own report (``simd_loops`` in ``hassium.stats()``).
 
 A loop may stay scalar only for a reason no compiler can remove on x86, read from the
-kernel's C source (``HASSIUM_DUMP``): integer division or modulo, or float modulo (no
-vector instruction or libmvec function), or a strided access along the loop (a column of
+kernel's C source (``HASSIUM_DUMP``): integer division or modulo (no vector instruction),
+float modulo on a CPU without FMA (codegen's vector ``fmod`` needs one; the corpus has
+periodic wraps and floor divisions of both float widths), or a strided access along the loop (a column of
 a grid), or a copy of a buffer onto itself (the loop is deleted); and for one that GCC 12
 could but does not, a float -> int64 conversion or complex elements (named in
 ``scalar_reason``). A kernel that divides integers by scalars holds its loop nest twice,
@@ -72,6 +73,20 @@ MASK_BLACK_SCHOLES = textwrap.dedent(
     d2 = d1 - 0.3
     call = s * cnd(d1) - x * np.exp(-0.02) * cnd(d2)
     print(float(np.mean(call)))
+    """
+)
+
+# Float `%`, `//` and fmod, as periodic boundaries and cell indices use them, fused with
+# the arithmetic around them, in both widths.
+FLOAT_REMAINDER = textwrap.dedent(
+    """
+    import numpy as np
+    for dt in (np.float64, np.float32):
+        i = np.arange(20000, dtype=dt)
+        x = (np.sin(i * dt(0.37)) * dt(5000.0)) % dt(64.0)
+        cell = (x + dt(0.5)) // dt(1.5)
+        wrapped = np.fmod(x * dt(3.0) - cell, dt(7.25))
+        print(float(np.sum(wrapped.astype(np.float64))))
     """
 )
 
@@ -140,13 +155,25 @@ def corpus(tmp: Path) -> list[tuple[str, list[str]]]:
         programs.append(
             (name, [str(ROOT / "benches" / "programs" / f"{name}.py"), *args])
         )
-    extra = {"black_scholes_mask": MASK_BLACK_SCHOLES}
+    extra = {
+        "black_scholes_mask": MASK_BLACK_SCHOLES,
+        "float_remainder": FLOAT_REMAINDER,
+    }
     extra.update({f"random_{seed}": random_program(seed) for seed in range(8)})
     for name, text in extra.items():
         path = tmp / f"{name}.py"
         path.write_text(text)
         programs.append((name, [str(path)]))
     return programs
+
+
+HAS_FMA = (
+    any(
+        line.startswith("flags") and " fma " in f"{line} "
+        for line in Path("/proc/cpuinfo").read_text().splitlines()
+    )
+    or os.uname().machine == "aarch64"
+)
 
 
 def simd_loop_bodies(source: str, symbol: str) -> list[str]:
@@ -169,8 +196,10 @@ def simd_loop_bodies(source: str, symbol: str) -> list[str]:
 
 def scalar_reason(body: str) -> str | None:
     """Why a simd loop cannot vectorise on x86, or None when it should."""
-    if re.search(r"hs_(mod|floordiv)_(u?int\d+|float\d+)\(", body):
-        return "integer division or modulo, or float modulo"
+    if re.search(r"hs_(mod|floordiv)_(u?int\d+)\(", body):
+        return "integer division or modulo"
+    if re.search(r"hs_(f?mod|floordiv)_float\d+\(", body) and not HAS_FMA:
+        return "float modulo without FMA"
     # Not x86's limit but GCC 12's: a float -> 64-bit integer conversion with NumPy's
     # out-of-range result (INT64_MIN) is a select GCC does not if-convert among lanes of
     # other widths. Known and not yet worked around (issue 42's note says so); matched
