@@ -252,8 +252,20 @@ impl Runtime {
 
     /// Queues `id` for sync, whole or elements `[lo, hi)` of it, and flushes. A base still
     /// queued (a flush failed before its sync) keeps the union of what was asked.
+    ///
+    /// A read of part of a base that nothing queued writes runs nothing queued (see
+    /// [`Runtime::sync_alone`]).
     fn sync_part(&mut self, id: BaseId, extent: Option<(u64, u64)>) -> Result<()> {
-        self.live(id)?;
+        let state = self.live(id)?;
+        if let Some((lo, hi)) = extent {
+            if state.recipe.is_none()
+                && self.sync.is_empty()
+                && !self.queue.is_empty()
+                && !self.queue.iter().any(|i| i.out.base == id)
+            {
+                return self.sync_alone(id, lo, hi);
+            }
+        }
         let queued = self.sync.contains(&id);
         match extent {
             None => {
@@ -272,6 +284,35 @@ impl Runtime {
             self.sync.push(id);
         }
         self.flush()?;
+        self.readable(id)
+    }
+
+    /// Makes elements `[lo, hi)` of `id` current on the host for a read that copies them
+    /// out, when no queued instruction writes `id`: its values are final already, so the
+    /// queue is left to grow. A loop reading coefficients (`w[j] * x[j:j + n]`, one
+    /// scalar per iteration) otherwise cut the queue at every read, one kernel per
+    /// iteration where the iterations fuse into one. The batch the pipeline's worker may
+    /// hold is waited for (it may write `id`); the engine then syncs the extent in a
+    /// batch of that sync alone, as after a flush. Only for reads: a caller that wrote
+    /// through the host pointer would overtake the queued instructions that read `id`.
+    fn sync_alone(&mut self, id: BaseId, lo: u64, hi: u64) -> Result<()> {
+        self.settle()?;
+        let base = self.live(id)?.base;
+        let mut extents = core::Extents::default();
+        extents.insert(id, (lo, hi));
+        let mut job = Job {
+            batch: Batch {
+                bases: Bases::from_sorted(vec![base]),
+                instrs: Vec::new(),
+                sync: vec![id],
+                next_id: 0,
+                in_range: Vec::new(),
+            },
+            extents,
+            small: true,
+            dead_code: false,
+        };
+        self.home().run(&mut job)?;
         self.readable(id)
     }
 

@@ -41,6 +41,70 @@ fn records_lazily_and_computes_on_sync() {
     );
 }
 
+/// Element `at` of a float64 base through `sync_extent`, as a scalar read does.
+fn read_element(rt: &mut Runtime, id: BaseId, at: usize) -> f64 {
+    rt.sync_extent(id, at as u64, at as u64 + 1).unwrap();
+    let p = rt.host_ptr(id).unwrap() as *const f64;
+    // SAFETY: the base holds more than `at` float64 values; element `at` is current.
+    unsafe { *p.add(at) }
+}
+
+#[test]
+fn reading_an_element_nothing_queued_writes_leaves_the_queue_to_grow() {
+    for stack in [reference_runtime(&[]), fusing_runtime()] {
+        let mut rt = stack;
+        let w = from_f64(&mut rt, &[0.25, 0.5, 0.25]);
+        let x = from_f64(&mut rt, &[1.0, 2.0, 3.0, 4.0]);
+        let out = rt.new_base(DType::Float64, 2);
+        let ov = View::contiguous(out.id, DType::Float64, &[2]);
+        rt.record(Instr::new(
+            Opcode::Identity,
+            ov.clone(),
+            [Scalar::Float64(0.0).into()],
+        ))
+        .unwrap();
+        let flushes = rt.stats().flushes;
+        // out += w[j] * x[j:j + 2], reading each w[j] as a scalar: w has no queued writes.
+        for j in 0..3 {
+            let wj = read_element(&mut rt, w.base, j);
+            let mut xj = x.clone();
+            xj.offset = j as isize;
+            xj.shape = (&[2usize][..]).into();
+            let t = rt.new_base(DType::Float64, 2);
+            let tv = View::contiguous(t.id, DType::Float64, &[2]);
+            rt.record(Instr::new(
+                Opcode::Multiply,
+                tv.clone(),
+                [xj.into(), Scalar::Float64(wj).into()],
+            ))
+            .unwrap();
+            rt.record(Instr::new(
+                Opcode::Add,
+                ov.clone(),
+                [ov.clone().into(), tv.into()],
+            ))
+            .unwrap();
+            rt.free(t.id).unwrap();
+        }
+        assert_eq!(rt.queued(), 1 + 3 * 3, "the reads left the queue alone");
+        // Each read was a batch of its sync alone.
+        assert_eq!(rt.stats().flushes - flushes, 3);
+        // A read of what the queue writes runs it.
+        assert_eq!(read_element(&mut rt, out.id, 1), 0.5 + 1.5 + 1.0);
+        assert_eq!(rt.queued(), 0);
+        assert_eq!(read_f64(&mut rt, out.id, 2), vec![0.25 + 1.0 + 0.75, 3.0]);
+        // Writing `w` queued: reading it flushes first, and sees the write.
+        rt.record(Instr::new(
+            Opcode::Add,
+            w.clone(),
+            [w.clone().into(), Scalar::Float64(1.0).into()],
+        ))
+        .unwrap();
+        assert_eq!(read_element(&mut rt, w.base, 0), 1.25);
+        assert_eq!(rt.queued(), 0);
+    }
+}
+
 #[test]
 fn flush_threshold_flushes_automatically() {
     let mut rt = reference_runtime(&[("HASSIUM_RUNTIME_FLUSH_THRESHOLD", "2")]);
