@@ -66,6 +66,24 @@ def test_observation_flushes(hs, observe):
     assert counter(hs.stats(), *FLUSHES) > before
 
 
+def test_reading_one_coefficient_per_iteration_leaves_the_queue_to_grow(hs):
+    """``out += w[j] * x[j:j + n]`` reads a weight per iteration; nothing queued writes
+    ``w``, so a read runs nothing queued (vem's ``sync_alone``) and the taps stay in one
+    batch to fuse. A read of ``out``, which the queue writes, runs it."""
+    x = np.sin(np.arange(1000) * 0.37)
+    w = np.array([0.25, 0.5, 0.25, 0.125])
+    hx, hw = hs.asarray(x), hs.asarray(w)
+    out, want = hs.zeros(997), np.zeros(997)
+    hs.flush()
+    for j in range(4):
+        out += hw[j] * hx[j : j + 997]
+        want += w[j] * x[j : j + 997]
+    assert hs.stats()["queued"] >= 2 * 4, "a read of w[j] ran the queue"
+    assert float(out[5]) == want[5]
+    assert hs.stats()["queued"] == 0
+    assert_same(out, want)
+
+
 def test_dropping_the_last_reference_records_free(hs):
     a = hs.ones(100) + 1.0
     hs.flush()
