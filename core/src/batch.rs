@@ -173,10 +173,11 @@ pub struct Batch {
     /// made by the runtime, or a part of one). Not part of the wire form.
     #[serde(skip)]
     pub next_id: u64,
-    /// Bases written by index instructions whose indices the recorder built in range (a
-    /// compaction's ranks): such a write cannot fail, so `dead_code` may remove it when
-    /// nothing reads the result. Not part of the wire form.
-    #[serde(skip)]
+    /// Bases written by index instructions whose indices the recorder built in range and
+    /// distinct (a compaction's ranks): such a write cannot fail, so `dead_code` may
+    /// remove it when nothing reads the result, and no two of its updates touch one
+    /// element, so the cpu engine may run its rows on several threads (it travels to
+    /// engines with the batch).
     pub in_range: Vec<BaseId>,
 }
 

@@ -167,7 +167,7 @@ pub fn compress(t: &mut impl Target, a: &View, mask: &View, count: usize) -> Res
             flat,
             [idx.into(), a.clone().into(), spread(&m, &a.shape, 0).into()],
         ))?;
-        // Ranks of the selected elements: in range whatever the values.
+        // Ranks of the selected elements: in range and distinct whatever the values.
         t.runtime().note_in_range(out.base);
         remember_compaction(Compaction {
             out: out.base,

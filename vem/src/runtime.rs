@@ -183,8 +183,8 @@ impl Runtime {
         &self.queue
     }
 
-    /// Notes that the queued index instruction writing `id` has indices in range by
-    /// construction (see `Batch::in_range`).
+    /// Notes that the queued index instruction writing `id` has indices in range and
+    /// distinct by construction (see `Batch::in_range`).
     pub fn note_in_range(&mut self, id: BaseId) {
         self.in_range.push(id);
     }

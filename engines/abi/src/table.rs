@@ -3,7 +3,7 @@ use std::ffi::{c_char, c_void};
 
 /// Bumped whenever the table, the records or the bincode layout of `Batch`/`Kernel`
 /// change. The loader refuses a library of another version.
-pub const ABI_VERSION: u32 = 7;
+pub const ABI_VERSION: u32 = 8;
 
 /// The one symbol every engine library exports: `extern "C" fn() -> *const EngineApi`.
 pub const ENTRY_SYMBOL: &str = "hassium_engine_entry";
@@ -131,7 +131,7 @@ mod pin {
     /// the loader refuses the old engine; this pin fails until it does.
     #[test]
     fn the_opcode_list_is_pinned_to_the_abi_version() {
-        let pinned = (7, 0x74af_75be_b463_ed1e_u64);
+        let pinned = (8, 0x74af_75be_b463_ed1e_u64);
         assert_eq!(
             (super::ABI_VERSION, fingerprint()),
             pinned,

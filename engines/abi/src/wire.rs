@@ -65,6 +65,7 @@ pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
         w.instr(i)?;
     }
     w.ids(&batch.sync);
+    w.ids(&batch.in_range);
     w.len(kernels.len());
     for k in kernels {
         w.usizes(&k.instrs);
@@ -199,6 +200,7 @@ struct CallBatch<'a> {
     bases: Vec<(&'a BaseId, &'a Base)>,
     instrs: Vec<&'a Instr>,
     sync: &'a [BaseId],
+    in_range: &'a [BaseId],
 }
 
 #[cfg(test)]
@@ -474,12 +476,13 @@ impl Reader<'_> {
             self.instr_into(i)?;
         }
         let sync = self.ids()?;
+        let in_range = self.ids()?;
         Some(Batch {
             bases,
             instrs,
             sync,
             next_id: 0,
-            in_range: Default::default(),
+            in_range,
         })
     }
 
@@ -567,6 +570,7 @@ mod tests {
             b.instrs.push(i);
         }
         b.sync = vec![BaseId(1003), BaseId(1000)];
+        b.in_range = vec![BaseId(1002)];
         let kernels = vec![
             Kernel {
                 instrs: (0..b.instrs.len()).collect(),
@@ -601,6 +605,7 @@ mod tests {
                 .collect(),
             instrs,
             sync: &batch.sync,
+            in_range: &batch.in_range,
         };
         bincode::serialize(&(call, kernels)).unwrap()
     }
@@ -697,6 +702,7 @@ mod tests {
         assert!(got.bases.keys().all(|id| named.contains(id)));
         assert!(named.iter().all(|id| got.bases.contains_key(id)));
         assert_eq!(got.sync, batch.sync);
+        assert_eq!(got.in_range, batch.in_range);
     }
 
     #[test]

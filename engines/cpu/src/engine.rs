@@ -793,9 +793,18 @@ impl CpuEngine {
                         Some(c) => {
                             let args = Self::args(&lowered, &binding, buffers)?;
                             let split = self.split_calls(key, lowered.elements);
+                            let distinct = distinct_scatter(batch, k);
                             let ran = Instant::now();
-                            run::execute(&self.pool, self.threads, split, &lowered, &c, &args)
-                                .map_err(|e| k.error_in(batch, e))?;
+                            run::execute(
+                                &self.pool,
+                                self.threads,
+                                split,
+                                distinct,
+                                &lowered,
+                                &c,
+                                &args,
+                            )
+                            .map_err(|e| k.error_in(batch, e))?;
                             let took = ran.elapsed().as_secs_f64();
                             self.note_speed(key, lowered.elements, split, took);
                             let run = Run {
@@ -818,6 +827,18 @@ impl CpuEngine {
         }
         self.stats.execute_seconds += start.elapsed().as_secs_f64();
         Ok(())
+    }
+}
+
+/// Whether `kernel` is one masked scatter whose indices the recorder built in range and
+/// distinct (a compaction's ranks, `Batch::in_range`): its rows may run on several
+/// threads (see `run::execute`).
+fn distinct_scatter(batch: &Batch, kernel: &Kernel) -> bool {
+    match kernel.instrs.as_slice() {
+        [i] => batch.instrs.get(*i).is_some_and(|instr| {
+            instr.op == Opcode::CondScatter && batch.in_range.contains(&instr.out.base)
+        }),
+        _ => false,
     }
 }
 

@@ -169,16 +169,30 @@ fn first_error(results: Vec<Result<(), CoreError>>) -> Result<(), CoreError> {
 /// Runs a compiled kernel according to its plan, across the pool when `split` (the
 /// engine's choice, see `CpuEngine::split_calls`) and the plan has pieces to share. The
 /// first error in range order wins, so the message does not depend on scheduling.
+///
+/// `distinct`: the kernel is a scatter whose indices are distinct (a compaction's ranks,
+/// `Batch::in_range`). A scatter's plan is `Serial` because two updates of one element
+/// must land in program order; with distinct indices no two iterations touch one
+/// element, so its rows are shared like a `Parallel` plan's (C runs both plans' loops
+/// over `[begin, end)` alike).
 pub fn execute(
     pool: &rayon::ThreadPool,
     threads: usize,
     split: bool,
+    distinct: bool,
     lowered: &Lowered,
     k: &Compiled,
     args: &Args,
 ) -> Result<(), CoreError> {
     match lowered.plan {
         Plan::Empty => Ok(()),
+        Plan::Serial { extent } if distinct && split && threads > 1 && extent >= 2 => {
+            let rs = ranges(extent, threads * PIECES_PER_THREAD);
+            first_error(share(pool, threads - 1, rs.len(), |r| {
+                let (b, e) = rs[r];
+                call(k.main, b, e, args, std::ptr::null_mut())
+            }))
+        }
         Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
         Plan::Parallel { extent, .. } => {
             // Ranges are whole steps of the parallel loop: blocks of columns of a column

@@ -92,6 +92,7 @@ macro_rules! differential_suite {
             fused_stencil_with_contracted_temporaries_matches,
             stencils_updating_their_own_grid_match,
             gather_scatter_and_scatter_add_match_including_negative_indices,
+            a_compactions_scatter_to_distinct_ranks_matches_for_any_thread_count,
             out_of_bounds_gather_reports_numpys_message,
             negative_integer_power_reports_numpys_message,
             a_refused_masked_scatter_writes_nothing,
