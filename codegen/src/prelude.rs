@@ -162,9 +162,12 @@ HS_INLINE T hs_fmod_##N(T a, T b) { \
   const T ok = (T)((fabs##S(q) < HALF_RANGE) & (fabs##S(b) < (T)INFINITY)); \
   return hs_fmod_rare_##N(a, b, copysign##S(r, a), ok); }
 #else
-#define HS_FMOD(N, T, S, HALF_RANGE) \
+"#;
+
+/// C's `fmod` itself: OpenCL's (the device's own, vectorised by its compiler), and C's
+/// without a hardware FMA.
+const PLAIN_FMOD: &str = r#"#define HS_FMOD(N, T, S, HALF_RANGE) \
 HS_INLINE T hs_fmod_##N(T a, T b) { return fmod##S(a, b); }
-#endif
 "#;
 
 const HALF_OPS: &str = r#"
@@ -316,11 +319,12 @@ pub fn prelude(dialect: &Dialect) -> String {
     let mut s = String::from(dialect.header);
     s.push_str(&format!("#define HS_F16R(x) ((float)({f16})(x))\n"));
     s.push_str(INT_OPS);
-    // OpenCL's `fmod` is the device's own, vectorised by its compiler.
     if dialect.simd.is_some() {
         s.push_str(C_FMOD);
+        s.push_str(PLAIN_FMOD);
+        s.push_str("#endif\n");
     } else {
-        s.push_str("#define HS_FMOD(N, T, S, HALF_RANGE) \\\nHS_INLINE T hs_fmod_##N(T a, T b) { return fmod##S(a, b); }\n");
+        s.push_str(PLAIN_FMOD);
     }
     s.push_str(FLOAT_OPS);
     s.push_str(HALF_OPS);

@@ -166,6 +166,30 @@ fn first_error(results: Vec<Result<(), CoreError>>) -> Result<(), CoreError> {
     results.into_iter().collect()
 }
 
+/// Calls `k` over `[0, extent)`: in pieces of whole `step`s shared across the pool when
+/// `split` and there are two steps or more, else in one call. The first error in range
+/// order wins.
+fn call_split(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    split: bool,
+    extent: usize,
+    step: usize,
+    k: &Compiled,
+    args: &Args,
+) -> Result<(), CoreError> {
+    let units = extent.div_ceil(step);
+    if !split || threads <= 1 || units < 2 {
+        return call(k.main, 0, extent, args, std::ptr::null_mut());
+    }
+    let rs = ranges(units, threads * PIECES_PER_THREAD);
+    first_error(share(pool, threads - 1, rs.len(), |r| {
+        let (b, e) = rs[r];
+        let (b, e) = (b * step, (e * step).min(extent));
+        call(k.main, b, e, args, std::ptr::null_mut())
+    }))
+}
+
 /// Runs a compiled kernel according to its plan, across the pool when `split` (the
 /// engine's choice, see `CpuEngine::split_calls`) and the plan has pieces to share. The
 /// first error in range order wins, so the message does not depend on scheduling.
@@ -186,30 +210,13 @@ pub fn execute(
 ) -> Result<(), CoreError> {
     match lowered.plan {
         Plan::Empty => Ok(()),
-        Plan::Serial { extent } if distinct && split && threads > 1 && extent >= 2 => {
-            let rs = ranges(extent, threads * PIECES_PER_THREAD);
-            first_error(share(pool, threads - 1, rs.len(), |r| {
-                let (b, e) = rs[r];
-                call(k.main, b, e, args, std::ptr::null_mut())
-            }))
-        }
-        Plan::Serial { extent } => call(k.main, 0, extent, args, std::ptr::null_mut()),
+        Plan::Serial { extent } => call_split(pool, threads, split && distinct, extent, 1, k, args),
+        // Ranges are whole steps of the parallel loop: blocks of columns of a column
+        // reduction or scan, which streams every row once per call (a split inside a
+        // block would stream them once more per piece); `ALIGN` elements of a one-loop
+        // kernel, so no element's vector or scalar path depends on the split.
         Plan::Parallel { extent, .. } => {
-            // Ranges are whole steps of the parallel loop: blocks of columns of a column
-            // reduction or scan, which streams every row once per call (a split inside
-            // a block would stream them once more per piece); `ALIGN` elements of a
-            // one-loop kernel, so no element's vector or scalar path depends on the split.
-            let step = lowered.split_step();
-            let units = extent.div_ceil(step);
-            if !split || threads <= 1 || units < 2 {
-                return call(k.main, 0, extent, args, std::ptr::null_mut());
-            }
-            let rs = ranges(units, threads * PIECES_PER_THREAD);
-            first_error(share(pool, threads - 1, rs.len(), |r| {
-                let (b, e) = rs[r];
-                let (b, e) = (b * step, (e * step).min(extent));
-                call(k.main, b, e, args, std::ptr::null_mut())
-            }))
+            call_split(pool, threads, split, extent, lowered.split_step(), k, args)
         }
         Plan::Partials {
             extent,
