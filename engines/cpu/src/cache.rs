@@ -239,6 +239,15 @@ impl DiskCache {
         simd_loops: Option<(u32, u32)>,
     ) -> Result<Compiled> {
         let lib = self.open_lib(lib_path)?;
+        Self::resolve_in(lib, lib_path, e, simd_loops)
+    }
+
+    fn resolve_in(
+        lib: Arc<libloading::Library>,
+        lib_path: &Path,
+        e: &Entry,
+        simd_loops: Option<(u32, u32)>,
+    ) -> Result<Compiled> {
         let main = Self::symbol(&lib, &e.symbol, lib_path)?;
         let fin = if e.has_fin {
             Some(Self::symbol(&lib, &format!("{}_fin", e.symbol), lib_path)?)
@@ -341,6 +350,23 @@ impl DiskCache {
             return Err(("bad library name".into(), None));
         }
         let lib_path = self.dir.join(lib);
+        let e = Entry {
+            key,
+            symbol: sym.to_string(),
+            has_fin: *fin == "1",
+        };
+        // Entries written before the report was kept have no `vec` line.
+        let simd_loops = fields.get("vec").and_then(|v| {
+            let (done, all) = v.split_once('/')?;
+            Some((done.parse().ok()?, all.parse().ok()?))
+        });
+        // A library this process has loaded (another kernel of the same compiler call)
+        // was checked and touched then; what runs is that mapping, not the file now.
+        let loaded = self.libs.lock().get(&lib_path).and_then(Weak::upgrade);
+        if let Some(lib) = loaded {
+            return Self::resolve_in(lib, &lib_path, &e, simd_loops)
+                .map_err(|err| (err.to_string(), None));
+        }
         let bytes = match read_regular(&lib_path, MAX_LIBRARY_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -358,16 +384,6 @@ impl DiskCache {
             return Err((format!("library {lib}: {why}"), Some(lib_path)));
         }
         touch(&lib_path);
-        let e = Entry {
-            key,
-            symbol: sym.to_string(),
-            has_fin: *fin == "1",
-        };
-        // Entries written before the report was kept have no `vec` line.
-        let simd_loops = fields.get("vec").and_then(|v| {
-            let (done, all) = v.split_once('/')?;
-            Some((done.parse().ok()?, all.parse().ok()?))
-        });
         self.resolve(&lib_path, &e, simd_loops)
             .map_err(|err| (err.to_string(), Some(lib_path)))
     }

@@ -370,3 +370,51 @@ fn kernel_libraries_are_unloaded_when_no_kept_kernel_holds_them() {
         assert_eq!(unsafe { f() }, key as i32);
     }
 }
+
+/// Kernels of one compiler call share a library: the first disk hit checks and maps it,
+/// the others take their symbols from that mapping without reading the file again (a
+/// program's first run loads tens of kernels from a few libraries). The file is what a
+/// new mapping would be made from, so once no kernel holds the library, damage to it is
+/// found again.
+#[test]
+fn kernels_of_a_loaded_library_are_resolved_without_reading_it_again() {
+    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let dir = tempfile::tempdir().unwrap();
+    let writer = DiskCache::new(&root_at(dir.path()), &cc, 0);
+    let entries: Vec<Entry> = (1..=3u128)
+        .map(|key| Entry {
+            key,
+            symbol: symbol_of(key),
+            has_fin: false,
+        })
+        .collect();
+    let source: String = (1..=3u128)
+        .map(|key| format!("int {}(void) {{ return {key}; }}\n", symbol_of(key)))
+        .collect();
+    drop(writer.compile(&cc, &source, &entries).unwrap());
+    let library: PathBuf = std::fs::read_dir(writer.dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "so"))
+        .unwrap();
+    let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
+    let first = cache.load(1).expect("a disk hit");
+    // Replaced on disk by a damaged file after it was mapped (a new file renamed over it:
+    // writing into a mapped library in place would fault the mapping itself): the mapping
+    // still serves the other kernels.
+    let damaged = dir.path().join("damaged");
+    std::fs::write(&damaged, b"not a library").unwrap();
+    std::fs::rename(&damaged, &library).unwrap();
+    let second = cache.load(2).expect("resolved from the mapped library");
+    for (c, key) in [(&first, 1), (&second, 2)] {
+        // SAFETY: the test's kernels take no arguments and return an int.
+        let f: unsafe extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.main) };
+        assert_eq!(unsafe { f() }, key);
+    }
+    assert_eq!(cache.loaded_libraries(), 1);
+    drop((first, second));
+    // Unmapped now: the damaged file is found, removed, and reported as a miss.
+    assert!(cache.load(3).is_none());
+    assert!(!library.exists());
+}
