@@ -57,4 +57,4 @@ pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use log::{init_engine_logging, warning_line};
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
 pub use template::{Bindings, Memo, Template};
-pub use wire::{decode_call, decode_replay, encode_call, encode_replay};
+pub use wire::{decode_call, decode_replay, encode_call, encode_call_compact, encode_replay};

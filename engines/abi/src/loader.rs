@@ -2,7 +2,7 @@
 
 use crate::export::into_engine_ref;
 use crate::table::{STATUS_OK, STATUS_UNKNOWN, WROTE_NOTHING};
-use crate::wire::{encode_call, encode_replay};
+use crate::wire::{encode_call_compact, encode_replay, held_instrs};
 use crate::{
     Bindings, Buffers, Engine, EngineApi, EngineRef, EngineStats, Error, HostBuffer, Result,
     ABI_VERSION, ENTRY_SYMBOL,
@@ -184,26 +184,37 @@ impl LoadedEngine {
     /// [`LoadedEngine::check`] for a call that ran `batch`: an instruction that failed
     /// while it ran comes back as `hassium_core::Error::Failed`, so the runtime can
     /// complete the rest of the batch.
-    fn check_run(&self, status: i32, batch: &Batch) -> Result<()> {
+    ///
+    /// The engine names the failed instruction by its number in the call; `held` maps
+    /// that to the batch (see [`encode_call_compact`]).
+    fn check_run(
+        &self,
+        status: i32,
+        batch: &Batch,
+        held: impl FnOnce() -> Vec<usize>,
+    ) -> Result<()> {
         if status == STATUS_OK {
             return Ok(());
         }
         let (mut index, mut kind) = (0u64, 0u32);
         // SAFETY: live handle; both locations are writable.
         let root = unsafe { (self.api.last_failure)(self.handle, &mut index, &mut kind) };
-        let instr = usize::try_from(index)
+        let index = usize::try_from(index)
             .ok()
-            .and_then(|i| batch.instrs.get(i));
+            .and_then(|i| held().get(i).copied());
+        let instr = index.and_then(|i| Some((i, batch.instrs.get(i)?)));
         match instr {
-            Some(instr) if !root.is_null() => Err(Error::Bytecode(hassium_core::Error::Failed {
-                index: index as usize,
-                op: instr.op.name(),
-                source: Box::new(hassium_core::Error::from_kind(
-                    kind & !WROTE_NOTHING,
-                    c_message(root),
-                )),
-                wrote_nothing: kind & WROTE_NOTHING != 0,
-            })),
+            Some((index, instr)) if !root.is_null() => {
+                Err(Error::Bytecode(hassium_core::Error::Failed {
+                    index,
+                    op: instr.op.name(),
+                    source: Box::new(hassium_core::Error::from_kind(
+                        kind & !WROTE_NOTHING,
+                        c_message(root),
+                    )),
+                    wrote_nothing: kind & WROTE_NOTHING != 0,
+                }))
+            }
             _ => self.check(status),
         }
     }
@@ -242,7 +253,7 @@ impl Engine for LoadedEngine {
     }
 
     fn execute(&mut self, batch: &Batch, kernels: &[Kernel], buffers: &Buffers) -> Result<()> {
-        let call = encode_call(batch, kernels)?;
+        let (call, held) = encode_call_compact(batch, kernels)?;
         let list = buffers.to_vec();
         // SAFETY: pointers valid for the call's duration.
         let status = unsafe {
@@ -254,7 +265,7 @@ impl Engine for LoadedEngine {
                 list.len(),
             )
         };
-        self.check_run(status, batch)
+        self.check_run(status, batch, || held)
     }
 
     /// The key's bindings when the engine holds the template, else the whole call.
@@ -279,11 +290,12 @@ impl Engine for LoadedEngine {
                 )
             };
             if status != STATUS_UNKNOWN {
-                return self.check_run(status, batch);
+                // The template was encoded from a call of this structure: numbered alike.
+                return self.check_run(status, batch, || held_instrs(batch, kernels));
             }
             self.templates.remove(&key);
         }
-        let call = encode_call(batch, kernels)?;
+        let (call, held) = encode_call_compact(batch, kernels)?;
         // SAFETY: pointers valid for the call's duration.
         let status = unsafe {
             (self.api.execute_keyed)(
@@ -296,7 +308,7 @@ impl Engine for LoadedEngine {
                 list.len(),
             )
         };
-        self.check_run(status, batch)?;
+        self.check_run(status, batch, || held)?;
         if self.templates.len() >= MAX_TEMPLATES {
             self.templates.clear();
         }

@@ -19,11 +19,12 @@ use hassium_core::{
 use smallvec::SmallVec;
 use std::sync::OnceLock;
 
-/// Encodes an execute call for the wire. The call carries only what `kernels` use: every
-/// other instruction (frees, the kernels of other calls) travels as an empty `none` at
-/// its position, so instruction indices keep their meaning, and the base table holds only
-/// the bases those instructions name. A flush cut into several calls, or a batch that is
-/// half frees, no longer pays to encode and decode all of it for each call.
+/// Encodes an execute call for the wire, instruction indices unchanged: the call carries
+/// only what `kernels` use, every other instruction (frees, the kernels of other calls)
+/// travelling as an empty `none` at its position, and the base table holds only the
+/// bases those instructions name. The cluster engine broadcasts calls so, its workers
+/// numbering instructions as rank 0 does; an engine call goes through
+/// [`encode_call_compact`].
 pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
     static PLACEHOLDER: OnceLock<Instr> = OnceLock::new();
     let placeholder = PLACEHOLDER.get_or_init(|| Instr {
@@ -36,6 +37,53 @@ pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
             *slot = &batch.instrs[i];
         }
     }
+    write_call(batch, &instrs, kernels, |i| i)
+}
+
+/// Encodes an execute call carrying only the instructions `kernels` name, renumbered in
+/// batch order, and returns with it `held`: the call's instruction `i` is the batch's
+/// `held[i]` (a failure the engine reports names the call's number). A kernel index past
+/// the batch stays past the call, so the engine refuses it as before.
+///
+/// A flush whose kernels free large arrays as they go runs as one call per part (the
+/// runtime reuses their memory in between, `vem`'s `recycle_points`): with every other
+/// instruction as a placeholder each call cost the whole batch, and a lattice-Boltzmann
+/// run of 7 600 instructions in hundreds of calls spent half its time encoding and decoding
+/// them.
+pub fn encode_call_compact(batch: &Batch, kernels: &[Kernel]) -> Result<(Vec<u8>, Vec<usize>)> {
+    let n = batch.instrs.len();
+    let held = held_instrs(batch, kernels);
+    let instrs: Vec<&Instr> = held.iter().map(|&i| &batch.instrs[i]).collect();
+    let m = held.len();
+    let call = write_call(batch, &instrs, kernels, |i| match held.binary_search(&i) {
+        Ok(at) => at,
+        Err(_) => m.saturating_add(i - n),
+    })?;
+    Ok((call, held))
+}
+
+/// The batch instructions a compact call of `kernels` carries, in batch order (see
+/// [`encode_call_compact`]).
+pub fn held_instrs(batch: &Batch, kernels: &[Kernel]) -> Vec<usize> {
+    let n = batch.instrs.len();
+    let mut held: Vec<usize> = (kernels.iter())
+        .flat_map(|k| k.instrs.iter().copied())
+        .filter(|&i| i < n)
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    held
+}
+
+/// The call's bytes: the bases `instrs` name (in the batch's order), `instrs`, the
+/// batch's sync and in-range lists, and the kernels with each instruction index `i`
+/// written as `number(i)`.
+fn write_call(
+    batch: &Batch,
+    instrs: &[&Instr],
+    kernels: &[Kernel],
+    number: impl Fn(usize) -> usize,
+) -> Result<Vec<u8>> {
     let mut named: Vec<BaseId> = (instrs.iter())
         .flat_map(|i| std::iter::once(i.out.base).chain(i.ins.iter().filter_map(|o| o.base())))
         .collect();
@@ -68,7 +116,7 @@ pub fn encode_call(batch: &Batch, kernels: &[Kernel]) -> Result<Vec<u8>> {
     w.ids(&batch.in_range);
     w.len(kernels.len());
     for k in kernels {
-        w.usizes(&k.instrs);
+        w.words(k.instrs.iter().map(|&i| number(i) as u64));
         w.usizes(&k.shape);
         w.ids(&k.contracted);
         w.ids(&k.reads);
@@ -631,6 +679,47 @@ mod tests {
         );
         let empty = Batch::default();
         assert_eq!(encode_call(&empty, &[]).unwrap(), bincode_call(&empty, &[]));
+    }
+
+    /// A compact call holds the kernels' instructions alone, renumbered in batch order,
+    /// and `held` maps them back: its size does not grow with the rest of the batch (one
+    /// call per part of a large flush cost the whole batch each), and an index past the
+    /// batch stays past the call.
+    #[test]
+    fn a_compact_call_carries_only_its_kernels_instructions() {
+        let (mut batch, _) = everything();
+        let kernels = vec![Kernel {
+            instrs: [2usize, 7].into_iter().collect(),
+            ..Kernel::default()
+        }];
+        let (small, held) = encode_call_compact(&batch, &kernels).unwrap();
+        assert_eq!(held, [2, 7]);
+        let (got, got_kernels) = decode_call(&small).unwrap();
+        assert_eq!(got.instrs.len(), 2);
+        assert_eq!(
+            format!("{:?}", got.instrs[0]),
+            format!("{:?}", batch.instrs[2])
+        );
+        assert_eq!(
+            format!("{:?}", got.instrs[1]),
+            format!("{:?}", batch.instrs[7])
+        );
+        assert_eq!(got_kernels[0].instrs.as_slice(), [0, 1]);
+        // A thousand more instructions elsewhere in the batch change nothing.
+        let free = Instr::system(Opcode::Free, &batch.bases[&BaseId(1005)]);
+        batch.instrs.extend(std::iter::repeat_n(free, 1000));
+        let (again, _) = encode_call_compact(&batch, &kernels).unwrap();
+        assert_eq!(again, small);
+        assert!(encode_call(&batch, &kernels).unwrap().len() > 10 * small.len());
+        // An index past the batch is past the call too: the engine refuses it.
+        let n = batch.instrs.len();
+        let bad = vec![Kernel {
+            instrs: [7usize, n + 3].into_iter().collect(),
+            ..Kernel::default()
+        }];
+        let (call, held) = encode_call_compact(&batch, &bad).unwrap();
+        assert_eq!(held, [7]);
+        assert_eq!(decode_call(&call).unwrap().1[0].instrs.as_slice(), [0, 4]);
     }
 
     #[test]
