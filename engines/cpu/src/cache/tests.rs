@@ -11,13 +11,18 @@ fn root_at(dir: &Path) -> CacheRoot {
     }
 }
 
+/// The system's C compiler with the flags a kernel library needs, quick to compile.
+fn compiler() -> Compiler {
+    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
+    Compiler::probe("cc", &flags).expect("a C compiler (build-essential)")
+}
+
 /// Two processes compile one source at once. Their libraries differ (the compiler
 /// records the temporary source file's name); if the first process's entry lands
 /// last, it must still describe a library that is there, byte for byte.
 #[test]
 fn an_entry_written_last_by_a_racing_compile_still_loads() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let dir = tempfile::tempdir().unwrap();
     let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
     let source = format!("int {}(void) {{ return 7; }}\n", symbol_of(42));
@@ -44,8 +49,7 @@ fn an_entry_written_last_by_a_racing_compile_still_loads() {
 /// directory.
 #[test]
 fn other_builds_are_retired_and_a_removed_directory_comes_back() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let root = tempfile::tempdir().unwrap();
     let old = root.path().join("cpu-0.0.1-old");
     std::fs::create_dir_all(&old).unwrap();
@@ -75,8 +79,7 @@ fn other_builds_are_retired_and_a_removed_directory_comes_back() {
 /// entries naming it; a disk hit counts as a use. The kernel then compiles again.
 #[test]
 fn trimming_removes_the_least_recently_used_library_and_its_entries() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let root = tempfile::tempdir().unwrap();
     let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
     let entry = |key: u128| Entry {
@@ -134,8 +137,7 @@ fn trimming_removes_the_least_recently_used_library_and_its_entries() {
 /// the digest of the kernel-deciding sources both name it.
 #[test]
 fn the_directory_names_the_compiler_and_the_kernel_sources() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let root = tempfile::tempdir().unwrap();
     let name = DiskCache::new(&root_at(root.path()), &cc, 0)
         .dir()
@@ -159,8 +161,7 @@ fn the_directory_names_the_compiler_and_the_kernel_sources() {
 /// short), the damaged file is removed, and the next compile heals the cache.
 #[test]
 fn every_damaged_file_is_removed_and_rebuilt() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let root = tempfile::tempdir().unwrap();
     let cache = DiskCache::new(&root_at(root.path()), &cc, 0);
     let compile = |key: u128| {
@@ -279,8 +280,7 @@ fn a_compiler_writing_garbage_is_an_error_not_a_crash() {
 /// both succeed, and a third cache object loads every entry.
 #[test]
 fn two_threads_racing_on_one_directory_both_succeed() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let root = tempfile::tempdir().unwrap();
     let source = format!(
         "int {}(void) {{ return 1; }}\nint {}(void) {{ return 2; }}\n",
@@ -323,8 +323,7 @@ fn mappings_of(path: &Path) -> usize {
 /// answers after it comes back from disk.
 #[test]
 fn kernel_libraries_are_unloaded_when_no_kept_kernel_holds_them() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let dir = tempfile::tempdir().unwrap();
     let cache = DiskCache::new(&root_at(dir.path()), &cc, 0);
     let mut memory = KernelMemory::with_capacity(3);
@@ -378,8 +377,7 @@ fn kernel_libraries_are_unloaded_when_no_kept_kernel_holds_them() {
 /// found again.
 #[test]
 fn kernels_of_a_loaded_library_are_resolved_without_reading_it_again() {
-    let flags = ["-O1", "-fPIC", "-shared"].map(String::from).to_vec();
-    let cc = Compiler::probe("cc", &flags).expect("a C compiler (build-essential)");
+    let cc = compiler();
     let dir = tempfile::tempdir().unwrap();
     let writer = DiskCache::new(&root_at(dir.path()), &cc, 0);
     let entries: Vec<Entry> = (1..=3u128)
