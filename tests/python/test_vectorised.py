@@ -285,3 +285,57 @@ def test_every_simd_loop_of_the_corpus_vectorises_unless_x86_cannot(tmp_path):
         f"{len(failures)} kernels stayed scalar ({vectorised} of {kernels_seen} "
         "vectorised):\n\n" + "\n\n".join(failures)
     )
+
+
+WHERE_BESIDE_A_SHORT_REDUCTION = """
+import numpy, hassium
+
+
+def run(np):
+    ar = lambda n: np.arange(n, dtype=np.int64)
+    v0 = ((ar(514) * 3 + 0) % 10 - 3).reshape(257, 2)
+    v1 = ((ar(514) * 7 + 1) % 10 - 3).reshape(257, 2)
+    v2 = ((ar(514) * 5 + 2) % 8 - 3).reshape(257, 2)
+    v3 = ((ar(514) * 5 + 3) % 9 - 3).reshape(257, 2)
+    k = ((ar(514) * 2 + 1) % 7).reshape(257, 2)
+    for _ in range(2):
+        v1[1:, 1:] += np.abs(np.maximum(v0[0:256, 1:2], v3[0:256, 0:1]))
+        v1 = v3[::-1] * v2
+        v1 = np.where((k * 4) % 5 <= 2, v0, v1 % 7 - 3)
+        v2[1:, 1:] = v1[1:257, 0:1][::-1] * v2[1:257, 0:1][::-1][:, ::-1]
+        r0 = np.min(np.maximum(v2[::-1], v1[:257, 0:1]), axis=1)
+    return [numpy.asarray(x) for x in (v1, v2, r0)]
+
+
+for a, b in zip(run(numpy), run(hassium)):
+    numpy.testing.assert_array_equal(b, a)
+print("EQUAL")
+"""
+
+
+def test_a_where_fused_beside_a_short_reduction_is_numpys_in_compiled_fixed_kernels(
+    tmp_path,
+):
+    """Campaign seed 636543: with fixed shapes, a reduce nest over an axis of 2 that
+    also wrote a `where` had its row loop vectorised 8 rows at a time, and the `where`'s
+    value, loaded inside `c ? x : y`, became a masked load that GCC 12 miscompiled with
+    512-bit vectors (garbage such as 160 in an int64 array of values -3..6). Codegen now
+    loads both values before selecting."""
+    script = tmp_path / "program.py"
+    script.write_text(WHERE_BESIDE_A_SHORT_REDUCTION)
+    env = dict(
+        os.environ,
+        HASSIUM_STACK="cpu",
+        HASSIUM_CACHE_DIR=str(tmp_path / "cache"),
+        HASSIUM_ENGINES_CPU_TIERED="false",
+        HASSIUM_ENGINES_CPU_SPECIALIZE="fixed",
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0 and "EQUAL" in proc.stdout, proc.stderr[-3000:]

@@ -131,11 +131,23 @@ impl Renderer<'_> {
                 return Ok(());
             }
             op => {
-                let args = i
+                let mut args = i
                     .args
                     .iter()
                     .map(|a| self.arg(a))
                     .collect::<Result<Vec<_>>>()?;
+                if op == Opcode::Where {
+                    // Both values are read whatever the condition, as NumPy computes both:
+                    // a load written inside `c ? x : y` became a masked load, which GCC 12
+                    // miscompiled with 512-bit vectors in a row loop vectorised across
+                    // rows (garbage in a reduce nest's other output; campaign seed 636543).
+                    for (k, a) in i.args.iter().enumerate().skip(1) {
+                        if matches!(a, Arg::View(_)) {
+                            self.out.line(format!("const {ct} w{n}_{k} = {};", args[k]));
+                            args[k] = format!("w{n}_{k}");
+                        }
+                    }
+                }
                 if checks_power(i) {
                     let fail = self.fail_later(status::NEGATIVE_POWER);
                     self.out.line(format!("if ({} < 0) {fail}", args[1]));
