@@ -3,7 +3,7 @@
 //! (through `ops`).
 
 use super::renderer::{Acc, Divisors, Renderer};
-use crate::lower::{Arg, LInstr, Structure};
+use crate::lower::{Arg, LInstr, Structure, ViewKind};
 use crate::{ops, Result};
 use hassium_core::{status, DType, Opcode};
 
@@ -15,6 +15,25 @@ pub(super) fn checks_power(i: &LInstr) -> bool {
     i.op == Opcode::Power
         && i.in_dtype.is_signed_integer()
         && matches!(i.args.get(1), Some(Arg::View(_)))
+}
+
+/// Whether operand `k` of `op` would be read only under a condition in the C that renders
+/// it: `where`'s values (`c ? x : y`) and a masked scatter's index and value (inside
+/// `if (m)`). The renderer reads such operands first, unconditionally ([`Renderer::operand`]);
+/// no memory read in generated C is conditional unless its address is (a gather's or a
+/// scatter's checked index, read after the check). A read in a conditional is one the
+/// compiler may turn into a masked load, and GCC 12.2 miscompiled one with 512-bit vectors
+/// in a row loop vectorised across rows (garbage in a reduce nest's other output; campaign
+/// seed 636543). Every element a kernel's view names is in bounds, so reading it whatever
+/// the condition is allowed — and NumPy computes both of `where`'s values anyway. Operands
+/// that also appear in their condition (integer `maximum`, `absolute`) are read anyway.
+/// `tests/conditional_reads.rs` renders every opcode and checks the rule on the text.
+fn reads_conditionally(op: Opcode, k: usize) -> bool {
+    match op {
+        Opcode::Where => k >= 1,
+        Opcode::CondScatter => k <= 1,
+        _ => false,
+    }
 }
 
 impl Renderer<'_> {
@@ -105,8 +124,14 @@ impl Renderer<'_> {
                 }
             }
             Opcode::Scatter | Opcode::CondScatter | Opcode::ScatterAdd => {
-                let idx = self.arg(&i.args[0])?;
-                let val = self.arg(&i.args[1])?;
+                let (idx, val) = if reads_conditionally(i.op, 0) {
+                    (
+                        self.operand(n, 0, &i.args[0])?,
+                        self.operand(n, 1, &i.args[1])?,
+                    )
+                } else {
+                    (self.arg(&i.args[0])?, self.arg(&i.args[1])?)
+                };
                 let r = i.target.unwrap_or(0);
                 let st = d.storage(ot);
                 if i.op == Opcode::CondScatter {
@@ -131,23 +156,15 @@ impl Renderer<'_> {
                 return Ok(());
             }
             op => {
-                let mut args = i
-                    .args
-                    .iter()
-                    .map(|a| self.arg(a))
-                    .collect::<Result<Vec<_>>>()?;
-                if op == Opcode::Where {
-                    // Both values are read whatever the condition, as NumPy computes both:
-                    // a load written inside `c ? x : y` became a masked load, which GCC 12
-                    // miscompiled with 512-bit vectors in a row loop vectorised across
-                    // rows (garbage in a reduce nest's other output; campaign seed 636543).
-                    for (k, a) in i.args.iter().enumerate().skip(1) {
-                        if matches!(a, Arg::View(_)) {
-                            self.out.line(format!("const {ct} w{n}_{k} = {};", args[k]));
-                            args[k] = format!("w{n}_{k}");
+                let args = (i.args.iter().enumerate())
+                    .map(|(k, a)| {
+                        if reads_conditionally(op, k) {
+                            self.operand(n, k, a)
+                        } else {
+                            self.arg(a)
                         }
-                    }
-                }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 if checks_power(i) {
                     let fail = self.fail_later(status::NEGATIVE_POWER);
                     self.out.line(format!("if ({} < 0) {fail}", args[1]));
@@ -184,6 +201,21 @@ impl Renderer<'_> {
             self.store(out, &format!("r{n}"));
         }
         Ok(())
+    }
+
+    /// Operand `k` of instruction `n` as a C expression with no memory read in it: a
+    /// value in memory is first read into a constant of its own, `x{n}_{k}`. See
+    /// [`reads_conditionally`] for where this is needed.
+    pub(super) fn operand(&mut self, n: usize, k: usize, a: &Arg) -> Result<String> {
+        let e = self.arg(a)?;
+        let Arg::View(id) = *a else { return Ok(e) };
+        let v = &self.l.views[id];
+        if self.regs.contains_key(&id) || !matches!(v.kind, ViewKind::Data { .. }) {
+            return Ok(e);
+        }
+        let ct = self.d.compute(v.dtype);
+        self.out.line(format!("const {ct} x{n}_{k} = {e};"));
+        Ok(format!("x{n}_{k}"))
     }
 
     /// The C type of a boolean register (a comparison's or logical operation's result

@@ -161,11 +161,14 @@ impl Renderer<'_> {
     pub(super) fn checked(&mut self, n: usize, r: usize, idx: &str) -> String {
         let ra = &self.l.randoms[r];
         let (len, off, stride) = (num(ra.len), num(ra.offset), num(ra.stride));
-        self.out.line(format!("int64_t j{n} = (int64_t)({idx});"));
+        // The index as given is kept for the error (read once: not again in the branch).
+        self.out
+            .line(format!("const int64_t ix{n} = (int64_t)({idx});"));
+        self.out.line(format!("int64_t j{n} = ix{n};"));
         self.out.line(format!("if (j{n} < 0) j{n} += {len};"));
         let fail = self.fail(status::OUT_OF_BOUNDS);
         self.out.line(format!(
-            "if ((uint64_t)j{n} >= (uint64_t){len}) {{ err[0] = (int64_t)({idx}); err[1] = {len}; {fail} }}"
+            "if ((uint64_t)j{n} >= (uint64_t){len}) {{ err[0] = ix{n}; err[1] = {len}; {fail} }}"
         ));
         let mut at = String::new();
         if off != "0" {
