@@ -122,6 +122,25 @@ pub fn resolve_loop(op: Opcode, t: DType) -> Result<DType, NoLoop> {
     }
 }
 
+/// The loop dtype NumPy picks for `op` over inputs of the dtypes `inputs` (all strong:
+/// arrays and NumPy scalars), whose promotion is `t`. NumPy looks for the first loop that
+/// every input casts to safely, one input at a time: where `op` has a loop of `t` that is
+/// the one, but where it has none, the inputs may reach an earlier loop than their
+/// promotion does — `arctan2(uint8, int8)` runs float16's loop, which each casts to
+/// safely, where int16 (their promotion) would take float32's.
+pub fn resolve_loop_of(op: Opcode, t: DType, inputs: &[DType]) -> Result<DType, NoLoop> {
+    let types = op.info().types;
+    // Divide's integer loops all give float64 ('bb->d' ... 'QQ->d'): `resolve_loop`'s rule.
+    if types.contains(t) || inputs.len() < 2 || op == Opcode::Divide || t == DType::Bool {
+        return resolve_loop(op, t);
+    }
+    LOOP_ORDER
+        .iter()
+        .copied()
+        .find(|&l| types.contains(l) && inputs.iter().all(|&x| can_cast_safe(x, l)))
+        .map_or_else(|| resolve_loop(op, t), Ok)
+}
+
 /// NumPy's default accumulator type for `sum`/`prod`/`cumsum`/`cumprod`: bool and
 /// integers narrower than the platform integer widen to int64 (unsigned to uint64).
 pub fn default_sum_dtype(t: DType) -> DType {
@@ -198,6 +217,22 @@ mod tests {
         assert_eq!(resolve_loop(Opcode::Sqrt, UInt16), Ok(Float32));
         assert_eq!(resolve_loop(Opcode::Sqrt, Int64), Ok(Float64));
         assert_eq!(resolve_loop(Opcode::Sqrt, UInt64), Ok(Float64));
+    }
+
+    #[test]
+    fn mixed_inputs_take_the_first_loop_each_casts_to_safely() {
+        use Opcode::{Add, Arctan2, Divide, Hypot};
+        // Their promotion (int16, int32) has no loop: each input casts to float16 / float32.
+        assert_eq!(resolve_loop_of(Arctan2, Int16, &[UInt8, Int8]), Ok(Float16));
+        assert_eq!(resolve_loop_of(Hypot, Int32, &[UInt16, Int16]), Ok(Float32));
+        assert_eq!(resolve_loop_of(Hypot, Int32, &[Int8, UInt16]), Ok(Float32));
+        // A loop of the promotion is the first one the inputs reach.
+        assert_eq!(resolve_loop_of(Add, Int16, &[UInt8, Int8]), Ok(Int16));
+        assert_eq!(resolve_loop_of(Divide, Int16, &[UInt8, Int8]), Ok(Float64));
+        assert_eq!(
+            resolve_loop_of(Arctan2, Float64, &[UInt64, Int64]),
+            Ok(Float64)
+        );
     }
 
     #[test]

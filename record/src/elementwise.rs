@@ -8,7 +8,7 @@ use crate::base::{
     Dest, Target,
 };
 use crate::error::{Call, Error, Result};
-use hassium_core::resolve::{resolve_loop, NoLoop};
+use hassium_core::resolve::{resolve_loop, resolve_loop_of, NoLoop};
 use hassium_core::{fmt_shape, overlap, DType, Instr, Opcode, Operand, Operands, Overlap, View};
 
 /// The error for a loop that `resolve_loop` refused, in NumPy's terms.
@@ -53,9 +53,16 @@ fn resolve(
     // inputs' own loop already gives it, as `less(ints, floats, dtype=bool)`, nothing
     // changes; otherwise the loop of that dtype computes, and it must give that dtype.
     let natural = check_weak_ints(op, values, result_type(values));
+    // NumPy's loop search takes strong inputs one by one (`resolve_loop_of`); a weak scalar
+    // takes the type of the others, so with one it is their promotion's loop.
+    let strong: Option<Vec<DType>> = values.iter().map(Arg::strong_dtype).collect();
+    let loop_of = |t: DType| match &strong {
+        Some(inputs) => resolve_loop_of(op, t, inputs),
+        None => resolve_loop(op, t),
+    };
     let mut dtype = dtype;
     if let (Some(d), Ok(t)) = (dtype, &natural) {
-        match resolve_loop(op, *t) {
+        match loop_of(*t) {
             Ok(l) if op.out_dtype(l) == Some(d) => dtype = None,
             // Complex ordering and the like: the package falls back to NumPy, `dtype=` too.
             Err(NoLoop::Unsupported) => {
@@ -75,7 +82,12 @@ fn resolve(
         return Ok((t, dest.out.map_or(t, |v| v.dtype)));
     }
     let call = dtype.map_or(Call::Plain, Call::Dtype);
-    let l = resolve_loop(op, t).map_err(|e| loop_error(op, t, e, n, call))?;
+    let l = if dtype.is_some() {
+        resolve_loop(op, t)
+    } else {
+        loop_of(t)
+    }
+    .map_err(|e| loop_error(op, t, e, n, call))?;
     // Before any cast is checked: with no loop giving that dtype, NumPy says so first.
     let no_loop = |types: DType| Error::NoLoop {
         ufunc: op.name(),

@@ -167,6 +167,45 @@ def test_mixed_dtypes_promote_like_numpy(hs, left, right):
         )
 
 
+@pytest.mark.parametrize("name", BINARY)
+def test_every_pair_of_dtypes_takes_numpys_loop(hs, name):
+    """NumPy picks the first loop that each input casts to safely, input by input, which
+    is not always their promotion's: ``arctan2(uint8, int8)`` runs float16's loop where
+    int16, their promotion, would take float32's. The result dtype (or the exception
+    type) of every ordered pair of the 14 dtypes; values of such pairs are below."""
+    wrong = []
+    for left in DTYPES:
+        for right in DTYPES:
+            n1, n2 = np.ones(2, dtype=left), np.ones(2, dtype=right)
+            want, error = numpy_or_error(getattr(np, name), n1, n2)
+            got, got_error = numpy_or_error(
+                getattr(hs, name), hs.asarray(n1), hs.asarray(n2)
+            )
+            if error is not None or got_error is not None:
+                if error is not got_error:
+                    wrong.append(f"{left}, {right}: {got_error} raised, NumPy {error}")
+                continue
+            want = want if isinstance(want, tuple) else (want,)
+            got = got if isinstance(got, tuple) else (got,)
+            if [w.dtype for w in want] != [g.dtype for g in got]:
+                wrong.append(
+                    f"{left}, {right}: {[g.dtype for g in got]}, NumPy {[w.dtype for w in want]}"
+                )
+    assert not wrong, f"{name}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("name", ["arctan2", "hypot", "copysign", "nextafter"])
+@pytest.mark.parametrize(
+    "left,right", [("uint8", "int8"), ("int8", "uint16"), ("uint16", "int16")]
+)
+def test_float_ufuncs_of_mixed_ints_compute_in_numpys_loop(hs, name, left, right):
+    h, n = both(hs, sample(left))
+    h2, n2 = both(hs, sample(right, seed=3))
+    check(
+        getattr(hs, name), getattr(np, name), (h, h2), (n, n2), f"{name} {left}+{right}"
+    )
+
+
 @pytest.mark.parametrize("alias,target", sorted(ALIASES.items()))
 def test_aliases_are_the_same_ufunc_as_in_numpy(hs, alias, target):
     assert getattr(hs, alias) is getattr(hs, target)

@@ -137,7 +137,7 @@ pub(crate) fn resolve(
         .copied()
         .reduce(hassium_core::promote)
         .unwrap_or(DType::Float64);
-    let l = types::resolve_loop(op, t).map_err(|e| match e {
+    let l = types::resolve_loop_of(op, t, &ds).map_err(|e| match e {
         types::NoLoop::Message(m) => PyTypeError::new_err(m),
         types::NoLoop::NoNumpyLoop => py::no_loop_error(py, name, &ds, py::Call::Plain),
         types::NoLoop::Unsupported => py::UnsupportedError::new_err(format!("{name} {}", t.name())),
