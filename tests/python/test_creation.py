@@ -346,7 +346,8 @@ def _same_arrays(got, want, what):
 def test_indices_match_numpy_natively(hs, dims, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
     for sparse in (False, True):
-        for dtype in (int, np.float32, np.uint8):
+        # dtype=None: integer grids when sparse, float64 stacked (NumPy's arange, empty).
+        for dtype in (int, np.float32, np.uint8, None):
             want = _error_of(partial(np.indices, dims, dtype=dtype, sparse=sparse))
             got = _error_of(partial(hs.indices, dims, dtype=dtype, sparse=sparse))
             assert got == want

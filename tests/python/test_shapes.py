@@ -229,6 +229,12 @@ def test_concatenate_errors_match_numpy(hs):
         hs.concatenate([hs.ones(()), hs.ones(())])
     with pytest.raises(AxisError):
         hs.concatenate([hs.ones((2, 3))], axis=2)
+    # The axis's type is checked first, as NumPy does (and `append` passes it on).
+    for axis in ((), 1.5):
+        with pytest.raises(TypeError):
+            hs.concatenate([hs.ones(()), hs.ones(())], axis=axis)
+        with pytest.raises(TypeError):
+            hs.append(False, False, axis)
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])

@@ -3,6 +3,7 @@
 Part of ``_native`` (see its docstring for the rules every part keeps)."""
 
 import builtins
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -22,6 +23,9 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if axis is None:
         arrays = [x.reshape(-1) for x in arrays]
         axis = 0
+    axis = operator.index(
+        axis
+    )  # NumPy's TypeError for `axis=()`, before any shape check
     first = arrays[0]
     if first.ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")

@@ -290,7 +290,10 @@ class composed_ufunc(ufunc):
                 len(outs) != nout or not builtins.all(type(o) is ndarray for o in outs)
             )
         ):
-            return self._fallback("__call__", args, dict(kwargs, out=out))
+            # `out=None` only when given: NumPy refuses it beside `dtype=` for two
+            # outputs ("'out' must be a tuple of arrays").
+            given = {} if out is None else {"out": out}
+            return self._fallback("__call__", args, dict(kwargs, **given))
         operands = [a if _is_python_scalar(a) else _arr(a) for a in args]
         try:
             loop = self._np.resolve_dtypes(

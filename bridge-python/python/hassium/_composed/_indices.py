@@ -27,11 +27,14 @@ def indices(dimensions, dtype=int, sparse=False):
     """The grid of each axis's index: one array per axis, an ``arange`` along it (lazy
     broadcasts; NumPy's layout: stacked into ``(N, *dimensions)`` unless ``sparse``)."""
     dimensions = tuple(operator.index(d) for d in dimensions)
+    # NumPy's grids are `arange(d, dtype=dtype)`, integers for `dtype=None`, copied into
+    # an `empty(..., dtype)`, float64 for `dtype=None`.
+    along_dtype = np.dtype(np.intp) if dtype is None else np.dtype(dtype)
     dtype = np.dtype(dtype)
     n = len(dimensions)
     axes = []
     for i, d in enumerate(dimensions):
-        along = _ext.arange(0, d, 1, dtype).reshape(
+        along = _ext.arange(0, d, 1, along_dtype).reshape(
             (1,) * i + (d,) + (1,) * (n - i - 1)
         )
         axes.append(along)
