@@ -166,6 +166,14 @@ def test_bincount_matches_numpy(hs):
     assert_same(hs.bincount(h[::-2]), np.bincount(keys[::-2]))
     assert_same(hs.bincount(h.astype(np.uint64)), np.bincount(keys.astype(np.uint64)))
     assert_same(hs.bincount([], minlength=3), np.bincount([], minlength=3))
+    # Empty with weights: NumPy's integer zeros, not float ones (found by the fuzzing).
+    empty = np.array([], dtype=np.int64)
+    for kwargs in (
+        {"weights": np.array([])},
+        {"weights": np.array([]), "minlength": 3},
+    ):
+        got = hs.bincount(hs.asarray(empty), **_on_hassium(hs, kwargs))
+        assert_same(got, np.bincount(empty, **kwargs), what=f"empty {kwargs}")
     for bad, kwargs in [
         (np.array([0, -1]), {}),
         (np.array([0.0, 1.0]), {}),

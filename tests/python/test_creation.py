@@ -1,5 +1,6 @@
 """Array creation against NumPy: values, dtypes and shapes, including 0-d and empty."""
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -89,6 +90,40 @@ def test_arange_matches_numpy(hs, args, kwargs):
 )
 def test_linspace_matches_numpy_to_the_last_bit(hs, args, kwargs):
     check(hs.linspace, np.linspace, args, args, "linspace", **kwargs)
+
+
+#: Python scalars (weak), NumPy scalars and a 0-d array (strong) of several dtypes.
+LINSPACE_ENDS = [1, 2.5, -3, np.float32(1.5), np.float16(0.25), np.int8(3), 1 + 2j]
+
+
+@pytest.mark.parametrize("dtype", [None, np.int32, np.float32, np.float16], ids=str)
+def test_linspace_takes_numpys_dtype_and_values_for_mixed_ends(hs, dtype):
+    """NumPy 2 takes Python ends as weak (a float32 start with an int stop gives
+    float32), takes the difference in that dtype and rounds to it before casting to
+    ``dtype=``: dtypes and values equal to the last bit (found by test_api_fuzz.py)."""
+    wrong = []
+    for a in LINSPACE_ENDS:
+        for b in LINSPACE_ENDS + [np.array(2.0, dtype=np.float32)]:
+            for num, endpoint in (
+                (0, True),
+                (1, True),
+                (2, False),
+                (7, True),
+                (7, False),
+            ):
+                args, kw = (a, b, num), {"endpoint": endpoint, "dtype": dtype}
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    error = _error_of(partial(np.linspace, *args, **kw))
+                    if error is not None:  # complex ends into integers: TypeError
+                        if _error_of(partial(hs.linspace, *args, **kw)) != error:
+                            wrong.append(f"{args} {kw}: not NumPy's {error}")
+                        continue
+                    want = np.linspace(*args, **kw)
+                    got = np.asarray(hs.linspace(*args, **kw))
+                if got.dtype != want.dtype or not np.array_equal(got, want):
+                    wrong.append(f"{args} {kw}: {got!r}, NumPy {want!r}")
+    assert not wrong, "\n".join(wrong[:10])
 
 
 def test_linspace_with_negative_num_raises_value_error(hs):

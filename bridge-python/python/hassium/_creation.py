@@ -170,12 +170,15 @@ def linspace(
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    # NumPy's algorithm, step for step, so the values agree to the last bit.
-    start_s = np.asarray(start) * 1.0
-    stop_s = np.asarray(stop) * 1.0
-    dt = np.result_type(start_s, stop_s, float(num))
+    # NumPy's algorithm, step for step, so the values agree to the last bit. Python
+    # scalars are weak in the result type (NEP 50: a float32 start and an int stop give
+    # float32), which is inexact; the difference is taken in it.
+    weak = (int, float, complex)
+    start, stop = (x if type(x) in weak else np.asarray(x) for x in (start, stop))
+    dt = np.result_type(start, stop, 1.0)
+    start_s, stop_s = np.asarray(start), np.asarray(stop)
     dtype = dt if dtype is None else np.dtype(dtype)
-    delta = stop_s - start_s
+    delta = np.subtract(stop_s, start_s, dtype=dt)
     y = _ext.arange(0, num, 1, dt)
     step = delta / div if div > 0 else np.nan
     if div > 0:
@@ -187,6 +190,8 @@ def linspace(
     else:
         y = y * delta[()]
     y = y + start_s[()]
+    if y.dtype != dt:
+        y = y.astype(dt)  # NumPy adds `start` in place: rounded to `dt` before any cast
     if endpoint and num > 1:
         y[-1] = stop_s[()]
     if dtype.kind in "iu":

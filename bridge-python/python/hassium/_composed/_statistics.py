@@ -118,7 +118,10 @@ def bincount(x, weights=None, minlength=0):
         if lo < 0:
             raise ValueError("'list' argument must have no negative elements")
         n = builtins.max(n, hi + 1)
-    counts = _ext.full((n,), 0, np.dtype(np.intp if weights is None else np.float64))
+    # An empty `x` gives integer counts even with weights: NumPy returns its
+    # `zeros(minlength, intp)` before looking at them.
+    counted = weights is None or not idx.shape[0]
+    counts = _ext.full((n,), 0, np.dtype(np.intp if counted else np.float64))
     if idx.shape[0]:
         values = _ext.full(idx.shape, 1, counts.dtype) if weights is None else w
         _ext.put_flat(counts, idx, values, accumulate=True)
