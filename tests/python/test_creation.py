@@ -126,6 +126,14 @@ def test_linspace_takes_numpys_dtype_and_values_for_mixed_ends(hs, dtype):
     assert not wrong, "\n".join(wrong[:10])
 
 
+@pytest.mark.parametrize("axis", [0, -1, 1, (), (0,)], ids=str)
+def test_linspace_of_scalar_ends_checks_its_axis_like_numpy(hs, axis):
+    want = _error_of(partial(np.linspace, 0, 1, 3, axis=axis))
+    assert _error_of(partial(hs.linspace, 0, 1, 3, axis=axis)) == want
+    if want is None:
+        assert_same(hs.linspace(0, 1, 3, axis=axis), np.linspace(0, 1, 3, axis=axis))
+
+
 def test_linspace_with_negative_num_raises_value_error(hs):
     with pytest.raises(ValueError):
         hs.linspace(0, 1, -1)
@@ -382,7 +390,7 @@ def test_indices_match_numpy_natively(hs, dims, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
     for sparse in (False, True):
         # dtype=None: integer grids when sparse, float64 stacked (NumPy's arange, empty).
-        for dtype in (int, np.float32, np.uint8, None):
+        for dtype in (int, np.float32, np.uint8, None, np.bool_):
             want = _error_of(partial(np.indices, dims, dtype=dtype, sparse=sparse))
             got = _error_of(partial(hs.indices, dims, dtype=dtype, sparse=sparse))
             assert got == want

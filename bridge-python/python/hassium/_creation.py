@@ -169,6 +169,9 @@ def linspace(
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if axis != 0:
+        # The result is 1-D: NumPy's moveaxis(y, 0, axis) changes nothing or raises.
+        np.moveaxis(np.empty(0), 0, axis)
     div = (num - 1) if endpoint else num
     # NumPy's algorithm, step for step, so the values agree to the last bit. Python
     # scalars are weak in the result type (NEP 50: a float32 start and an int stop give

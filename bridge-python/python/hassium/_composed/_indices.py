@@ -30,6 +30,10 @@ def indices(dimensions, dtype=int, sparse=False):
     # NumPy's grids are `arange(d, dtype=dtype)`, integers for `dtype=None`, copied into
     # an `empty(..., dtype)`, float64 for `dtype=None`.
     along_dtype = np.dtype(np.intp) if dtype is None else np.dtype(dtype)
+    if along_dtype == np.bool_ and builtins.any(d > 2 for d in dimensions):
+        raise TypeError(
+            "arange() is only supported for booleans when the result has at most length 2."
+        )
     dtype = np.dtype(dtype)
     n = len(dimensions)
     axes = []
