@@ -195,6 +195,39 @@ BY_NAME = {
     "neginf": st.sampled_from([None, -1e3]),
     "returned": st.booleans(),
     "ndim": st.integers(1, 3),
+    # Sorting, selecting and set operations (each invalid choice is NumPy's ValueError).
+    "kth": st.one_of(
+        st.integers(-4, 4), st.lists(st.integers(-3, 3), max_size=3).map(tuple)
+    ),
+    "kind": st.sampled_from(
+        [None, "stable", "quicksort", "mergesort", "introselect", "sort", "table"]
+    ),
+    "stable": st.sampled_from([None, True, False]),
+    "include_initial": st.booleans(),
+    "right": st.booleans(),
+    "wrap": st.booleans(),
+    "assume_unique": st.booleans(),
+    "return_indices": st.booleans(),
+    "return_index": st.booleans(),
+    "return_inverse": st.booleans(),
+    "return_counts": st.booleans(),
+    "sorted": st.booleans(),
+    "invert": st.booleans(),
+    "side": st.sampled_from(["left", "right"]),
+    "overwrite_input": st.booleans(),
+    # Quantiles: in [0, 1] for quantile, [0, 100] for percentile; out of range raises.
+    "q": st.one_of(
+        st.sampled_from([0, 0.25, 0.5, 1, 50, 100, -1, 101]),
+        st.lists(st.sampled_from([0, 0.5, 1, 25, 75]), min_size=1, max_size=3),
+    ),
+    "method": st.sampled_from(["linear", "lower", "higher", "midpoint", "nearest"]),
+    "pad_width": st.one_of(
+        st.integers(0, 2),
+        st.tuples(st.integers(0, 2), st.integers(0, 2)),
+        st.lists(
+            st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=3
+        ),
+    ),
 }
 #: Parameters that are arrays (or scalars) whatever the function.
 ARRAY_NAMES = {
@@ -230,6 +263,15 @@ ARRAY_NAMES = {
     "a_max",
     "dst",
     "src",
+    "ar",
+    "ar1",
+    "ar2",
+    "element",
+    "test_elements",
+    "keys",
+    "mask",
+    "vals",
+    "ind",
 }
 #: Parameters left to their defaults (layout and interop knobs, or drawn elsewhere).
 SKIPPED = {
@@ -255,6 +297,7 @@ SKIPPED = {
     "aweights",
     "ndmax",
     "ndmin",
+    "sorter",
 }
 
 

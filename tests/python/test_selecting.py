@@ -95,3 +95,38 @@ def test_placing_writes_through_a_view_into_its_base(hs):
     np.putmask(want[2], [True, False, True, False], [5.0])
     np.place(want[3], [False, True, False, True], [7.0])
     assert_same(base, want)
+
+
+@pytest.mark.parametrize(
+    "dtype,values",
+    [
+        ("float32", np.array([1.5])),  # float64 -> float32 is not 'safe': TypeError
+        ("float32", 1.5),  # a Python number is assigned as such
+        ("int8", 300),  # out of range: OverflowError
+        ("int8", np.array([3])),
+        ("int8", 3.5),
+        ("bool", np.array([1], np.int8)),
+        ("float64", np.array([2], np.int32)),
+        ("uint8", -1),
+    ],
+    ids=repr,
+)
+def test_putmask_casts_values_as_numpy_does(hs, dtype, values):
+    """NumPy casts an array of values under 'safe' (found by test_api_fuzz.py)."""
+    mask = np.array([True, False, True])
+    outcomes = []
+    for mod, wrap in ((np, np.asarray), (hs, hs.asarray)):
+        a = mod.zeros(3, dtype)
+        v = wrap(values) if isinstance(values, np.ndarray) else values
+        try:
+            mod.putmask(a, wrap(mask), v)
+            outcomes.append(np.asarray(a).tolist())
+        except Exception as e:  # noqa: BLE001 - the type is what is compared
+            outcomes.append(type(e))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_put_checks_its_mode_before_anything_else(hs):
+    for mod in (np, hs):
+        with pytest.raises(ValueError, match="clipmode"):
+            mod.put(mod.zeros(3), mod.asarray(np.array([], np.int64)), 1.0, mode="full")

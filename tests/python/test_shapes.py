@@ -327,3 +327,28 @@ def test_setting_strides_makes_numpys_views_with_its_checks_and_deprecation(hs):
         return out
 
     assert run(hs) == run(np)
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        (0, np.float32(1.5)),
+        (np.array([1], np.int8), 300),  # the weak int is cast, wrapping like NumPy
+        (np.array([1.0], np.float16), 2.5),
+        (True, np.array([2], np.int8)),  # a Python bool is not weak
+        (1, 2.5),
+    ],
+    ids=repr,
+)
+def test_concatenate_takes_python_numbers_as_weak(hs, parts):
+    """``concatenate((0, float32(1.5)), axis=None)`` is float32 in NumPy 2; so are the
+    set operations built on it (found by test_api_fuzz.py)."""
+    h = [hs.asarray(p) if isinstance(p, np.ndarray) else p for p in parts]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same(hs.concatenate(h, axis=None), np.concatenate(parts, axis=None))
+    if all(np.ndim(p) == 0 for p in parts):
+        assert_same(hs.union1d(*h), np.union1d(*parts))
+        assert_same(
+            hs.setxor1d(*h, assume_unique=True), np.setxor1d(*parts, assume_unique=True)
+        )

@@ -276,3 +276,37 @@ def test_sorting_a_read_only_array_in_place_is_refused(hs):
     h.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         h.sort()
+
+
+def _outcome(func, *args, **kwargs):
+    """The result as (dtype, shape, values), or the exception type."""
+    try:
+        r = np.asarray(func(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e)
+    return r.dtype, r.shape, r.tolist()
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, None], ids=str)
+@pytest.mark.parametrize(
+    "data",
+    [np.array(3), np.array([], bool), np.zeros((0, 3)), np.zeros((2, 0))],
+    ids=repr,
+)
+def test_sorting_scalars_and_empty_arrays_as_numpy_does(hs, data, axis):
+    """argsort and argpartition take a 0-d array as one element (sort and partition
+    raise), and an empty array partitions whatever kth; a kind that is not a string is
+    a TypeError (found by test_api_fuzz.py)."""
+    h = hs.asarray(data)
+    for name, extra in [
+        ("sort", ()),
+        ("argsort", ()),
+        ("partition", (0,)),
+        ("argpartition", (0,)),
+        ("argpartition", (5,)),
+    ]:
+        want = _outcome(getattr(np, name), data, *extra, axis=axis)
+        assert _outcome(getattr(hs, name), h, *extra, axis=axis) == want, name
+    for name in ("partition", "argpartition"):
+        want = _outcome(getattr(np, name), np.arange(3), 0, kind=None)
+        assert _outcome(getattr(hs, name), hs.arange(3), 0, kind=None) == want

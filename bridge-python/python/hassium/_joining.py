@@ -18,14 +18,14 @@ def _check_join(arrays, where):
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    arrays = [_arr(x) for x in arrays]
+    given = list(arrays)
+    arrays = [_arr(x) for x in given]
     _check_join(arrays, "concatenate")
     if axis is None:
         arrays = [x.reshape(-1) for x in arrays]
         axis = 0
-    axis = operator.index(
-        axis
-    )  # NumPy's TypeError for `axis=()`, before any shape check
+    # NumPy's TypeError for `axis=()`, before any shape check.
+    axis = operator.index(axis)
     first = arrays[0]
     if first.ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
@@ -53,7 +53,12 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None:
         dtype = out.dtype  # the inputs are cast to it under `casting`, as in NumPy
     elif dtype is None:
-        dtype = np.result_type(*(x.dtype for x in arrays))
+        # A Python number among the arrays is weak (NEP 50), as in NumPy:
+        # `concatenate((0, float32(1.5)), axis=None)` is float32.
+        weak = (int, float, complex)
+        dtype = np.result_type(
+            *(g if type(g) in weak else x.dtype for g, x in zip(given, arrays))
+        )
     else:
         dtype = np.dtype(dtype)
     for x in arrays:

@@ -92,6 +92,20 @@ def place(arr, mask, vals):
 def putmask(a, mask, values):
     flat = _flat_view(a, "putmask")
     m = _flat_mask(mask, flat.shape[0], "putmask")
+    # NumPy casts an array of values under 'safe', a Python number as it assigns one.
+    if type(values) is int and flat.dtype.kind in "biu":
+        info = np.iinfo(flat.dtype) if flat.dtype.kind != "b" else None
+        if info is not None and not info.min <= values <= info.max:
+            raise OverflowError(
+                f"Python integer {values} out of bounds for {flat.dtype}"
+            )
+    elif type(values) not in (int, float, complex, bool):
+        vd = _n._arr(values).dtype
+        if not np.can_cast(vd, flat.dtype, "safe"):
+            raise TypeError(
+                f"Cannot cast array data from {vd!r} to {flat.dtype!r} according to the "
+                "rule 'safe'"
+            )
     v = _n._arr(values).reshape(-1)
     if v.shape[0] == 0:
         return
@@ -105,6 +119,10 @@ def put(a, ind, v, mode="raise"):
     if idx.dtype.kind not in "iu":
         raise _n._Unsupported  # NumPy's casting rules for other index types
     vals = _n._arr(v).reshape(-1)
+    if mode not in ("wrap", "clip", "raise"):
+        raise ValueError(
+            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
+        )
     if idx.shape[0] == 0 or vals.shape[0] == 0:
         return
     n = flat.shape[0]

@@ -70,7 +70,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
 def setxor1d(ar1, ar2, assume_unique=False):
     if not assume_unique:
         ar1, ar2 = unique(ar1), unique(ar2)
-    aux = _n.concatenate((_n._arr(ar1), _n._arr(ar2)), axis=None)
+    aux = _n.concatenate((ar1, ar2), axis=None)  # NumPy's: Python numbers weak
     if aux.size == 0:
         return aux
     aux = _ext.sort(aux, 0, False)
@@ -80,7 +80,7 @@ def setxor1d(ar1, ar2, assume_unique=False):
 
 
 def union1d(ar1, ar2):
-    return unique(_n.concatenate((_n._arr(ar1), _n._arr(ar2)), axis=None))
+    return unique(_n.concatenate((ar1, ar2), axis=None))
 
 
 def setdiff1d(ar1, ar2, assume_unique=False):

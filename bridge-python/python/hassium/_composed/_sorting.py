@@ -78,13 +78,23 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     return _sort_any(a, axis, kind, order, stable, descending, indices=False)
 
 
+def _one_d_if_scalar(a):
+    """NumPy's argsort and argpartition take a 0-d array as one element (sort and
+    partition do not: there its axis is out of bounds)."""
+    a = _n._arr(a)
+    return a.reshape(1) if a.ndim == 0 else a
+
+
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    a = _one_d_if_scalar(a)
     return _sort_any(a, axis, kind, order, stable, descending, indices=True)
 
 
 def _kth_checked(a, kth, axis, kind, order):
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
+    if not isinstance(kind, str):
+        raise TypeError(f"select kind must be str, not {type(kind).__name__}")
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
     if axis is None:
@@ -96,6 +106,8 @@ def _kth_checked(a, kth, axis, kind, order):
         raise ValueError("Booleans unacceptable as partition index")
     if kths.dtype.kind not in "iu":
         raise TypeError("Partition index must be integer")
+    if a.size == 0:  # NumPy returns an empty array as it is, whatever kth
+        return a, axis
     for k in kths.reshape(-1).tolist():
         if not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
@@ -109,6 +121,8 @@ def _partition_order(a, kth, axis, kind, order):
     no full sort)."""
     a, axis = _kth_checked(a, kth, axis, kind, order)
     n = a.shape[axis]
+    if a.size == 0:
+        return a, axis, _ext.empty(a.shape, np.dtype(np.intp))
     ks = [k % n for k in np.asarray(kth).reshape(-1).tolist()]
     if not ks:  # no kth: NumPy leaves the order as it is
         from .. import arange, broadcast_to
@@ -125,7 +139,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
-    return _partition_order(_n._arr(a), kth, axis, kind, order)[2]
+    return _partition_order(_one_d_if_scalar(a), kth, axis, kind, order)[2]
 
 
 def searchsorted(a, v, side="left", sorter=None):
