@@ -135,7 +135,7 @@ def untriaged(names):
 def test_function_matches_numpy(hs, name, data):
     args, kwargs = data.draw(strategy_for(name), label="arguments")
     assume(not known(name, args, kwargs))
-    check(getattr(np, name), getattr(hs, name), args, kwargs)
+    check(getattr(np, name), getattr(hs, name), args, kwargs, name)
 
 
 @st.composite

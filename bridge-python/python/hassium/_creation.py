@@ -146,7 +146,12 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like
         start = start_or_stop
     if step is None:
         step = 1
-    return _ext.arange(start, stop, step, _dtype(dtype))
+    got = _ext.arange(start, stop, step, _dtype(dtype))
+    if got.dtype == np.bool_ and got.shape[0] > 2:
+        raise TypeError(
+            "arange() is only supported for booleans when the result has at most length 2."
+        )
+    return got
 
 
 def linspace(

@@ -211,6 +211,14 @@ impl PyNdArray {
     #[pyo3(signature = (axis=None))]
     fn squeeze(slf: &Bound<'_, Self>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
         let a = arr_of(slf);
+        // NumPy takes an integer axis 0 or -1 on a 0-d array (not a tuple naming one).
+        if a.view.ndim() == 0 {
+            if let Some(i) = axis.and_then(|x| x.extract::<i64>().ok()) {
+                if i == 0 || i == -1 {
+                    return wrap_view(slf, a.view.clone());
+                }
+            }
+        }
         let v = match parse_axes(axis, a.view.ndim())? {
             None => a.view.squeeze(),
             Some(axes) => {

@@ -70,6 +70,12 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    if (
+        dtype is not None
+        and np.dtype(dtype).kind not in "fc"
+        and _n._arr(a).dtype.kind in "fc"
+    ):
+        raise TypeError("If a is inexact, then dtype must be inexact")
     arr, mask = _without_nan(a, 0)
     if mask is None:
         return _n.mean(

@@ -77,9 +77,26 @@ def extract(condition, arr):
     return take(_n._arr(arr).reshape(-1), _n.nonzero(cond)[0])
 
 
+def _check_values_cast(values, dtype):
+    """NumPy's `putmask` and `place` cast an array of values under 'safe', a Python
+    number as an assignment does (an int out of the dtype's range is an OverflowError)."""
+    if type(values) is int and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= values <= info.max:
+            raise OverflowError(f"Python integer {values} out of bounds for {dtype}")
+    elif type(values) not in (int, float, complex, bool):
+        vd = _n._arr(values).dtype
+        if not np.can_cast(vd, dtype, "safe"):
+            raise TypeError(
+                f"Cannot cast array data from {vd!r} to {dtype!r} according to the rule "
+                "'safe'"
+            )
+
+
 def place(arr, mask, vals):
     flat = _flat_view(arr, "place")
     m = _flat_mask(mask, flat.shape[0], "place")
+    _check_values_cast(vals, flat.dtype)
     n = int(_n.count_nonzero(m))
     if n == 0:
         return
@@ -92,20 +109,7 @@ def place(arr, mask, vals):
 def putmask(a, mask, values):
     flat = _flat_view(a, "putmask")
     m = _flat_mask(mask, flat.shape[0], "putmask")
-    # NumPy casts an array of values under 'safe', a Python number as it assigns one.
-    if type(values) is int and flat.dtype.kind in "biu":
-        info = np.iinfo(flat.dtype) if flat.dtype.kind != "b" else None
-        if info is not None and not info.min <= values <= info.max:
-            raise OverflowError(
-                f"Python integer {values} out of bounds for {flat.dtype}"
-            )
-    elif type(values) not in (int, float, complex, bool):
-        vd = _n._arr(values).dtype
-        if not np.can_cast(vd, flat.dtype, "safe"):
-            raise TypeError(
-                f"Cannot cast array data from {vd!r} to {flat.dtype!r} according to the "
-                "rule 'safe'"
-            )
+    _check_values_cast(values, flat.dtype)
     v = _n._arr(values).reshape(-1)
     if v.shape[0] == 0:
         return
@@ -157,14 +161,16 @@ def fill_diagonal(a, val, wrap=False):
 
 def _cumulative(name, x, axis, dtype, include_initial, identity):
     x = _n._arr(x)
+    if isinstance(axis, tuple):
+        raise ValueError("accumulate does not allow multiple axes")  # noqa: TRY004 - NumPy's
+    if x.ndim == 0:  # one element, whatever the axis names, as in NumPy
+        x, axis = x.reshape(1), 0
     if axis is None:
         if x.ndim > 1:
             raise ValueError(
                 "For arrays which have more than one dimension ``axis`` argument is "
                 "required."
             )
-        if x.ndim == 0:
-            x = x.reshape(1)
         axis = 0
     axis = normalize_axis_index(axis, x.ndim)
     res = getattr(_n, name)(x, axis=axis, dtype=dtype)

@@ -1,0 +1,62 @@
+"""Calls the API fuzzing (test_api_fuzz.py) found Hassium answering unlike NumPy, pinned
+one by one: the same result (dtype, shape, values) or the same exception type. Cases
+that belong with a function's own tests are there; these are the edge arguments."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+#: (function name, arguments) -- NumPy arrays become Hassium arrays on Hassium's side.
+CASES = [
+    # A 0-d array squeezes an integer axis 0 or -1 (not a tuple naming it).
+    ("squeeze", (np.array(False), 0)),
+    ("squeeze", (np.array(2.5), -1)),
+    ("squeeze", (np.array(2.5), (0,))),
+    ("squeeze", (np.array(2.5), 1)),
+    # arange of booleans past length 2 is NumPy's TypeError.
+    ("arange", (3,), {"dtype": bool}),
+    ("arange", (2,), {"dtype": bool}),
+    # The cumulative functions take a 0-d array as one element whatever the axis, and
+    # refuse a tuple of axes with ValueError.
+    ("cumulative_sum", (np.array(5),), {"axis": 0}),
+    ("cumulative_prod", (np.array(False),), {"axis": -1}),
+    ("cumulative_sum", (np.arange(3),), {"axis": ()}),
+    # place casts an array of values under 'safe'.
+    ("place", (np.zeros(3, bool), np.array([True, False, True]), np.array([0.5]))),
+    ("place", (np.zeros(3), np.array([True, False, True]), np.array([2], np.int8))),
+    ("place", (np.zeros(3, np.int8), np.array([True, False, True]), 300)),
+    # nanmean of floats into an integer or bool dtype.
+    ("nanmean", (np.array([0.5, np.nan]),), {"dtype": bool}),
+    ("nanmean", (np.array([1, 2]),), {"dtype": np.int32}),
+    # A weak Python int joins a uint8 array without a casting error.
+    ("setxor1d", (np.array(0, np.uint8), 0, True)),
+    ("concatenate", ((np.array([1], np.uint8), 0),), {"axis": None}),
+]
+
+
+def outcome(mod, name, args, kwargs):
+    def conv(x):
+        if isinstance(x, np.ndarray):
+            return x.copy() if mod is np else mod.asarray(x)
+        if isinstance(x, tuple):
+            return tuple(conv(v) for v in x)
+        return x
+
+    args = conv(args)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            r = getattr(mod, name)(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e)
+    if r is None:  # in place: the first argument after the call
+        r = args[0]
+    r = np.asarray(r)
+    return r.dtype, r.shape, r.tolist()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}{c[1:]!r}"[:60])
+def test_edge_arguments_answer_as_numpy_does(hs, case):
+    name, args, kwargs = (*case, {}) if len(case) == 2 else case
+    assert outcome(hs, name, args, kwargs) == outcome(np, name, args, kwargs)
