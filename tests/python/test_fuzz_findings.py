@@ -22,6 +22,13 @@ CASES = [
     ("cumulative_sum", (np.array(5),), {"axis": 0}),
     ("cumulative_prod", (np.array(False),), {"axis": -1}),
     ("cumulative_sum", (np.arange(3),), {"axis": ()}),
+    ("cumulative_sum", (np.array(5),), {"axis": 1}),  # AxisError: one dimension
+    # Any Python int fills a bool array (nonzero is True), unchecked against a range.
+    ("full_like", (False, -1)),
+    ("full", (2, 300), {"dtype": bool}),
+    # putmask: a NaN or infinite Python float into integers is NumPy's conversion error.
+    ("putmask", (np.zeros(2, np.int8), np.array([True, False]), float("nan"))),
+    ("putmask", (np.zeros(2, np.int8), np.array([True, False]), float("inf"))),
     # place casts an array of values under 'safe'.
     ("place", (np.zeros(3, bool), np.array([True, False, True]), np.array([0.5]))),
     ("place", (np.zeros(3), np.array([True, False, True]), np.array([2], np.int8))),

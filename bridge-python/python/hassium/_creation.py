@@ -84,6 +84,8 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     if dtype is None:
         dtype = _dtype_of(fill_value)
     dtype = np.dtype(dtype)
+    if dtype == np.bool_ and type(fill_value) is int:
+        fill_value = fill_value != 0  # NumPy's bool of any Python int: no range check
     if _shape_of(fill_value) == ():
         return _laid_out(lambda s: _ext.full(s, fill_value, dtype), shape, order)
     result = empty(shape, dtype, order)

@@ -8,6 +8,8 @@ C-contiguous, its flat view would be a copy, so those cases go through NumPy
 (``_Unsupported``), as do arguments NumPy reads in ways not spelled out here.
 """
 
+import math
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
@@ -84,6 +86,10 @@ def _check_values_cast(values, dtype):
         info = np.iinfo(dtype)
         if not info.min <= values <= info.max:
             raise OverflowError(f"Python integer {values} out of bounds for {dtype}")
+    elif type(values) is float and dtype.kind in "iu" and not math.isfinite(values):
+        if math.isnan(values):
+            raise ValueError("cannot convert float NaN to integer")
+        raise OverflowError("cannot convert float infinity to integer")
     elif type(values) not in (int, float, complex, bool):
         vd = _n._arr(values).dtype
         if not np.can_cast(vd, dtype, "safe"):
@@ -163,8 +169,8 @@ def _cumulative(name, x, axis, dtype, include_initial, identity):
     x = _n._arr(x)
     if isinstance(axis, tuple):
         raise ValueError("accumulate does not allow multiple axes")  # noqa: TRY004 - NumPy's
-    if x.ndim == 0:  # one element, whatever the axis names, as in NumPy
-        x, axis = x.reshape(1), 0
+    if x.ndim == 0:  # one element along one axis, as in NumPy
+        x = x.reshape(1)
     if axis is None:
         if x.ndim > 1:
             raise ValueError(
