@@ -52,7 +52,17 @@ fn resolve(
     // `dtype=` fixes the output's dtype (NumPy's `signature=(None, ..., dtype)`). When the
     // inputs' own loop already gives it, as `less(ints, floats, dtype=bool)`, nothing
     // changes; otherwise the loop of that dtype computes, and it must give that dtype.
-    let natural = check_weak_ints(op, values, result_type(values));
+    // A weak int is range-checked against the loop it converts to: an integer loop takes
+    // only its dtype's range (`add(uint8s, -1)` is NumPy's OverflowError), a float loop of
+    // integer inputs takes any (`arctan2(uint8s, -1)` and `uint8s / -1` compute).
+    let promoted = result_type(values);
+    let float_loop =
+        !promoted.is_inexact() && resolve_loop(op, promoted).is_ok_and(|l| l.is_inexact());
+    let natural = if float_loop {
+        Ok(promoted)
+    } else {
+        check_weak_ints(op, values, promoted)
+    };
     // NumPy's loop search takes strong inputs one by one (`resolve_loop_of`); a weak scalar
     // takes the type of the others, so with one it is their promotion's loop.
     let strong: Option<Vec<DType>> = values.iter().map(Arg::strong_dtype).collect();

@@ -160,11 +160,6 @@ KNOWN = {
         lambda a, k: k.get("copy") is False,
         ([False], {"copy": False}),
     ),
-    "linspace": (
-        "axis=None: NumPy raises TypeError, Hassium takes it as 0",
-        lambda a, k: "axis" in k and k["axis"] is None,
-        ([0, 1], {"axis": None}),
-    ),
     "nanargmin": (
         "a 0-d array with keepdims=True: NumPy gives shape (), Hassium (1,)",
         lambda a, k: _first_is_0d(a, k) and bool(k.get("keepdims")),
@@ -175,26 +170,7 @@ KNOWN = {
         lambda a, k: any(np.result_type(_data(x)).kind == "c" for x in a),
         ([Arr(np.array(0.0), "contiguous"), 1 + 1j], {}),
     ),
-    "tan": (
-        (
-            "complex tan with a large imaginary part (45j, complex64): NumPy 0+1j, "
-            "Hassium 0+nanj"
-        ),
-        lambda a, k: any(np.result_type(_data(x)).kind == "c" for x in a),
-        ([Arr(np.array([45j], np.complex64), "contiguous")], {}),
-    ),
 }
-KNOWN["tanh"] = (
-    (
-        "complex tanh with a large real part (-128, dtype=complex64): NumPy -1+0j, "
-        "Hassium nan+0j"
-    ),
-    lambda a, k: (
-        any(np.result_type(_data(x)).kind == "c" for x in a)
-        or (k.get("dtype") is not None and np.dtype(k["dtype"]).kind == "c")
-    ),
-    ([Arr(np.array([-128], np.int8), "contiguous")], {"dtype": np.dtype("complex64")}),
-)
 KNOWN["floor_divide"] = (
     (
         "dtype= with a Python int operand (bool 0-d // 0, dtype=uint8): NumPy casts the "
@@ -218,14 +194,6 @@ KNOWN["nan_to_num"] = (
     ),
     lambda a, k: k.get("copy", a[1] if len(a) > 1 else True) is False,
     ([False, False], {}),
-)
-KNOWN["concatenate"] = (
-    (
-        "axis as a tuple: NumPy raises TypeError, Hassium checks the arrays first "
-        "(ValueError for 0-d ones)"
-    ),
-    lambda a, k: isinstance(k.get("axis", a[1] if len(a) > 1 else 0), tuple),
-    ([[Arr(np.array(False), "contiguous")], ()], {}),
 )
 KNOWN["reciprocal"] = (
     (

@@ -194,6 +194,19 @@ def test_every_pair_of_dtypes_takes_numpys_loop(hs, name):
     assert not wrong, f"{name}:\n" + "\n".join(wrong)
 
 
+@pytest.mark.parametrize(
+    "name", ["arctan2", "hypot", "copysign", "divide", "add", "power", "less"]
+)
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16"])
+@pytest.mark.parametrize("value", [-1, 300, -129, 70000])
+def test_a_python_int_out_of_range_is_checked_against_the_loop(hs, name, dtype, value):
+    """A weak int converts to the loop's dtype: a float loop takes any, so
+    ``arctan2(uint8s, -1)`` is float16 and ``uint8s / -1`` float64, while ``add`` and
+    ``power`` (integer loops) raise NumPy's OverflowError (found by test_api_fuzz.py)."""
+    h, n = both(hs, np.array([1, 7], dtype=dtype))
+    check(getattr(hs, name), getattr(np, name), (h, value), (n, value), name)
+
+
 @pytest.mark.parametrize("name", ["arctan2", "hypot", "copysign", "nextafter"])
 @pytest.mark.parametrize(
     "left,right", [("uint8", "int8"), ("int8", "uint16"), ("uint16", "int16")]
