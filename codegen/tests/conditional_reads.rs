@@ -6,7 +6,10 @@
 //! engine's dialect and the rule is checked on the text.
 
 use hassium_codegen::{lower, render, Specialize, C99};
-use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, View};
+use hassium_core::{Batch, DType, Instr, Kernel, Opcode, Operand, View};
+
+mod common;
+use common::base;
 
 /// Prefixes of the arrays generated C reads elements of: buffers, reduction buffers and
 /// accumulators, a lagged kernel's ring rows.
@@ -122,19 +125,6 @@ fn conditional_reads(text: &str) -> Vec<String> {
         }
     }
     bad
-}
-
-fn base(b: &mut Batch, id: u64, dtype: DType, n: usize) -> BaseId {
-    let id = BaseId(id);
-    b.bases.insert(
-        id,
-        Base {
-            id,
-            dtype,
-            nelem: n,
-        },
-    );
-    id
 }
 
 /// The C of one kernel holding all of `b`'s instructions, in both specialisations; `None`

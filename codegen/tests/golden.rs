@@ -6,18 +6,8 @@ use hassium_codegen::{lower, render, Dialect, Plan, Specialize, C99, OPENCL};
 use hassium_core::{Base, BaseId, Batch, DType, Instr, Kernel, Opcode, Operand, Scalar, View};
 use std::path::PathBuf;
 
-fn base(b: &mut Batch, id: u64, dtype: DType, n: usize) -> BaseId {
-    let id = BaseId(id);
-    b.bases.insert(
-        id,
-        Base {
-            id,
-            dtype,
-            nelem: n,
-        },
-    );
-    id
-}
+mod common;
+use common::base;
 
 fn kernel(b: &Batch, instrs: Vec<usize>) -> Kernel {
     hassium_fuser::finish_kernel(b, instrs, |_| false)
