@@ -279,7 +279,7 @@ HS_INLINE C hs_cpow_##N(C a, C b) { \
   R ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b; \
   if (br == 0 && bi == 0) return __builtin_complex((R)1, (R)0); \
   if (ar == 0 && ai == 0) \
-    return (br > 0 && bi == 0) ? __builtin_complex((R)0, (R)0) \
+    return br > 0 ? __builtin_complex((R)0, (R)0) \
                                : __builtin_complex((R)NAN, (R)NAN); \
   if (bi == 0 && br == trunc##S(br) && fabs##S(br) < 100) { \
     int64_t n = (int64_t)br; \

@@ -67,3 +67,31 @@ def test_complex_functions_match_numpy_on_special_values(hs, name, dtype):
         if mismatch(want[i], got[i], rtol)
     ]
     assert not bad, f"{len(bad)} of {len(x)} differ (input, NumPy, Hassium): {bad[:6]}"
+
+
+#: Exponents of a zero base: NumPy gives 0 when the real part is positive, whatever the
+#: imaginary part, and NaN otherwise.
+ZERO_BASE_EXPONENTS = [1 + 1j, 1, 1j, -1j, -1, -1 + 1j, -2, 0.5 - 1j, np.inf, 0, 2, 3]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_power_of_zero_matches_numpy(hs, dtype):
+    """``0 ** (1+1j)`` is 0 in NumPy, not NaN (found by test_api_fuzz.py through
+    ``power.outer(False, 1+1j)``); every signed zero as the base, in both the compiled
+    and the interpreted kernels (the power fused with an add, and alone)."""
+    zeros = [complex(0.0, 0.0), complex(-0.0, 0.0), complex(0.0, -0.0)]
+    pairs = list(itertools.product(zeros, ZERO_BASE_EXPONENTS))
+    a = np.array([p[0] for p in pairs], dtype=dtype)
+    b = np.array([p[1] for p in pairs], dtype=dtype)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.power(a, b)
+        got = np.asarray(hs.power(hs.asarray(a), hs.asarray(b)))
+        fused = np.asarray(hs.power(hs.asarray(a), hs.asarray(b)) + 0)
+    for result in (got, fused):
+        bad = [
+            (a[i], b[i], want[i], result[i])
+            for i in range(len(a))
+            if mismatch(want[i], result[i], 1e-6)
+        ]
+        assert not bad, f"(base, exponent, NumPy, Hassium): {bad[:6]}"

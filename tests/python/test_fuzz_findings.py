@@ -23,6 +23,9 @@ CASES = [
     ("cumulative_prod", (np.array(False),), {"axis": -1}),
     ("cumulative_sum", (np.arange(3),), {"axis": ()}),
     ("cumulative_sum", (np.array(5),), {"axis": 1}),  # AxisError: one dimension
+    ("cumulative_sum", (np.array(5),), {"axis": (0,)}),  # one axis in a tuple
+    ("cumulative_prod", (np.arange(6).reshape(2, 3),), {"axis": (1,)}),
+    ("put", (np.zeros(2, np.int8), np.array([0]), float("nan"))),
     # Any Python int fills a bool array (nonzero is True), unchecked against a range.
     ("full_like", (False, -1)),
     ("full", (2, 300), {"dtype": bool}),

@@ -128,6 +128,8 @@ def put(a, ind, v, mode="raise"):
     idx = _n._arr(ind).reshape(-1)
     if idx.dtype.kind not in "iu":
         raise _n._Unsupported  # NumPy's casting rules for other index types
+    if type(v) is float and flat.dtype.kind in "iu" and not math.isfinite(v):
+        _check_values_cast(v, flat.dtype)  # NumPy's conversion error for NaN, inf
     vals = _n._arr(v).reshape(-1)
     if mode not in ("wrap", "clip", "raise"):
         raise ValueError(
@@ -167,8 +169,10 @@ def fill_diagonal(a, val, wrap=False):
 
 def _cumulative(name, x, axis, dtype, include_initial, identity):
     x = _n._arr(x)
-    if isinstance(axis, tuple):
-        raise ValueError("accumulate does not allow multiple axes")  # noqa: TRY004 - NumPy's
+    if isinstance(axis, tuple):  # one axis in a tuple is that axis, as in NumPy
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        (axis,) = axis
     if x.ndim == 0:  # one element along one axis, as in NumPy
         x = x.reshape(1)
     if axis is None:

@@ -449,16 +449,16 @@ macro_rules! complex_elem {
                 })
             }
 
-            /// NumPy's `nc_pow`: x**0 is 1, 0**x is 0 for real positive x and NaN
-            /// otherwise, small integer exponents multiply exactly, the rest is
-            /// exp(b ln a).
+            /// NumPy's `nc_pow`: x**0 is 1, 0**x is 0 when x's real part is positive
+            /// (`0 ** (1+1j)` too) and NaN otherwise, small integer exponents multiply
+            /// exactly, the rest is exp(b ln a).
             pub(super) fn pow(a: Complex<$f>, b: Complex<$f>) -> Complex<$f> {
                 let one = Complex::new(1.0, 0.0);
                 if b.re == 0.0 && b.im == 0.0 {
                     return one;
                 }
                 if a.re == 0.0 && a.im == 0.0 {
-                    return if b.re > 0.0 && b.im == 0.0 {
+                    return if b.re > 0.0 {
                         Complex::new(0.0, 0.0)
                     } else {
                         Complex::new($f::NAN, $f::NAN)
