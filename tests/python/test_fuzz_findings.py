@@ -26,6 +26,12 @@ CASES = [
     ("cumulative_sum", (np.array(5),), {"axis": (0,)}),  # one axis in a tuple
     ("cumulative_prod", (np.arange(6).reshape(2, 3),), {"axis": (1,)}),
     ("put", (np.zeros(2, np.int8), np.array([0]), float("nan"))),
+    # A non-integer axis is NumPy's TypeError before any other argument is checked.
+    ("argsort", (np.array([2, 1]),), {"axis": (), "kind": "introselect"}),
+    ("sort", (np.array([2, 1]),), {"axis": (), "kind": "stable", "stable": True}),
+    ("argpartition", (np.array([2, 1]), 0), {"axis": (), "kind": "stable"}),
+    ("partition", (np.array([2, 1]), 0), {"axis": 1.5}),
+    ("compress", (False, False, ())),
     # Any Python int fills a bool array (nonzero is True), unchecked against a range.
     ("full_like", (False, -1)),
     ("full", (2, 300), {"dtype": bool}),

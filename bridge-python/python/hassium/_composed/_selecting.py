@@ -9,6 +9,7 @@ C-contiguous, its flat view would be a copy, so those cases go through NumPy
 """
 
 import math
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -65,6 +66,8 @@ def _flat_mask(mask, n, what):
 
 
 def compress(condition, a, axis=None, out=None):
+    if axis is not None:
+        operator.index(axis)  # NumPy's TypeError for a non-integer axis comes first
     cond = _n._arr(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")

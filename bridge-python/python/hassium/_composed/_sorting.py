@@ -62,6 +62,8 @@ def _sorted(a, axis, indices):
 
 def _sort_any(a, axis, kind, order, stable, descending, *, indices):
     a = _n._arr(a)
+    if axis is not None:
+        operator.index(axis)  # NumPy's TypeError for a non-integer axis comes first
     _check_kind(kind, stable, order)
     if not descending:
         return _sorted(a, axis, indices)
@@ -91,6 +93,8 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
 
 
 def _kth_checked(a, kth, axis, kind, order):
+    if axis is not None:
+        operator.index(axis)  # NumPy's TypeError for a non-integer axis comes first
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
     if not isinstance(kind, str):
