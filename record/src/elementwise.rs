@@ -64,11 +64,21 @@ fn resolve(
         check_weak_ints(op, values, promoted)
     };
     // NumPy's loop search takes strong inputs one by one (`resolve_loop_of`); a weak scalar
-    // takes the type of the others, so with one it is their promotion's loop.
-    let strong: Option<Vec<DType>> = values.iter().map(Arg::strong_dtype).collect();
-    let loop_of = |t: DType| match &strong {
-        Some(inputs) => resolve_loop_of(op, t, inputs),
-        None => resolve_loop(op, t),
+    // takes the type of the others, so with one it is their promotion's loop. Only an
+    // opcode without a loop of the promotion looks further (no allocation otherwise:
+    // this runs for every recorded operation).
+    let loop_of = |t: DType| {
+        if op.info().types.contains(t) {
+            return resolve_loop(op, t);
+        }
+        match values
+            .iter()
+            .map(Arg::strong_dtype)
+            .collect::<Option<Vec<_>>>()
+        {
+            Some(inputs) => resolve_loop_of(op, t, &inputs),
+            None => resolve_loop(op, t),
+        }
     };
     let mut dtype = dtype;
     if let (Some(d), Ok(t)) = (dtype, &natural) {
