@@ -2,7 +2,7 @@
 //! `casting=`), broadcasting, and overlap handling, recorded as one instruction plus
 //! the casts and copies it needs.
 
-use crate::args::{broadcast_all, check_stored_int, check_weak_ints, result_type, Arg};
+use crate::args::{broadcast_all, check_stored_int, check_weak_ints, result_type, Arg, Weak};
 use crate::base::{
     check_casting, check_out, copy_into, finish, operand, placeholder, private_copy, recording,
     Dest, Target,
@@ -56,8 +56,10 @@ fn resolve(
     // only its dtype's range (`add(uint8s, -1)` is NumPy's OverflowError), a float loop of
     // integer inputs takes any (`arctan2(uint8s, -1)` and `uint8s / -1` compute).
     let promoted = result_type(values);
-    let float_loop =
-        !promoted.is_inexact() && resolve_loop(op, promoted).is_ok_and(|l| l.is_inexact());
+    let weak_int = values.iter().any(|a| matches!(a, Arg::Weak(Weak::Int(_))));
+    let float_loop = weak_int
+        && !promoted.is_inexact()
+        && resolve_loop(op, promoted).is_ok_and(|l| l.is_inexact());
     let natural = if float_loop {
         Ok(promoted)
     } else {

@@ -13,6 +13,7 @@ from ._common import (
     _dtype,
     _dtype_of,
     _fallback_np,
+    _result_type,
     _shape_of,
     _shape_tuple,
     ndarray,
@@ -183,9 +184,7 @@ def linspace(
     # NumPy's algorithm, step for step, so the values agree to the last bit. Python
     # scalars are weak in the result type (NEP 50: a float32 start and an int stop give
     # float32), which is inexact; the difference is taken in it.
-    weak = (int, float, complex)
-    start, stop = (x if type(x) in weak else np.asarray(x) for x in (start, stop))
-    dt = np.result_type(start, stop, 1.0)
+    dt = _result_type(start, stop, 1.0)
     start_s, stop_s = np.asarray(start), np.asarray(stop)
     dtype = dt if dtype is None else np.dtype(dtype)
     delta = np.subtract(stop_s, start_s, dtype=dt)

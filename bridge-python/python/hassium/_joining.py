@@ -9,7 +9,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _hassium as _ext
-from ._common import _arr, _shape_of
+from ._common import _arr, _is_python_scalar, _result_type, _shape_of
 
 
 def _check_join(arrays, where):
@@ -55,14 +55,11 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     elif dtype is None:
         # A Python number among the arrays is weak (NEP 50), as in NumPy:
         # `concatenate((0, float32(1.5)), axis=None)` is float32.
-        weak = (int, float, complex)
-        dtype = np.result_type(
-            *(g if type(g) in weak else x.dtype for g, x in zip(given, arrays))
-        )
+        dtype = _result_type(*given)
     else:
         dtype = np.dtype(dtype)
     for g, x in zip(given, arrays):
-        if type(g) in (int, float, complex):
+        if _is_python_scalar(g):
             continue  # a weak number is cast to the result as NumPy casts it
         if not np.can_cast(x.dtype, dtype, casting):
             raise TypeError(

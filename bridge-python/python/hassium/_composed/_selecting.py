@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _hassium as _ext
 from .. import _native as _n
+from .._common import _is_python_scalar
 from ._arranging import take
 from ._helpers import _into
 
@@ -82,9 +83,10 @@ def extract(condition, arr):
     return take(_n._arr(arr).reshape(-1), _n.nonzero(cond)[0])
 
 
-def _check_values_cast(values, dtype):
-    """NumPy's `putmask` and `place` cast an array of values under 'safe', a Python
-    number as an assignment does (an int out of the dtype's range is an OverflowError)."""
+def _check_number_fits(values, dtype):
+    """A Python number assigned into `dtype` as NumPy assigns one: an int out of an
+    integer dtype's range is an OverflowError, a NaN or infinite float its conversion
+    error."""
     if type(values) is int and dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= values <= info.max:
@@ -93,7 +95,14 @@ def _check_values_cast(values, dtype):
         if math.isnan(values):
             raise ValueError("cannot convert float NaN to integer")
         raise OverflowError("cannot convert float infinity to integer")
-    elif type(values) not in (int, float, complex, bool):
+
+
+def _check_values_cast(values, dtype):
+    """NumPy's `putmask` and `place` cast an array of values under 'safe', a Python
+    number as an assignment does."""
+    if _is_python_scalar(values):
+        _check_number_fits(values, dtype)
+    else:
         vd = _n._arr(values).dtype
         if not np.can_cast(vd, dtype, "safe"):
             raise TypeError(
@@ -131,8 +140,8 @@ def put(a, ind, v, mode="raise"):
     idx = _n._arr(ind).reshape(-1)
     if idx.dtype.kind not in "iu":
         raise _n._Unsupported  # NumPy's casting rules for other index types
-    if type(v) is float and flat.dtype.kind in "iu" and not math.isfinite(v):
-        _check_values_cast(v, flat.dtype)  # NumPy's conversion error for NaN, inf
+    if type(v) is float:
+        _check_number_fits(v, flat.dtype)  # NumPy's conversion error for NaN, inf
     vals = _n._arr(v).reshape(-1)
     if mode not in ("wrap", "clip", "raise"):
         raise ValueError(
