@@ -92,7 +92,7 @@ impl Renderer<'_> {
             self.out.line(format!("{a} = {c};"));
             let out = i.out.unwrap_or(0);
             self.out.line(format!("const {oct} r{n} = {a};"));
-            self.store(out, &format!("r{n}"));
+            self.store(n, out, &format!("r{n}"));
             return Ok(());
         }
         let expr = match i.op {
@@ -198,7 +198,7 @@ impl Renderer<'_> {
         };
         self.out.line(format!("const {rt} r{n} = {expr};"));
         if let Some(out) = i.out {
-            self.store(out, &format!("r{n}"));
+            self.store(n, out, &format!("r{n}"));
         }
         Ok(())
     }

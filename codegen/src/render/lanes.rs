@@ -175,7 +175,7 @@ impl Renderer<'_> {
             };
             self.out.line(format!("const {oct} r{n} = {value};"));
             if let Some(out) = i.out {
-                self.store(out, &format!("r{n}"));
+                self.store(n, out, &format!("r{n}"));
             }
         }
         Ok(())

@@ -39,6 +39,38 @@ pub(super) struct Renderer<'a> {
     /// Which copy of the loop nest is being rendered, for kernels that divide integers
     /// by scalar slots (see `divisor_slots`).
     pub(super) divisors: Divisors,
+    /// Per instruction: its store is superseded (see [`superseded_stores`]).
+    pub(super) superseded: Vec<bool>,
+}
+
+/// Which instructions' stores a later instruction of the same loop body overwrites: an
+/// in-place chain (`x = where(m, f(x), x)` forty times over, an update loop fused whole)
+/// writes its array once per instruction, and only the last write can be seen. The
+/// earlier ones are left out of the text: the values stay in registers, where every later
+/// read of that view takes them (`load`), and GCC gives up vectorising a loop that
+/// stores one address several times per iteration. Kept in kernels that hold back
+/// stores (a `Lagged` plan reads rows it wrote), that address memory at computed indices,
+/// or whose instructions can fail part-way (a kernel stopped part-way is rerun from
+/// memory, `Runtime::after_failure`).
+pub(super) fn superseded_stores(l: &Lowered) -> Vec<bool> {
+    let mut superseded = vec![false; l.instrs.len()];
+    let fails = l.instrs.iter().any(|i| {
+        i.op.class() == hassium_core::OpClass::Index
+            || (i.op == hassium_core::Opcode::Power && i.out_dtype.is_integer())
+    });
+    if !l.lagged.is_empty() || !l.randoms.is_empty() || fails {
+        return superseded;
+    }
+    for (n, i) in l.instrs.iter().enumerate() {
+        let Some(out) = i.out else { continue };
+        if i.op.is_reduction() || i.op.is_scan() {
+            continue;
+        }
+        superseded[n] = l.instrs[n + 1..].iter().any(|j| {
+            j.space == i.space && j.out == Some(out) && !j.op.is_reduction() && !j.op.is_scan()
+        });
+    }
+    superseded
 }
 
 /// The integer divisors in scalar slots that a copy of the loop nest is specialised for.
@@ -106,9 +138,13 @@ impl Renderer<'_> {
         }
     }
 
-    pub(super) fn store(&mut self, id: usize, value: &str) {
+    /// Stores instruction `n`'s value into view `id` (only into its register when a later
+    /// instruction overwrites it, see [`superseded_stores`]).
+    pub(super) fn store(&mut self, n: usize, id: usize, value: &str) {
         let v = &self.l.views[id];
-        if let Some(j) = self.l.lagged.iter().position(|&w| w == id) {
+        if self.superseded.get(n).copied().unwrap_or(false) {
+            // Read back from the register only; the later store reaches memory.
+        } else if let Some(j) = self.l.lagged.iter().position(|&w| w == id) {
             // Into this row's ring slot; the row reaches memory `lag` rows later.
             let st = self.d.storage(v.dtype);
             let at = self.row_index();
@@ -195,6 +231,7 @@ pub fn render(dialect: &Dialect, lowered: &Lowered, name: &str) -> Result<String
         },
         regs: HashMap::new(),
         divisors: Divisors::Any,
+        superseded: superseded_stores(lowered),
     };
     r.function(name)?;
     Ok(r.out.text)
