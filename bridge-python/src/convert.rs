@@ -33,7 +33,7 @@ pub fn weak_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
 }
 
 /// A NumPy scalar (`np.float32(1)`) as a typed constant.
-fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+pub(crate) fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     let py = obj.py();
     let generic = py::numpy(py)?.getattr(pyo3::intern!(py, "generic"))?;
     if !obj.is_instance(&generic)? {
@@ -48,7 +48,7 @@ fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
 /// Any operand: a Hassium array, a Python or NumPy scalar, or an array-like (copied in).
 pub fn to_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arg> {
     if let Ok(a) = obj.downcast::<PyNdArray>() {
-        return Ok(Arg::Array(a.borrow().arr.clone()));
+        return Ok(Arg::Array(a.borrow().arr()?.clone()));
     }
     if let Some(w) = weak_of(obj)? {
         return Ok(Arg::Weak(w));
@@ -71,7 +71,7 @@ pub fn to_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arg> {
 /// An array-like as a Hassium array (Hassium arrays pass through, cast when `dtype` says).
 pub fn to_arr(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr> {
     if let Ok(a) = obj.downcast::<PyNdArray>() {
-        let arr = a.borrow().arr.clone();
+        let arr = a.borrow().arr()?.clone();
         return match dtype {
             Some(d) if d != arr.dtype() => ops::cast_copy(&arr, d),
             _ => Ok(arr),

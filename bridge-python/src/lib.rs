@@ -10,6 +10,7 @@
 
 mod array;
 mod convert;
+mod deferred;
 mod index;
 mod module;
 mod ops;

@@ -256,6 +256,10 @@ pub fn forget_failed_sync(a: &Arr) {
 /// the view). The pointer stays valid while `a` is alive.
 pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
     let result = with_rt(|rt| {
+        // The host may write the memory from now on: selections reading it copy it first.
+        if crate::deferred::any_live() {
+            crate::deferred::protect(rt, a.view.base, true).py()?;
+        }
         rt.sync(a.view.base).py()?;
         let p = rt.host_ptr(a.view.base).py()?;
         // The exported memory may be written through the buffer: tell device engines.
@@ -394,6 +398,18 @@ fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<usize> {
         count,
     });
     Ok(count)
+}
+
+/// NumPy's `IndexError` unless `mask` matches `a`'s leading dimensions.
+pub fn check_mask(py: Python<'_>, a: &Arr, mask: &Arr) -> PyResult<()> {
+    recorded_in(py, |_| record::check_mask(&a.view, &mask.view))
+}
+
+/// `a[mask] = whole[mask]` for a `whole` of `a`'s shape ([`record::mask_assign_whole`]).
+pub fn mask_assign_whole(py: Python<'_>, a: &Arr, mask: &Arr, whole: &Arr) -> PyResult<()> {
+    recorded_in(py, |t| {
+        record::mask_assign_whole(t, &a.view, &mask.view, &whole.view)
+    })
 }
 
 /// `a[mask]` for a boolean mask over `a`'s leading dimensions, compacted on the engine.

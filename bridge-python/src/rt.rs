@@ -130,6 +130,9 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
 #[inline]
 pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
     forget_mask(instr.out.base);
+    if crate::deferred::any_live() && !instr.op.is_system() {
+        crate::deferred::protect(rt, instr.out.base, false)?;
+    }
     if HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 {
         let mut views = HOST_VIEWS.lock();
         let bases: Vec<BaseId> = std::iter::once(instr.out.base)
@@ -214,6 +217,11 @@ static HOST_VIEWS_LIVE: AtomicUsize = AtomicUsize::new(0);
 pub fn host_view_opened(id: BaseId) {
     *HOST_VIEWS.lock().live.entry(id).or_insert(0) += 1;
     HOST_VIEWS_LIVE.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Whether a host view of `id`'s memory is open (the host may write it at any time).
+pub fn host_viewed(id: BaseId) -> bool {
+    HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 && HOST_VIEWS.lock().live.contains_key(&id)
 }
 
 /// A host view of `id`'s memory was released.

@@ -30,7 +30,9 @@ pub use create::{arange, cast_copy, full, generate, random_bits, reshape, resolv
 pub use elementwise::{assign, check_nin, elementwise};
 pub use error::{Call, Error, Result};
 pub use index::{gather, scatter};
-pub use mask::{check_mask, compress, mask_assign, mask_assign_needs_count, mask_count};
+pub use mask::{
+    check_mask, compress, mask_assign, mask_assign_needs_count, mask_assign_whole, mask_count,
+};
 pub use matmul::matmul;
 pub use reduce::{reduce, scan, ReduceSpec};
 pub use sort::{argpartition, searchsorted, sort, sort_in_place};

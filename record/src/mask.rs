@@ -353,6 +353,39 @@ fn record_lanes(
     ))
 }
 
+/// `a[mask] = whole[mask]` for a `whole` of `a`'s shape: `a = where(mask, whole, a)`,
+/// `whole` cast to `a`'s dtype. No count is needed: the selection and the assignment
+/// pair their elements by position in the same mask. The caller keeps `whole` and
+/// `mask` as they were when the selection was taken (the Python bridge's selections).
+pub fn mask_assign_whole(t: &mut impl Target, a: &View, mask: &View, whole: &View) -> Result<()> {
+    check_mask(a, mask)?;
+    if whole.shape != a.shape {
+        return Err(Error::Value(format!(
+            "hassium: internal error: a selection of shape {} assigned into an array of shape {}",
+            fmt_shape(&whole.shape),
+            fmt_shape(&a.shape)
+        )));
+    }
+    if a.is_empty() {
+        return Ok(());
+    }
+    recording(t, |t, temps| {
+        let m = operand(
+            t,
+            temps,
+            &Arg::Array(mask.clone()),
+            DType::Bool,
+            &mask.shape,
+            Some(a),
+        )?;
+        let Operand::View(m) = m else {
+            unreachable!("an array operand stays a view")
+        };
+        let w = as_dtype(t, temps, whole, a.dtype)?;
+        record_lanes(t, temps, a, &m, Vec::new(), LaneIn::Source(w))
+    })
+}
+
 /// The shape `a[mask]` has when `count` elements are selected.
 fn selection_shape(a: &View, mask: &View, count: usize) -> Vec<usize> {
     let mut shape = vec![count];

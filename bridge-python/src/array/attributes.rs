@@ -27,7 +27,7 @@ pub struct Flags {
 impl Flags {
     #[getter]
     fn writeable(&self, py: Python<'_>) -> bool {
-        self.array.borrow(py).arr.writeable
+        self.array.borrow(py).arr().is_ok_and(|a| a.writeable)
     }
     #[setter]
     fn set_writeable(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
@@ -90,7 +90,7 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
     let py = a.py();
     if value {
         let me = a.borrow();
-        let v = &me.arr.view;
+        let v = &me.arr()?.view;
         if v.shape
             .iter()
             .zip(&v.strides)
@@ -104,7 +104,7 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
         let parent_read_only = me.parent.as_ref().is_some_and(|p| {
             p.bind(py)
                 .downcast::<PyNdArray>()
-                .is_ok_and(|p| !p.borrow().arr.writeable)
+                .is_ok_and(|p| p.borrow().arr().is_ok_and(|a| !a.writeable))
         });
         if parent_read_only {
             return Err(PyValueError::new_err(
@@ -112,7 +112,7 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
             ));
         }
     }
-    a.borrow_mut().arr.writeable = value;
+    a.borrow_mut().arr_mut()?.writeable = value;
     Ok(())
 }
 
@@ -120,44 +120,45 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
 impl PyNdArray {
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.arr.view.shape.iter())
+        PyTuple::new(py, self.arr()?.view.shape.iter())
     }
     #[setter(shape)]
     fn set_shape(&mut self, shape: &Bound<'_, PyAny>) -> PyResult<()> {
         let req = py::dims_arg(shape)?;
-        let s = ops::resolve_shape(self.arr.view.nelem(), &req)?;
-        let v = self.arr.view.reshape(&s).ok_or_else(|| {
+        let s = ops::resolve_shape(self.arr()?.view.nelem(), &req)?;
+        let v = self.arr()?.view.reshape(&s).ok_or_else(|| {
             PyAttributeError::new_err(
                 "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape.",
             )
         })?;
-        self.arr.view = v;
+        self.arr_mut()?.view = v;
         Ok(())
     }
     #[getter]
-    fn ndim(&self) -> usize {
-        self.arr.view.ndim()
+    fn ndim(&self) -> PyResult<usize> {
+        Ok(self.arr()?.view.ndim())
     }
     #[getter]
-    fn size(&self) -> usize {
-        self.arr.view.nelem()
+    fn size(&self) -> PyResult<usize> {
+        Ok(self.arr()?.view.nelem())
     }
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py::dtype_obj(py, self.arr.dtype())
+        py::dtype_obj(py, self.arr()?.dtype())
     }
     #[getter]
-    fn itemsize(&self) -> usize {
-        self.arr.dtype().size()
+    fn itemsize(&self) -> PyResult<usize> {
+        Ok(self.arr()?.dtype().size())
     }
     #[getter]
-    fn nbytes(&self) -> usize {
-        self.arr.view.nelem() * self.arr.dtype().size()
+    fn nbytes(&self) -> PyResult<usize> {
+        let a = self.arr()?;
+        Ok(a.view.nelem() * a.dtype().size())
     }
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let sz = self.arr.dtype().size() as isize;
-        PyTuple::new(py, self.arr.view.strides.iter().map(|s| s * sz))
+        let sz = self.arr()?.dtype().size() as isize;
+        PyTuple::new(py, self.arr()?.view.strides.iter().map(|s| s * sz))
     }
     /// `a.strides = ...`, with NumPy's checks: one stride per axis, and every element
     /// of the new view inside the base's memory ("strides is not compatible with
@@ -175,14 +176,14 @@ impl PyNdArray {
             1,
         )?;
         let bytes: Vec<isize> = strides.extract()?;
-        let view = &self.arr.view;
+        let view = self.arr()?.view.clone();
         if bytes.len() != view.ndim() {
             return Err(PyValueError::new_err(format!(
                 "strides must be  same length as shape ({})", // NumPy's two spaces
                 view.ndim()
             )));
         }
-        let size = self.arr.dtype().size() as isize;
+        let size = self.arr()?.dtype().size() as isize;
         if bytes.iter().any(|b| b % size != 0) {
             return Err(PyValueError::new_err(format!(
                 "hassium: strides must be multiples of the item size ({size} bytes); hassium's \
@@ -190,9 +191,8 @@ impl PyNdArray {
             )));
         }
         let elems: Vec<isize> = bytes.iter().map(|b| b / size).collect();
-        let base_len = crate::rt::with_rt(|rt| {
-            Ok(rt.base(self.arr.view.base).map_or(0, |b| b.nelem as isize))
-        })?;
+        let base_len =
+            crate::rt::with_rt(|rt| Ok(rt.base(view.base).map_or(0, |b| b.nelem as isize)))?;
         // The lowest and highest element the new view reaches, relative to its offset.
         let (mut lo, mut hi) = (0isize, 0isize);
         let empty = view.shape.contains(&0);
@@ -207,24 +207,24 @@ impl PyNdArray {
                 "strides is not compatible with available memory",
             ));
         }
-        self.arr.view.strides = elems.into();
+        self.arr_mut()?.view.strides = elems.into();
         Ok(())
     }
     #[getter(T)]
     fn t(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let v = slf.borrow().arr.view.reversed_axes();
+        let v = slf.borrow().arr()?.view.reversed_axes();
         wrap_view(slf, v)
     }
     #[getter]
-    fn flags(slf: &Bound<'_, Self>) -> Flags {
+    fn flags(slf: &Bound<'_, Self>) -> PyResult<Flags> {
         let me = slf.borrow();
-        let v = &me.arr.view;
-        Flags {
+        let v = &me.arr()?.view;
+        Ok(Flags {
             array: slf.clone().unbind(),
             c_contiguous: v.is_contiguous(),
             f_contiguous: v.reversed_axes().is_contiguous(),
             owndata: me.parent.is_none(),
-        }
+        })
     }
     /// `a.setflags(write=...)`: see `set_writeable`. Hassium arrays are always aligned
     /// (`align` changes nothing) and never WRITEBACKIFCOPY (`uic=True` is NumPy's error).
@@ -254,7 +254,7 @@ impl PyNdArray {
     }
     #[getter]
     fn real(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         if a.dtype().is_complex() {
             unary(slf, Opcode::Real)
         } else {
@@ -263,7 +263,7 @@ impl PyNdArray {
     }
     #[getter]
     fn imag(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         if a.dtype().is_complex() {
             unary(slf, Opcode::Imag)
         } else {

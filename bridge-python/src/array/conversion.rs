@@ -17,7 +17,7 @@ use pyo3::types::{PyList, PyTuple};
 #[pymethods]
 impl PyNdArray {
     fn __len__(&self) -> PyResult<usize> {
-        self.arr
+        self.arr()?
             .view
             .shape
             .first()
@@ -26,7 +26,7 @@ impl PyNdArray {
     }
     fn __iter__(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         let py = slf.py();
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         match a.view.ndim() {
             0 => Err(PyTypeError::new_err("iteration over a 0-d array")),
             // 1-D: NumPy yields scalars; observing them needs the values (a sync).
@@ -66,7 +66,7 @@ impl PyNdArray {
     #[pyo3(signature = (ndigits=None))]
     fn __round__(slf: &Bound<'_, Self>, ndigits: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
         let py = slf.py();
-        if slf.borrow().arr.view.ndim() != 0 {
+        if slf.borrow().arr()?.view.ndim() != 0 {
             return Err(PyTypeError::new_err(
                 "type hassium.ndarray doesn't define __round__ method",
             ));
@@ -95,7 +95,7 @@ impl PyNdArray {
         let eq = ops::elementwise(
             py,
             Opcode::Equal,
-            &[Arg::Array(arr_of(slf)), to_arg(value)?],
+            &[Arg::Array(arr_of(slf)?), to_arg(value)?],
             &Dest::NEW,
             None,
         )?;
@@ -117,10 +117,8 @@ impl PyNdArray {
         Ok(to_numpy(slf)?.call_method0("tolist")?.unbind())
     }
     fn __copy__(&self) -> PyResult<PyNdArray> {
-        Ok(PyNdArray {
-            arr: ops::cast_copy(&self.arr, self.arr.dtype())?,
-            parent: None,
-        })
+        let a = self.arr()?;
+        Ok(PyNdArray::new(ops::cast_copy(a, a.dtype())?, None))
     }
     /// Pickles as its values (a NumPy array of them, read once the array is computed);
     /// unpickling makes a Hassium array again.

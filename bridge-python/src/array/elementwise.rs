@@ -67,7 +67,7 @@ impl PyNdArray {
         copy: bool,
     ) -> PyResult<PyObject> {
         let _ = (order, subok);
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let d = py::to_dtype(dtype)?;
         if crate::types::can_cast(a.dtype(), d, casting) == Some(false) {
             return Err(PyTypeError::new_err(format!(
@@ -84,17 +84,17 @@ impl PyNdArray {
     #[pyo3(signature = (order="C"))]
     fn copy(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
         let _ = order;
-        wrap(py, ops::cast_copy(&self.arr, self.arr.dtype())?)
+        wrap(py, ops::cast_copy(self.arr()?, self.arr()?.dtype())?)
     }
     /// Stores one value everywhere; a value with dimensions is NumPy's `ValueError`.
     fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = item_value(value, self.arr.dtype(), true)?;
+        let v = item_value(value, self.arr()?.dtype(), true)?;
         if matches!(&v, Arg::Array(a) if a.view.ndim() > 0) {
             return Err(PyValueError::new_err(
                 "setting an array element with a sequence.",
             ));
         }
-        ops::assign(py, &self.arr, &v, "unsafe")
+        ops::assign(py, self.arr()?, &v, "unsafe")
     }
     /// `maximum` by the lower bound, then `minimum` by the upper; without bounds, a copy.
     /// A Python int bound on the far side of what the dtype holds clips nothing, and NumPy
@@ -108,7 +108,7 @@ impl PyNdArray {
         max: Option<&Bound<'_, PyAny>>,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        let t = self.arr.dtype();
+        let t = self.arr()?.dtype();
         let bound = |b: Option<&Bound<'_, PyAny>>, lower: bool| -> PyResult<Option<Arg>> {
             let Some(b) = b.filter(|b| !b.is_none()) else {
                 return Ok(None);
@@ -129,7 +129,10 @@ impl PyNdArray {
         let mut cur = None;
         for (op, b) in bounds {
             if let Some(b) = b {
-                let x = cur.take().unwrap_or_else(|| self.arr.clone());
+                let x = match cur.take() {
+                    Some(c) => c,
+                    None => self.arr()?.clone(),
+                };
                 cur = Some(ops::elementwise(
                     py,
                     op,
@@ -141,7 +144,7 @@ impl PyNdArray {
         }
         let cur = match cur {
             Some(c) => c,
-            None => ops::cast_copy(&self.arr, t)?,
+            None => ops::cast_copy(self.arr()?, t)?,
         };
         finish_out(py, cur, out)
     }
@@ -152,7 +155,7 @@ impl PyNdArray {
         decimals: i32,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        let r = round(py, &self.arr, decimals)?;
+        let r = round(py, self.arr()?, decimals)?;
         finish_out(py, r, out)
     }
     fn conj(slf: &Bound<'_, Self>) -> PyResult<PyObject> {

@@ -2,8 +2,8 @@
 //! and flat indices for `a.flat`.
 
 use super::{
-    advanced::advanced, advanced::scalar_bool_key, arr_of, interop::to_numpy_arr, scalar_at, wrap,
-    wrap_view, PyNdArray,
+    advanced::advanced, advanced::scalar_bool_key, arr_of, interop::to_numpy_arr, scalar_at,
+    selection, wrap, wrap_view, PyNdArray,
 };
 use crate::convert::{host_int64, to_arg, to_arr};
 use crate::index::{self, IndexArray, Item};
@@ -120,7 +120,7 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
         return Ok(Item::Int(int_index(k)?));
     }
     if let Ok(a) = k.downcast::<PyNdArray>() {
-        let arr = a.borrow().arr.clone();
+        let arr = a.borrow().arr()?.clone();
         if arr.view.ndim() == 0 && arr.dtype().is_integer() {
             // Every integer dtype's value is an i128; a uint64 beyond `isize` is NumPy's
             // OverflowError.
@@ -204,7 +204,7 @@ pub fn nonzero(py: Python<'_>, a: &Arr) -> PyResult<PyObject> {
 /// lazy (range errors surface at the flush), host data is checked here.
 pub fn flat_index(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Arr> {
     if let Ok(a) = obj.downcast::<PyNdArray>() {
-        let a = a.borrow().arr.clone();
+        let a = a.borrow().arr()?.clone();
         if !a.dtype().is_integer() {
             return Err(PyIndexError::new_err(
                 "arrays used as indices must be of integer (or boolean) type",
@@ -230,7 +230,7 @@ pub fn flat_index(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Arr> {
 impl PyNdArray {
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
         let py = slf.py();
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         // Fast paths: one int or one slice.
         if key.is_exact_instance_of::<pyo3::types::PyInt>() {
             let i = int_index(key)?;
@@ -263,7 +263,7 @@ impl PyNdArray {
         // A boolean mask over the leading dimensions: compacted on the engine.
         if let ([Item::Array(0)], [Adv::Lazy(m)]) = (items.as_slice(), advs.as_slice()) {
             if m.dtype().is_bool() && m.view.ndim() > 0 {
-                return wrap(py, ops::compress(py, &a, m)?);
+                return selection::select(py, &a, m);
             }
         }
         if let Some(v) = scalar_bool_key(&a, &items, &advs)? {
@@ -278,8 +278,14 @@ impl PyNdArray {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let (items, advs) = parse_key(key)?;
+        // `x[m] = f(x[m])`: a selection by this mask is assigned without its count.
+        if let ([Item::Array(0)], [Adv::Lazy(m)]) = (items.as_slice(), advs.as_slice()) {
+            if m.dtype().is_bool() && m.view.ndim() > 0 && selection::assign(py, &a, m, value)? {
+                return Ok(());
+            }
+        }
         let val = item_value(value, a.dtype(), advs.is_empty())?;
         if advs.is_empty() {
             let b = index::apply_basic(&a.view, &items).map_err(index_err)?;
@@ -303,6 +309,6 @@ impl PyNdArray {
         ops::scatter(&a.with_view(full), &idx.view, &val, false)
     }
     fn nonzero(&self, py: Python<'_>) -> PyResult<PyObject> {
-        nonzero(py, &self.arr)
+        nonzero(py, self.arr()?)
     }
 }

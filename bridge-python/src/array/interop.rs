@@ -33,7 +33,7 @@ fn dispatch(py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)> {
 /// A NumPy array sharing `slf`'s memory after a sync (the buffer protocol does the work).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
-    let arr = slf.borrow().arr.clone();
+    let arr = slf.borrow().arr()?.clone();
     if let Some(e) = ops::take_failed_sync(&arr) {
         return Err(e); // NumPy's retry through `__array__` after a failed buffer export
     }
@@ -48,7 +48,7 @@ pub fn to_numpy<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>>
 /// array's repr): a one-element array comes back as a read-only NumPy copy of that
 /// element alone (see `ops::read_element`); any other through [`to_numpy`].
 pub fn to_numpy_value<'py>(slf: &Bound<'py, PyNdArray>) -> PyResult<Bound<'py, PyAny>> {
-    let arr = slf.borrow().arr.clone();
+    let arr = slf.borrow().arr()?.clone();
     if arr.view.nelem() != 1 {
         return to_numpy(slf);
     }
@@ -65,13 +65,7 @@ pub(super) fn element_numpy<'py>(py: Python<'py>, arr: &Arr) -> PyResult<Bound<'
 }
 
 pub(super) fn to_numpy_arr<'py>(py: Python<'py>, a: &Arr) -> PyResult<Bound<'py, PyAny>> {
-    let obj = Py::new(
-        py,
-        PyNdArray {
-            arr: a.clone(),
-            parent: None,
-        },
-    )?;
+    let obj = Py::new(py, PyNdArray::new(a.clone(), None))?;
     to_numpy(obj.bind(py))
 }
 
@@ -112,7 +106,7 @@ impl PyNdArray {
         let a = to_numpy(slf)?;
         let want = py::opt_dtype(dtype)?;
         let a = match want {
-            Some(d) if d != arr_of(slf).dtype() => {
+            Some(d) if d != arr_of(slf)?.dtype() => {
                 if copy == Some(false) {
                     return Err(PyValueError::new_err(
                         "Unable to avoid copy while creating an array as requested.",
@@ -202,7 +196,7 @@ impl PyNdArray {
         if view.is_null() {
             return Err(PyBufferError::new_err("View is null"));
         }
-        let a = slf.borrow().arr.clone();
+        let a = slf.borrow().arr()?.clone();
         if !a.writeable && flags & pyo3::ffi::PyBUF_WRITABLE == pyo3::ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("buffer source array is read-only"));
         }

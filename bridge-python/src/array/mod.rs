@@ -30,6 +30,7 @@ mod indexing;
 mod interop;
 mod operators;
 mod reductions;
+mod selection;
 mod views;
 
 pub use attributes::Flags;
@@ -39,23 +40,82 @@ pub use interop::set_dispatch;
 pub use reductions::{accumulate_any, opt_out, reduce_any};
 pub use views::{broadcast_to, diagonal};
 
+use crate::deferred::Selection;
 use crate::rt::Arr;
 use hassium_core::View;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use std::sync::{Arc, OnceLock};
 
 /// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
 /// protocol, `__array__`, `__array_ufunc__` and `__array_function__`.
+///
+/// Its array is read through [`PyNdArray::arr`]. An array made by a boolean mask
+/// (`x[m]`) starts as a *selection* (`crate::deferred`): its shape needs the mask's
+/// count, which only a flush gives, so it is kept as the whole arrays it selects from
+/// until something needs it as an array; elementwise operators on it and its assignment
+/// through the same mask (`x[m] = 2 - x[m]`) never need it (see `selection`).
 #[pyclass(name = "ndarray", module = "hassium", weakref)]
 pub struct PyNdArray {
-    pub arr: Arr,
+    /// The array; empty only while a selection is not yet compacted.
+    arr: OnceLock<Arr>,
+    /// What the array selects, while it is a selection not yet compacted.
+    selection: Option<Arc<Selection>>,
     /// The array this one is a view of (NumPy's `.base`), None for owners.
     pub parent: Option<Py<PyAny>>,
 }
 
+impl PyNdArray {
+    /// An array object for `arr`, a view of `parent`'s (None for owners).
+    pub fn new(arr: Arr, parent: Option<Py<PyAny>>) -> PyNdArray {
+        PyNdArray {
+            arr: OnceLock::from(arr),
+            selection: None,
+            parent,
+        }
+    }
+
+    /// The array. A selection is compacted first (which reads its mask's count).
+    pub fn arr(&self) -> PyResult<&Arr> {
+        if let Some(a) = self.arr.get() {
+            return Ok(a);
+        }
+        let sel = self
+            .selection
+            .as_ref()
+            .expect("an array object holds an array or a selection");
+        let a = sel.compact()?;
+        Ok(self.arr.get_or_init(|| a))
+    }
+
+    /// The array, to change its view or flags.
+    pub fn arr_mut(&mut self) -> PyResult<&mut Arr> {
+        self.arr()?;
+        Ok(self.arr.get_mut().expect("compacted just above"))
+    }
+
+    /// The selection this array still is, if it has not been compacted.
+    pub fn selection(&self) -> Option<&Arc<Selection>> {
+        match self.arr.get() {
+            Some(_) => None,
+            None => self.selection.as_ref(),
+        }
+    }
+}
+
 /// Wraps an array result as a new Python object.
 pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
-    Ok(Py::new(py, PyNdArray { arr, parent: None })?.into_any())
+    Ok(Py::new(py, PyNdArray::new(arr, None))?.into_any())
+}
+
+/// Wraps a selection (see `crate::deferred`) as a new Python object.
+pub fn wrap_selection(py: Python<'_>, sel: Arc<Selection>) -> PyResult<PyObject> {
+    let obj = PyNdArray {
+        arr: OnceLock::new(),
+        selection: Some(sel),
+        parent: None,
+    };
+    Ok(Py::new(py, obj)?.into_any())
 }
 
 /// The element at a 0-d `view` of `slf`'s base as a NumPy scalar: what NumPy returns when
@@ -63,7 +123,7 @@ pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
 /// needs it computed, so this syncs that element (see `ops::read_element`).
 pub(super) fn scalar_at(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyObject> {
     let py = slf.py();
-    let element = interop::element_numpy(py, &arr_of(slf).with_view(view))?;
+    let element = interop::element_numpy(py, &arr_of(slf)?.with_view(view))?;
     Ok(element.get_item(PyTuple::empty(py))?.unbind())
 }
 
@@ -75,14 +135,7 @@ pub(super) fn wrap_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyResult<PyOb
         Some(p) => p.clone_ref(py),
         None => slf.clone().into_any().unbind(),
     };
-    Ok(Py::new(
-        py,
-        PyNdArray {
-            arr: me.arr.with_view(view),
-            parent: Some(parent),
-        },
-    )?
-    .into_any())
+    Ok(Py::new(py, PyNdArray::new(me.arr()?.with_view(view), Some(parent)))?.into_any())
 }
 
 /// A read-only view of `slf` (NumPy's `broadcast_to` and `diagonal` give these).
@@ -91,11 +144,11 @@ pub(super) fn wrap_read_only_view(slf: &Bound<'_, PyNdArray>, view: View) -> PyR
     b.bind(slf.py())
         .downcast::<PyNdArray>()?
         .borrow_mut()
-        .arr
+        .arr_mut()?
         .writeable = false;
     Ok(b)
 }
 
-pub(super) fn arr_of(slf: &Bound<'_, PyNdArray>) -> Arr {
-    slf.borrow().arr.clone()
+pub(super) fn arr_of(slf: &Bound<'_, PyNdArray>) -> PyResult<Arr> {
+    Ok(slf.borrow().arr()?.clone())
 }

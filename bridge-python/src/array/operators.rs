@@ -1,7 +1,7 @@
 //! Python's operators: arithmetic, bitwise and comparison, their reflected and
 //! in-place forms, each one elementwise opcode.
 
-use super::{arr_of, wrap, PyNdArray};
+use super::{arr_of, selection, wrap, PyNdArray};
 use crate::convert::{to_arg, to_arr};
 use crate::ops::{self, Arg, Dest};
 use crate::py::{self, UnsupportedError};
@@ -23,12 +23,15 @@ fn binary(
     reflected: bool,
 ) -> PyResult<PyObject> {
     let py = slf.py();
+    if let Some(done) = selection::lifted(slf, op, Some(other), reflected)? {
+        return Ok(done);
+    }
     // The operands go to the recorder as views: `slf` and `other` keep their bases alive
     // for the call, and an array-like copied in is held in `held`.
-    let me = record::Arg::Array(slf.borrow().arr.view.clone());
+    let me = record::Arg::Array(slf.borrow().arr()?.view.clone());
     let mut held: Option<Arg> = None;
     let arg = match other.downcast::<PyNdArray>() {
-        Ok(a) => Ok(record::Arg::Array(a.borrow().arr.view.clone())),
+        Ok(a) => Ok(record::Arg::Array(a.borrow().arr()?.view.clone())),
         Err(_) => to_arg(other).map(|a| held.insert(a).rec()),
     };
     let arg = match arg {
@@ -41,12 +44,12 @@ fn binary(
                     || e.is_instance_of::<PyValueError>(py)) =>
         {
             let all = hassium_core::Scalar::Bool(op == Opcode::NotEqual);
-            let shape = slf.borrow().arr.view.shape.clone();
+            let shape = slf.borrow().arr()?.view.shape.clone();
             return wrap(py, ops::full(&shape, all.into(), DType::Bool)?);
         }
         // `a < "text"`: NumPy makes a string array and has no loop for it; its error.
         Err(_) if other.is_instance_of::<PyString>() || other.is_instance_of::<PyBytes>() => {
-            let t = slf.borrow().arr.dtype();
+            let t = slf.borrow().arr()?.dtype();
             return match py::numpy_operand_error(py, op.name(), t, other, reflected)? {
                 Some(e) => Err(e),
                 None => Ok(py.NotImplemented()),
@@ -79,7 +82,7 @@ fn binary(
 /// takes the reciprocal and a Python float 0.5 the square root (the operator, not
 /// `np.power`, does this; for complex numbers the results differ from `power`'s).
 fn scalar_power(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>) -> Option<Opcode> {
-    let t = slf.borrow().arr.dtype();
+    let t = selection::dtype_of(slf).ok()?;
     if !t.is_inexact() {
         return None;
     }
@@ -98,8 +101,11 @@ fn scalar_power(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>) -> Option<
 
 /// `a op= b`: writes into `a`'s view under casting rule "same_kind".
 fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> PyResult<()> {
+    if selection::lifted_in_place(slf, op, Some(other))? {
+        return Ok(());
+    }
     let py = slf.py();
-    let me = arr_of(slf);
+    let me = arr_of(slf)?;
     me.check_writeable(Write::Output)?;
     let other = to_arg(other)?;
     ops::elementwise(
@@ -116,9 +122,12 @@ fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> 
 }
 
 pub(super) fn unary(slf: &Bound<'_, PyNdArray>, op: Opcode) -> PyResult<PyObject> {
+    if let Some(done) = selection::lifted(slf, op, None, false)? {
+        return Ok(done);
+    }
     let py = slf.py();
     // `slf` keeps its base alive for the call.
-    let me = record::Arg::Array(slf.borrow().arr.view.clone());
+    let me = record::Arg::Array(slf.borrow().arr()?.view.clone());
     wrap(py, ops::elementwise_of(py, op, &[me], &Dest::NEW, None)?)
 }
 
@@ -194,10 +203,13 @@ impl PyNdArray {
             ));
         }
         if let Some(op) = scalar_power(slf, o) {
+            if let Some(done) = selection::lifted(slf, op, None, false)? {
+                return Ok(done);
+            }
             let py = slf.py();
             return wrap(
                 py,
-                ops::elementwise(py, op, &[Arg::Array(arr_of(slf))], &Dest::NEW, None)?,
+                ops::elementwise(py, op, &[Arg::Array(arr_of(slf)?)], &Dest::NEW, None)?,
             );
         }
         binary(slf, o, Opcode::Power, false)
@@ -217,7 +229,10 @@ impl PyNdArray {
     ) -> PyResult<()> {
         let _ = modulo;
         if let Some(op) = scalar_power(slf, o) {
-            let me = arr_of(slf);
+            if selection::lifted_in_place(slf, op, None)? {
+                return Ok(());
+            }
+            let me = arr_of(slf)?;
             me.check_writeable(Write::Output)?;
             let dest = Dest {
                 out: Some(&me),
@@ -279,7 +294,7 @@ impl PyNdArray {
             Ok(b) => b,
             Err(_) => return Ok(py.NotImplemented()),
         };
-        wrap(py, ops::matmul(py, &arr_of(slf), &b, None)?)
+        wrap(py, ops::matmul(py, &arr_of(slf)?, &b, None)?)
     }
     fn __rmatmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<PyObject> {
         let py = slf.py();
@@ -287,13 +302,13 @@ impl PyNdArray {
             Ok(b) => b,
             Err(_) => return Ok(py.NotImplemented()),
         };
-        wrap(py, ops::matmul(py, &b, &arr_of(slf), None)?)
+        wrap(py, ops::matmul(py, &b, &arr_of(slf)?, None)?)
     }
     /// `a @= b` writes into `a` (views of it see the product, as in NumPy); the product
     /// must have `a`'s shape and cast to its dtype under "same_kind".
     fn __imatmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let b = to_arr(o, None)?;
         if a.view.ndim() < 1 || b.view.ndim() < 2 {
             return Err(PyValueError::new_err(

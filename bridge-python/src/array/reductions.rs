@@ -99,7 +99,7 @@ pub fn opt_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arr>> {
             };
             match o.downcast::<PyNdArray>() {
                 Ok(a) => {
-                    let a = a.borrow().arr.clone();
+                    let a = a.borrow().arr()?.clone();
                     a.check_writeable(Write::Output)?;
                     Ok(Some(a))
                 }
@@ -253,7 +253,7 @@ impl PyNdArray {
         no_where(r#where)?;
         wrap(
             py,
-            reduce_any(py, &self.arr, "add", axis, dtype, out, keepdims, initial)?,
+            reduce_any(py, self.arr()?, "add", axis, dtype, out, keepdims, initial)?,
         )
     }
     #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, initial=None, r#where=None))]
@@ -271,7 +271,14 @@ impl PyNdArray {
         wrap(
             py,
             reduce_any(
-                py, &self.arr, "multiply", axis, dtype, out, keepdims, initial,
+                py,
+                self.arr()?,
+                "multiply",
+                axis,
+                dtype,
+                out,
+                keepdims,
+                initial,
             )?,
         )
     }
@@ -288,7 +295,16 @@ impl PyNdArray {
         no_where(r#where)?;
         wrap(
             py,
-            reduce_any(py, &self.arr, "minimum", axis, None, out, keepdims, initial)?,
+            reduce_any(
+                py,
+                self.arr()?,
+                "minimum",
+                axis,
+                None,
+                out,
+                keepdims,
+                initial,
+            )?,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, initial=None, r#where=None))]
@@ -304,7 +320,16 @@ impl PyNdArray {
         no_where(r#where)?;
         wrap(
             py,
-            reduce_any(py, &self.arr, "maximum", axis, None, out, keepdims, initial)?,
+            reduce_any(
+                py,
+                self.arr()?,
+                "maximum",
+                axis,
+                None,
+                out,
+                keepdims,
+                initial,
+            )?,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
@@ -319,7 +344,16 @@ impl PyNdArray {
         no_where(r#where)?;
         wrap(
             py,
-            reduce_any(py, &self.arr, "logical_or", axis, None, out, keepdims, None)?,
+            reduce_any(
+                py,
+                self.arr()?,
+                "logical_or",
+                axis,
+                None,
+                out,
+                keepdims,
+                None,
+            )?,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
@@ -336,7 +370,7 @@ impl PyNdArray {
             py,
             reduce_any(
                 py,
-                &self.arr,
+                self.arr()?,
                 "logical_and",
                 axis,
                 None,
@@ -356,7 +390,7 @@ impl PyNdArray {
     ) -> PyResult<PyObject> {
         wrap(
             py,
-            reduce_any(py, &self.arr, "argmin", axis, None, out, keepdims, None)?,
+            reduce_any(py, self.arr()?, "argmin", axis, None, out, keepdims, None)?,
         )
     }
     #[pyo3(signature = (axis=None, out=None, *, keepdims=false))]
@@ -369,7 +403,7 @@ impl PyNdArray {
     ) -> PyResult<PyObject> {
         wrap(
             py,
-            reduce_any(py, &self.arr, "argmax", axis, None, out, keepdims, None)?,
+            reduce_any(py, self.arr()?, "argmax", axis, None, out, keepdims, None)?,
         )
     }
     /// `a.mean()`, `a.var()`, `a.std()` are the module's functions, as NumPy's are: one
@@ -406,7 +440,10 @@ impl PyNdArray {
         dtype: Option<&Bound<'_, PyAny>>,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        wrap(py, accumulate_any(py, &self.arr, "add", axis, dtype, out)?)
+        wrap(
+            py,
+            accumulate_any(py, self.arr()?, "add", axis, dtype, out)?,
+        )
     }
     #[pyo3(signature = (axis=None, dtype=None, out=None))]
     fn cumprod(
@@ -418,7 +455,7 @@ impl PyNdArray {
     ) -> PyResult<PyObject> {
         wrap(
             py,
-            accumulate_any(py, &self.arr, "multiply", axis, dtype, out)?,
+            accumulate_any(py, self.arr()?, "multiply", axis, dtype, out)?,
         )
     }
 }

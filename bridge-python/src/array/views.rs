@@ -58,7 +58,7 @@ fn in_read_order(a: &Arr, order: &str) -> PyResult<Arr> {
 /// `np.broadcast_to(a, shape)` once the shapes are checked: a read-only view of `a`
 /// with a stride of 0 along each broadcast axis, as NumPy's.
 pub fn broadcast_to(a: &Bound<'_, PyNdArray>, shape: &[usize]) -> PyResult<PyObject> {
-    let view = a.borrow().arr.view.broadcast_to(shape).py()?;
+    let view = a.borrow().arr()?.view.broadcast_to(shape).py()?;
     wrap_read_only_view(a, view)
 }
 
@@ -71,7 +71,7 @@ pub fn diagonal(
     axis1: usize,
     axis2: usize,
 ) -> PyResult<PyObject> {
-    let v = a.borrow().arr.view.clone();
+    let v = a.borrow().arr()?.view.clone();
     if axis1 >= v.ndim() || axis2 >= v.ndim() || axis1 == axis2 {
         return Err(PyValueError::new_err(format!(
             "diagonal: axes {axis1} and {axis2} are not two distinct axes of a \
@@ -109,7 +109,7 @@ impl PyNdArray {
         shape: &Bound<'_, PyTuple>,
         order: &str,
     ) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let req = if shape.len() == 1 {
             py::dims_arg(&shape.get_item(0)?)?
         } else {
@@ -138,7 +138,7 @@ impl PyNdArray {
     }
     #[pyo3(signature = (order="C"))]
     fn ravel(slf: &Bound<'_, Self>, order: &str) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let r = ops::reshape(&in_read_order(&a, order)?, &[a.view.nelem()])?;
         if r.owner.id == a.owner.id {
             wrap_view(slf, r.view)
@@ -148,13 +148,13 @@ impl PyNdArray {
     }
     #[pyo3(signature = (order="C"))]
     fn flatten(&self, py: Python<'_>, order: &str) -> PyResult<PyObject> {
-        let a = &self.arr;
+        let a = self.arr()?;
         let c = ops::cast_copy(&in_read_order(a, order)?, a.dtype())?;
         wrap(py, ops::reshape(&c, &[a.view.nelem()])?)
     }
     #[pyo3(signature = (*axes))]
     fn transpose(slf: &Bound<'_, Self>, axes: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let nd = a.view.ndim();
         let perm: Option<Vec<isize>> = match axes.len() {
             0 => None,
@@ -192,7 +192,7 @@ impl PyNdArray {
         wrap_view(slf, v)
     }
     fn swapaxes(slf: &Bound<'_, Self>, axis1: isize, axis2: isize) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         let nd = a.view.ndim();
         let norm = |x: isize| -> PyResult<usize> {
             let y = if x < 0 { x + nd as isize } else { x };
@@ -210,7 +210,7 @@ impl PyNdArray {
     }
     #[pyo3(signature = (axis=None))]
     fn squeeze(slf: &Bound<'_, Self>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         // NumPy takes an integer axis 0 or -1 on a 0-d array (not a tuple naming one).
         if a.view.ndim() == 0 {
             if let Some(i) = axis.and_then(|x| x.extract::<i64>().ok()) {
@@ -244,7 +244,7 @@ impl PyNdArray {
         r#type: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         let _ = r#type;
-        let a = arr_of(slf);
+        let a = arr_of(slf)?;
         match py::opt_dtype(dtype)? {
             None => wrap_view(slf, a.view.clone()),
             Some(d) if d == a.dtype() => wrap_view(slf, a.view.clone()),

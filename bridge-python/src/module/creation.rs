@@ -166,7 +166,7 @@ pub(crate) fn asarray(
 ) -> PyResult<PyObject> {
     let d = py::opt_dtype(dtype)?;
     if let Ok(a) = obj.downcast::<PyNdArray>() {
-        let arr = a.borrow().arr.clone();
+        let arr = a.borrow().arr()?.clone();
         let need_cast = d.is_some_and(|d| d != arr.dtype());
         if need_cast && copy == Some(false) {
             return Err(PyValueError::new_err(

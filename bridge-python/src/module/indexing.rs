@@ -16,7 +16,7 @@ pub(crate) fn copyto(
     src: &Bound<'_, PyAny>,
     casting: &str,
 ) -> PyResult<()> {
-    let d = dst.borrow().arr.clone();
+    let d = dst.borrow().arr()?.clone();
     ops::assign(py, &d, &to_arg(src)?, casting)
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn put_flat(
     values: &Bound<'_, PyAny>,
     accumulate: bool,
 ) -> PyResult<()> {
-    let target = a.borrow().arr.clone();
+    let target = a.borrow().arr()?.clone();
     let n = target.view.nelem();
     let idx = array::flat_index(flat_index, n)?;
     let vals = to_arg(values)?;
@@ -94,7 +94,7 @@ pub(crate) fn argpartition(
 /// `sort_in_place(a, axis)`: `a.sort(axis)`.
 #[pyfunction]
 pub(crate) fn sort_in_place(py: Python<'_>, a: &Bound<'_, PyNdArray>, axis: usize) -> PyResult<()> {
-    let a = a.borrow().arr.clone();
+    let a = a.borrow().arr()?.clone();
     ops::sort_in_place(py, &a, axis)
 }
 
