@@ -307,9 +307,9 @@ def test_an_in_place_update_of_a_selection_runs_no_compaction(hs, stack):
 
 
 def test_a_masked_update_loop_runs_without_a_flush(hs):
-    """``x[m] = 2 - x[m]``, ``v[m] *= -d``, ``z[m] = z[m] ** 2 + c[m]`` with a new mask
-    each step: a selection assigned back through its own mask needs no count, so the
-    loop records without a flush and its steps can fuse."""
+    """``x[m] = 2 - x[m]``, ``v[m] *= -d``, ``z[m] = z[m] ** 2 + c[m]``, ufuncs called
+    on selections, with a new mask each step: a selection assigned back through its own
+    mask needs no count, so the loop records without a flush and its steps can fuse."""
     n = np.linspace(-0.3, 1.3, 997)
     v = np.cos(np.arange(997.0))
     z = np.zeros(997, complex)
@@ -324,6 +324,7 @@ def test_a_masked_update_loop_runs_without_a_flush(hs):
             high = x > 1.0
             x[high] = 2.0 - x[high]
             vv[high] *= -0.9
+            vv[high] = xp.minimum(xp.abs(vv[high]), 0.5) * xp.sign(vv[high])
             low = x < 0.0
             x[low] = -x[low]
             vv[low] *= -0.9

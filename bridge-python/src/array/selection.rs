@@ -79,6 +79,41 @@ pub(super) fn lifted(
     }
 }
 
+/// `np.<ufunc>(inputs…)` without `out=` as a selection, when an input is a selection and
+/// every other one a scalar or a selection by the same mask (see [`lifted`]).
+pub fn lifted_ufunc(
+    py: Python<'_>,
+    op: Opcode,
+    inputs: &[Bound<'_, PyAny>],
+    dtype: Option<hassium_core::DType>,
+) -> PyResult<Option<PyObject>> {
+    let first = inputs.iter().find_map(|i| {
+        let a = i.downcast::<PyNdArray>().ok()?;
+        let p = a.borrow().selection().and_then(|s| s.parts());
+        p
+    });
+    let Some(p) = first else {
+        return Ok(None);
+    };
+    // A power is lifted only in an inexact loop (the first selection's dtype, and the
+    // one `dtype=` asks for).
+    let int_loop = dtype.is_some_and(|t| !t.is_inexact());
+    if !liftable(op, p.whole.dtype()) || (op == Opcode::Power && int_loop) {
+        return Ok(None);
+    }
+    let mut args = Vec::with_capacity(inputs.len());
+    for i in inputs {
+        match operand(&p, i)? {
+            Some(a) => args.push(a),
+            None => return Ok(None),
+        }
+    }
+    match ops::elementwise(py, op, &args, &Dest::NEW, dtype) {
+        Ok(whole) => Ok(Some(wrap_selection(py, Selection::new(whole, p.mask))?)),
+        Err(_) => Ok(None),
+    }
+}
+
 /// `slf op= other` on a selection: the operation computed anew into a fresh whole array
 /// of the selection's dtype (under "same_kind", as in place), which the selection then
 /// stands for. Its source is not written: a selection is a copy.

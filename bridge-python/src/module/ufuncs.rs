@@ -43,13 +43,20 @@ pub(crate) fn ufunc(
             inputs.len()
         )));
     }
+    let dt = py::opt_dtype(dtype)?;
+    if out.is_none_or(|o| o.is_none()) {
+        let ins: Vec<Bound<'_, PyAny>> = inputs.iter().collect();
+        if let Some(done) = array::lifted_ufunc(py, op, &ins, dt)? {
+            return Ok(done);
+        }
+    }
     let args: Vec<Arg> = inputs.iter().map(|i| to_arg(&i)).collect::<PyResult<_>>()?;
     let out = array::opt_out(out)?;
     let dest = Dest {
         out: out.as_ref(),
         casting,
     };
-    let r = ops::elementwise(py, op, &args, &dest, py::opt_dtype(dtype)?)?;
+    let r = ops::elementwise(py, op, &args, &dest, dt)?;
     wrap(py, r)
 }
 
