@@ -10,8 +10,10 @@
 //! selects they compute what the compacted arrays would, and the others compute values
 //! nobody reads, which cannot fail (the opcodes allowed cannot fail when run, and Hassium
 //! raises no floating-point warnings). Assigning a selection through its own mask is
-//! `where(mask, whole, x)`. Anything else compacts it first, with the count read once
-//! (`PyNdArray::arr`), and from then on it is an ordinary array.
+//! `where(mask, whole, x)`. Its shape reads the mask's count alone, and a sum, product,
+//! `any` or `all` over its first axis reduces `where(mask, whole, identity)`. Anything
+//! else compacts it first, with the count read once (`PyNdArray::arr`), and from then on
+//! it is an ordinary array.
 //!
 //! A selection reads `whole` and `mask` later than NumPy would, so it must see them as
 //! they were when it was taken. Before an instruction writes a base that a live

@@ -387,7 +387,7 @@ pub fn scatter(target: &Arr, idx: &View, values: &Arg, accumulate: bool) -> PyRe
 
 /// How many entries of `mask` are true ([`record::mask_count`]): one element read back,
 /// the mask stays on the engine. Remembered until the mask's base may be written.
-fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<usize> {
+pub fn mask_count(py: Python<'_>, mask: &Arr) -> PyResult<usize> {
     if let Some(known) = rt::remembered_mask(&mask.view) {
         return Ok(known);
     }

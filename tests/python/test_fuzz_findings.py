@@ -25,6 +25,9 @@ CASES = [
     ("cumulative_sum", (np.array(5),), {"axis": 1}),  # AxisError: one dimension
     ("cumulative_sum", (np.array(5),), {"axis": (0,)}),  # one axis in a tuple
     ("cumulative_prod", (np.arange(6).reshape(2, 3),), {"axis": (1,)}),
+    ("cumulative_sum", (np.array(5),), {"axis": (0, 1)}),  # AxisError before the count
+    ("cumulative_sum", (np.arange(6).reshape(2, 3),), {"axis": (0, 5)}),
+    ("cumulative_sum", (np.arange(6).reshape(2, 3),), {"axis": (0, 1)}),
     ("put", (np.zeros(2, np.int8), np.array([0]), float("nan"))),
     # A non-integer axis is NumPy's TypeError before any other argument is checked.
     ("argsort", (np.array([2, 1]),), {"axis": (), "kind": "introselect"}),
@@ -48,6 +51,11 @@ CASES = [
     # A weak Python int joins a uint8 array without a casting error.
     ("setxor1d", (np.array(0, np.uint8), 0, True)),
     ("concatenate", ((np.array([1], np.uint8), 0),), {"axis": None}),
+    # cov and corrcoef centre rows in place in dtype=: a float mean into bool or integer
+    # rows is NumPy's casting error (Hassium gave NaNs).
+    ("corrcoef", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": bool}),
+    ("cov", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": np.int32}),
+    ("cov", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": np.float16}),
 ]
 
 

@@ -461,3 +461,80 @@ def test_operations_a_selection_cannot_lift_are_numpys(hs):
     c[m2] = f[m2] * 7
     hc[h2] = hf[h2] * 7
     assert_same(hc, c)
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i4", "u1", "b1", "c16"])
+def test_reductions_of_a_selection_are_numpys(hs, dtype):
+    """``x[m].sum()``, ``prod``, ``any``, ``all``, ``mean`` and ``np.sum(x[m], axis)``
+    over the selection's first axis reduce the whole array under the mask, with NumPy's
+    results (empty selections included) and errors."""
+    dt = np.dtype(dtype)
+    n = (
+        values_of(dt, (7, 3, 2))
+        if dt.kind != "f"
+        else np.linspace(-2, 2, 42).reshape(7, 3, 2).astype(dt)
+    )
+    h = hs.asarray(n)
+    cases = [
+        lambda s, xp: s.sum(),
+        lambda s, xp: s.sum(axis=0),
+        lambda s, xp: s.sum(axis=(0, 2)),
+        lambda s, xp: s.sum(axis=0, keepdims=True),
+        lambda s, xp: s.sum(axis=-s.ndim),
+        lambda s, xp: s.sum(axis=1),
+        lambda s, xp: xp.sum(s, axis=0, dtype=np.float64),
+        lambda s, xp: s.sum(initial=5) if dt.kind != "b" else s.sum(),
+        lambda s, xp: s.prod(axis=0) if dt.kind != "u" else s.sum(),
+        lambda s, xp: s.any(axis=0),
+        lambda s, xp: s.all(),
+        lambda s, xp: xp.add.reduce(s, axis=0),
+        lambda s, xp: (s * 2).sum(axis=0),
+    ]
+    if dt.kind in "fc":
+        cases.append(lambda s, xp: s.mean(axis=0))
+    for mk in [
+        lambda a: a[:, 0, 0] > 0,
+        lambda a: a[:, :, 0] > 0,
+        lambda a: a[:, 0, 0] > 99,
+    ]:
+        nm, hm = (
+            mk(n.real if dt.kind == "c" else n),
+            mk(h.real if dt.kind == "c" else h),
+        )
+        if dt.kind == "b":
+            nm, hm = n[:, 0, 0], h[:, 0, 0] & True
+        for k, f in enumerate(cases):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    want = f(n[nm], np)
+                except np.exceptions.AxisError as e:  # axis 2 of a 2-D selection
+                    with pytest.raises(type(e)):
+                        f(h[hm], hs)
+                    continue
+                got = f(h[hm], hs)
+            assert_same(got, want, what=f"case {k}")
+    with pytest.raises(np.exceptions.AxisError):
+        h[h.real > 0 if dt.kind == "c" else h != 0].sum(axis=3)
+
+
+def test_a_selection_reduced_or_measured_is_not_compacted(hs):
+    """A sum of a selection records no compaction and reads nothing back; its length
+    reads the mask's count and nothing more; a mean reads the count once."""
+    if not hasattr(hs, "stats"):
+        pytest.skip("NumPy has no runtime to count flushes of")
+    pts = hs.asarray(np.linspace(-1, 1, 2000).reshape(1000, 2))
+    labels = hs.arange(1000) % 3
+    hs.asarray(pts).sum()
+    before = hs.stats()["flushes"]
+    totals = [pts[labels == c].sum(axis=0) for c in range(3)]
+    assert hs.stats()["flushes"] == before, "a sum of a selection flushed"
+    members = pts[labels == 1]
+    assert len(members) == 333 and members.shape == (333, 2)
+    assert hs.stats()["flushes"] == before + 1, "the length read more than the count"
+    means = members.mean(axis=0)
+    assert hs.stats()["flushes"] == before + 1, "the mean read the count again"
+    n = np.linspace(-1, 1, 2000).reshape(1000, 2)
+    nl = np.arange(1000) % 3
+    assert_same(hs.stack(totals), np.stack([n[nl == c].sum(axis=0) for c in range(3)]))
+    assert_same(means, n[nl == 1].mean(axis=0))

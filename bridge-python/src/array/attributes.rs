@@ -1,7 +1,7 @@
 //! The array's attributes (shape, dtype, strides, flags, `T`, `real`, `imag`, ...), the
 //! `flags` object, and NumPy's other attributes reached through the package.
 
-use super::{arr_of, operators::unary, wrap, wrap_view, PyNdArray};
+use super::{arr_of, operators::unary, selection, wrap, wrap_view, PyNdArray};
 use crate::ops::{self};
 use crate::py::{self, UnsupportedError};
 
@@ -120,6 +120,9 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
 impl PyNdArray {
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            return PyTuple::new(py, selection::shape(py, &p)?);
+        }
         PyTuple::new(py, self.arr()?.view.shape.iter())
     }
     #[setter(shape)]
@@ -136,14 +139,23 @@ impl PyNdArray {
     }
     #[getter]
     fn ndim(&self) -> PyResult<usize> {
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            return Ok(selection::ndim(&p));
+        }
         Ok(self.arr()?.view.ndim())
     }
     #[getter]
-    fn size(&self) -> PyResult<usize> {
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            return Ok(selection::shape(py, &p)?.iter().product());
+        }
         Ok(self.arr()?.view.nelem())
     }
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            return py::dtype_obj(py, p.whole.dtype());
+        }
         py::dtype_obj(py, self.arr()?.dtype())
     }
     #[getter]

@@ -16,7 +16,10 @@ use pyo3::types::{PyList, PyTuple};
 
 #[pymethods]
 impl PyNdArray {
-    fn __len__(&self) -> PyResult<usize> {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            return Ok(super::selection::shape(py, &p)?[0]);
+        }
         self.arr()?
             .view
             .shape

@@ -38,7 +38,7 @@ pub use elementwise::round;
 pub use indexing::{flat_index, nonzero};
 pub use interop::set_dispatch;
 pub use reductions::{accumulate_any, opt_out, reduce_any};
-pub use selection::lifted_ufunc;
+pub use selection::{lifted_ufunc, reduce_selection};
 pub use views::{broadcast_to, diagonal};
 
 use crate::deferred::Selection;

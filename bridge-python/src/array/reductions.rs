@@ -1,7 +1,7 @@
 //! Reductions and scans (`sum` ... `cumprod`) and the `axis=` / `out=` arguments they
 //! share with the module's `reduce` and `accumulate`.
 
-use super::{wrap, PyNdArray};
+use super::{selection, wrap, PyNdArray};
 use crate::convert::to_arg;
 use crate::ops::{self, Arg, ReduceSpec, Weak};
 use crate::py::{self, UnsupportedError};
@@ -47,7 +47,10 @@ pub fn parse_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Opti
 
 /// `parse_axes` for ufunc reductions and scans, which NumPy lets name axis 0 or -1 of a
 /// 0-d array as a plain integer (a legacy rule it keeps): that reduces over nothing.
-fn parse_reduce_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<Vec<usize>>> {
+pub(super) fn parse_reduce_axes(
+    axis: Option<&Bound<'_, PyAny>>,
+    ndim: usize,
+) -> PyResult<Option<Vec<usize>>> {
     if ndim == 0 {
         if let Some(x) = axis.filter(|a| !a.is_none() && !a.is_instance_of::<PyTuple>()) {
             if matches!(x.extract::<isize>(), Ok(0 | -1)) {
@@ -58,7 +61,7 @@ fn parse_reduce_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<O
     parse_axes(axis, ndim)
 }
 
-fn opt_weak(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Weak>> {
+pub(super) fn opt_weak(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Weak>> {
     match obj.filter(|o| !o.is_none()) {
         None => Ok(None),
         Some(o) => match to_arg(o)? {
@@ -251,6 +254,12 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            if let Some(r) = selection::reduce(py, &p, "add", axis, dtype, out, keepdims, initial)?
+            {
+                return wrap(py, r);
+            }
+        }
         wrap(
             py,
             reduce_any(py, self.arr()?, "add", axis, dtype, out, keepdims, initial)?,
@@ -268,6 +277,13 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            if let Some(r) =
+                selection::reduce(py, &p, "multiply", axis, dtype, out, keepdims, initial)?
+            {
+                return wrap(py, r);
+            }
+        }
         wrap(
             py,
             reduce_any(
@@ -342,6 +358,13 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            if let Some(r) =
+                selection::reduce(py, &p, "logical_or", axis, None, out, keepdims, None)?
+            {
+                return wrap(py, r);
+            }
+        }
         wrap(
             py,
             reduce_any(
@@ -366,6 +389,13 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
+        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+            if let Some(r) =
+                selection::reduce(py, &p, "logical_and", axis, None, out, keepdims, None)?
+            {
+                return wrap(py, r);
+            }
+        }
         wrap(
             py,
             reduce_any(

@@ -1,6 +1,7 @@
 //! What a selection (`x[m]` for a lazy boolean mask, `crate::deferred`) does without
-//! being compacted: elementwise operators with scalars and with selections of the same
-//! mask and shape, in-place operators, and assignment through its own mask. Each
+//! being compacted: elementwise operators and ufuncs with scalars and with selections of
+//! the same mask and shape, in-place operators, assignment through its own mask, its
+//! shape, and reductions over its first axis. Each
 //! function returns `None` (or `false`) when it does not apply, and the caller then takes
 //! the general path, which compacts the selection: that path also raises NumPy's errors,
 //! so an operation the lifted form refuses is tried there again.
@@ -179,4 +180,112 @@ pub(super) fn dtype_of(slf: &Bound<'_, PyNdArray>) -> PyResult<hassium_core::DTy
         Some(p) => Ok(p.whole.dtype()),
         None => Ok(me.arr()?.dtype()),
     }
+}
+
+/// The selection's shape: the mask's count (read back once, and remembered while the
+/// mask is not written), then `whole`'s dimensions past the mask's. Nothing is compacted.
+pub(super) fn shape(py: Python<'_>, p: &Parts) -> PyResult<Vec<usize>> {
+    let mut s = vec![ops::mask_count(py, &p.mask)?];
+    s.extend_from_slice(&p.whole.view.shape[p.mask.view.ndim()..]);
+    Ok(s)
+}
+
+/// The selection's number of dimensions (no count needed).
+pub(super) fn ndim(p: &Parts) -> usize {
+    1 + p.whole.view.ndim() - p.mask.view.ndim()
+}
+
+/// `sel.sum()`, `prod`, `any`, `all` (NumPy's `add`, `multiply`, `logical_or`,
+/// `logical_and` reductions) over axes that include the selection's first: the same
+/// reduction of `where(mask, whole, identity)` over the mask's dimensions and the rest,
+/// with no compaction and no count. The identity is the reduction's own (`-0.0` for a
+/// float sum, so a sum of negative zeros keeps its sign), so the result is the
+/// compacted array's up to the order of a float sum's terms, which no rule fixes.
+/// `None` for other reductions, `out=`, axes that leave the first (the result's shape
+/// would need the count), and `keepdims` with a mask of several dimensions.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn reduce(
+    py: Python<'_>,
+    p: &Parts,
+    name: &str,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    initial: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Arr>> {
+    use hassium_core::{Scalar, View};
+    if out.is_some_and(|o| !o.is_none()) {
+        return Ok(None);
+    }
+    let t = p.whole.dtype();
+    let identity = match name {
+        "add" if t.is_complex() => Scalar::Complex128(-0.0, -0.0).cast(t),
+        "add" if t.is_inexact() => Scalar::Float64(-0.0).cast(t),
+        "add" | "logical_or" => Scalar::zero(t),
+        "multiply" | "logical_and" => Scalar::one(t),
+        _ => return Ok(None),
+    };
+    let k = p.mask.view.ndim();
+    let axes = super::reductions::parse_reduce_axes(axis, ndim(p))?;
+    let whole_axes: Vec<usize> = match &axes {
+        None => (0..p.whole.view.ndim()).collect(),
+        Some(a) if a.contains(&0) => {
+            let mut w: Vec<usize> = (0..k).collect();
+            w.extend(a.iter().filter(|&&x| x > 0).map(|&x| x + k - 1));
+            w
+        }
+        Some(_) => return Ok(None),
+    };
+    if keepdims && k > 1 {
+        return Ok(None);
+    }
+    // The mask spread over `whole`'s trailing dimensions.
+    let m = &p.mask.view;
+    let rest = p.whole.view.ndim() - k;
+    let mut shape = m.shape.to_vec();
+    let mut strides = m.strides.to_vec();
+    shape.extend_from_slice(&p.whole.view.shape[k..]);
+    strides.extend(std::iter::repeat_n(0, rest));
+    let spread = View {
+        shape: shape.into(),
+        strides: strides.into(),
+        ..m.clone()
+    };
+    let cond = Arg::Array(p.mask.with_view(spread));
+    let values = ops::where_(
+        py,
+        &cond,
+        &Arg::Array(p.whole.clone()),
+        &Arg::Typed(identity),
+    )?;
+    let spec = ops::ReduceSpec {
+        name,
+        axes: Some(whole_axes),
+        dtype: crate::py::opt_dtype(dtype)?,
+        keepdims,
+        initial: super::reductions::opt_weak(initial)?,
+    };
+    Ok(Some(ops::reduce(py, &values, &spec, None)?))
+}
+
+/// [`reduce`] for `np.<ufunc>.reduce(a, …)` when `a` is a selection.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_selection(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    name: &str,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    initial: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Arr>> {
+    let Ok(a) = a.downcast::<PyNdArray>() else {
+        return Ok(None);
+    };
+    let Some(p) = a.borrow().selection().and_then(|s| s.parts()) else {
+        return Ok(None);
+    };
+    reduce(py, &p, name, axis, dtype, out, keepdims, initial)
 }

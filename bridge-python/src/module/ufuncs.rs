@@ -74,6 +74,9 @@ pub(crate) fn reduce(
     keepdims: bool,
     initial: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyObject> {
+    if let Some(r) = array::reduce_selection(py, a, name, axis, dtype, out, keepdims, initial)? {
+        return wrap(py, r);
+    }
     let a = to_arr(a, None)?;
     wrap(
         py,

@@ -181,12 +181,14 @@ def fill_diagonal(a, val, wrap=False):
 
 def _cumulative(name, x, axis, dtype, include_initial, identity):
     x = _n._arr(x)
+    if x.ndim == 0:  # one element along one axis, as in NumPy
+        x = x.reshape(1)
     if isinstance(axis, tuple):  # one axis in a tuple is that axis, as in NumPy
+        for ax in axis:  # each in bounds first: NumPy's AxisError before the count
+            normalize_axis_index(ax, x.ndim)
         if len(axis) != 1:
             raise ValueError("accumulate does not allow multiple axes")
         (axis,) = axis
-    if x.ndim == 0:  # one element along one axis, as in NumPy
-        x = x.reshape(1)
     if axis is None:
         if x.ndim > 1:
             raise ValueError(

@@ -173,7 +173,10 @@ def cov(
     fact = builtins.max(observations - ddof, 0)
     if fact == 0:
         _warn("Degrees of freedom <= 0 for slice")
-    centred = _ext.ufunc("subtract", x, _n.mean(x, axis=1, keepdims=True))
+    # In place, as NumPy centres: a float mean into bool or integer rows (dtype=int)
+    # is NumPy's same_kind casting error. `x` is a fresh copy (astype copies).
+    centred = x
+    _ext.ufunc("subtract", centred, _n.mean(x, axis=1, keepdims=True), out=centred)
     c = _n.matmul(centred, centred.T)
     with np.errstate(divide="ignore"):
         factor = np.true_divide(1, fact)  # a float64 scalar, as in NumPy (inf for 0)
