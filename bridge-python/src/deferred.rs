@@ -21,16 +21,18 @@
 //! that selection a copy, recorded just before the write; selections that shared a view
 //! share its copy, so they still pair by mask. A base whose memory the host may write
 //! (an exported buffer) is never selected lazily, and one exported later is copied and
-//! computed at once. The common case, no selection alive, costs one atomic load per
-//! instruction.
+//! computed at once. The bases live selections read are counted in [`WATCHED`], behind a
+//! 64-bit filter: an instruction writing a base no selection reads costs one atomic load
+//! (or, when the filter's bit is set, one lookup), however many selections are alive.
 
 use crate::ops;
 use crate::rt::{Arr, BaseOwner};
+use hassium_core::IdMap;
 use hassium_core::{BaseId, Instr, Opcode, View};
 use hassium_vem::Runtime;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 /// What a selection stands for: `whole[mask]`, the mask over `whole`'s leading
@@ -50,13 +52,14 @@ pub struct Selection {
 impl Selection {
     /// The selection `whole[mask]`, watched by [`protect`] while it lives.
     pub fn new(whole: Arr, mask: Arr) -> Arc<Selection> {
+        watch(whole.view.base);
+        watch(mask.view.base);
         let sel = Arc::new(Selection {
             parts: Mutex::new(Some(Parts { whole, mask })),
         });
         let mut live = LIVE.lock();
         prune(&mut live);
         live.push(Arc::downgrade(&sel));
-        ANY_LIVE.store(live.len(), Ordering::Release);
         sel
     }
 
@@ -68,6 +71,8 @@ impl Selection {
     /// Replaces the whole array (an in-place operator on the selection computed anew).
     pub fn set_whole(&self, whole: Arr) {
         if let Some(p) = self.parts.lock().as_mut() {
+            watch(whole.view.base);
+            unwatch(p.whole.view.base);
             p.whole = whole;
         }
     }
@@ -81,29 +86,67 @@ impl Selection {
             )
         })?;
         let a = Python::with_gil(|py| ops::compress(py, &p.whole, &p.mask))?;
-        *self.parts.lock() = None;
-        let mut live = LIVE.lock();
-        prune(&mut live);
-        ANY_LIVE.store(live.len(), Ordering::Release);
+        if let Some(q) = self.parts.lock().take() {
+            unwatch(q.whole.view.base);
+            unwatch(q.mask.view.base);
+        }
+        prune(&mut LIVE.lock());
         Ok(a)
+    }
+}
+
+impl Drop for Selection {
+    fn drop(&mut self) {
+        if let Some(p) = self.parts.get_mut().take() {
+            unwatch(p.whole.view.base);
+            unwatch(p.mask.view.base);
+        }
     }
 }
 
 /// The selections that may still be alive.
 static LIVE: Mutex<Vec<Weak<Selection>>> = Mutex::new(Vec::new());
 
-/// How many entries [`LIVE`] held when last counted: zero lets [`protect`] return at once.
-static ANY_LIVE: AtomicUsize = AtomicUsize::new(0);
+/// How many uncompacted selections read each base (as `whole` or `mask`).
+static WATCHED: Mutex<Option<IdMap<u32>>> = Mutex::new(None);
+
+/// Bit `id % 64` is set for every base in [`WATCHED`].
+static FILTER: AtomicU64 = AtomicU64::new(0);
+
+fn filter_bit(id: BaseId) -> u64 {
+    1 << (id.0 % 64)
+}
+
+fn watch(id: BaseId) {
+    let mut w = WATCHED.lock();
+    *w.get_or_insert_with(IdMap::default).entry(id).or_insert(0) += 1;
+    FILTER.fetch_or(filter_bit(id), Ordering::AcqRel);
+}
+
+fn unwatch(id: BaseId) {
+    let mut w = WATCHED.lock();
+    let Some(map) = w.as_mut() else { return };
+    if let Some(n) = map.get_mut(&id) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(&id);
+            let bits = map.keys().fold(0, |b, &k| b | filter_bit(k));
+            FILTER.store(bits, Ordering::Release);
+        }
+    }
+}
 
 /// Drops the entries of selections dropped or compacted.
 fn prune(live: &mut Vec<Weak<Selection>>) {
     live.retain(|w| w.upgrade().is_some_and(|s| s.parts.lock().is_some()));
 }
 
-/// Whether any selection may be alive (checked before every recorded instruction).
+/// Whether a live selection reads base `id` (checked before every recorded
+/// instruction): the filter first, then, when its bit is set, the count itself.
 #[inline]
-pub fn any_live() -> bool {
-    ANY_LIVE.load(Ordering::Acquire) != 0
+pub fn watched(id: BaseId) -> bool {
+    FILTER.load(Ordering::Acquire) & filter_bit(id) != 0
+        && WATCHED.lock().as_ref().is_some_and(|m| m.contains_key(&id))
 }
 
 /// Before `id` is written (by the next instruction, or by the host when `computed`):
@@ -113,7 +156,6 @@ pub fn any_live() -> bool {
 pub fn protect(rt: &mut Runtime, id: BaseId, computed: bool) -> hassium_vem::Result<()> {
     let mut live = LIVE.lock();
     prune(&mut live);
-    ANY_LIVE.store(live.len(), Ordering::Release);
     // One copy per view, so that selections that shared a mask still share one.
     let mut copies: Vec<(View, Arr)> = Vec::new();
     for sel in live.iter().filter_map(Weak::upgrade) {
@@ -126,6 +168,8 @@ pub fn protect(rt: &mut Runtime, id: BaseId, computed: bool) -> hassium_vem::Res
                 continue;
             }
             if let Some((_, c)) = copies.iter().find(|(v, _)| *v == arr.view) {
+                watch(c.view.base);
+                unwatch(arr.view.base);
                 *arr = c.clone();
                 continue;
             }
@@ -144,6 +188,8 @@ pub fn protect(rt: &mut Runtime, id: BaseId, computed: bool) -> hassium_vem::Res
                 rt.sync(base.id)?;
             }
             copies.push((arr.view.clone(), copy.clone()));
+            watch(copy.view.base);
+            unwatch(arr.view.base);
             // The old array may be the base's last owner: its free is deferred while the
             // runtime is held (`BaseOwner`'s drop), after this copy was recorded.
             *arr = copy;

@@ -257,7 +257,7 @@ pub fn forget_failed_sync(a: &Arr) {
 pub fn sync_ptr(a: &Arr) -> PyResult<*mut u8> {
     let result = with_rt(|rt| {
         // The host may write the memory from now on: selections reading it copy it first.
-        if crate::deferred::any_live() {
+        if crate::deferred::watched(a.view.base) {
             crate::deferred::protect(rt, a.view.base, true).py()?;
         }
         rt.sync(a.view.base).py()?;

@@ -130,7 +130,7 @@ pub fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> PyResult<R>) -> PyResult<R> {
 #[inline]
 pub fn record(rt: &mut Runtime, instr: Instr) -> hassium_vem::Result<()> {
     forget_mask(instr.out.base);
-    if crate::deferred::any_live() && !instr.op.is_system() {
+    if crate::deferred::watched(instr.out.base) && !instr.op.is_system() {
         crate::deferred::protect(rt, instr.out.base, false)?;
     }
     if HOST_VIEWS_LIVE.load(Ordering::Acquire) != 0 {
