@@ -405,6 +405,12 @@ pub fn check_mask(py: Python<'_>, a: &Arr, mask: &Arr) -> PyResult<()> {
     recorded_in(py, |_| record::check_mask(&a.view, &mask.view))
 }
 
+/// Whether two arrays hold the same values as far as the queue shows
+/// ([`record::same_values`]): how selections by masks spelled twice pair up.
+pub fn same_values(a: &Arr, b: &Arr) -> PyResult<bool> {
+    recorded(|t| Ok(record::same_values(t, &a.view, &b.view)))
+}
+
 /// `a[mask] = whole[mask]` for a `whole` of `a`'s shape ([`record::mask_assign_whole`]).
 pub fn mask_assign_whole(py: Python<'_>, a: &Arr, mask: &Arr, whole: &Arr) -> PyResult<()> {
     recorded_in(py, |t| {

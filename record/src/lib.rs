@@ -32,6 +32,7 @@ pub use error::{Call, Error, Result};
 pub use index::{gather, scatter};
 pub use mask::{
     check_mask, compress, mask_assign, mask_assign_needs_count, mask_assign_whole, mask_count,
+    same_values,
 };
 pub use matmul::matmul;
 pub use reduce::{reduce, scan, ReduceSpec};

@@ -353,6 +353,93 @@ fn record_lanes(
     ))
 }
 
+/// How far back [`same_values`] looks for the instructions that computed two arrays, and
+/// how deep it follows their operands.
+const SAME_VALUES_LOOKBACK: usize = 512;
+const SAME_VALUES_DEPTH: usize = 4;
+
+/// Whether views `a` and `b` hold the same values, as far as the queue shows: the same
+/// view, or two views each written by the one instruction in the queue's last
+/// [`SAME_VALUES_LOOKBACK`] that writes its base, the two instructions equal elementwise
+/// operations whose operands are equal scalars, the same views (neither `a` nor `b`,
+/// and not written since the first of the instructions involved), or again such pairs.
+/// A program that spells one mask twice (`z[~m] = -z[~m]`, `x[abs(x) < 1] =
+/// f(x[abs(x) < 1])`) makes two such arrays.
+pub fn same_values(t: &mut impl Target, a: &View, b: &View) -> bool {
+    if a == b {
+        return true;
+    }
+    let q = t.runtime().queued_instrs();
+    let lo = q.len().saturating_sub(SAME_VALUES_LOOKBACK);
+    let Some((first, leaves)) = same_pair(q, lo, a, b, SAME_VALUES_DEPTH) else {
+        return false;
+    };
+    leaves.iter().all(|v| {
+        v.base != a.base
+            && v.base != b.base
+            && !q[first..].iter().any(|i| {
+                (i.op == Opcode::Free && i.out.base == v.base)
+                    || (!i.op.is_system() && overlap(&i.out, v) != Overlap::Disjoint)
+            })
+    })
+}
+
+/// The queue position of the one instruction at or after `lo` writing `v`'s base, when
+/// it writes exactly `v`.
+fn sole_writer(q: &[Instr], lo: usize, v: &View) -> Option<usize> {
+    let mut found = None;
+    for (k, i) in q.iter().enumerate().skip(lo) {
+        if i.out.base != v.base || i.op.is_system() {
+            continue;
+        }
+        if found.is_some() {
+            return None;
+        }
+        found = Some(k);
+    }
+    found.filter(|&k| q[k].out == *v)
+}
+
+/// For two different views computed alike ([`same_values`]): the earliest instruction
+/// involved and the views both read, which must be unwritten since.
+fn same_pair(
+    q: &[Instr],
+    lo: usize,
+    a: &View,
+    b: &View,
+    depth: usize,
+) -> Option<(usize, Vec<View>)> {
+    if depth == 0 || a.dtype != b.dtype || a.shape != b.shape {
+        return None;
+    }
+    let (ka, kb) = (sole_writer(q, lo, a)?, sole_writer(q, lo, b)?);
+    let (ia, ib) = (&q[ka], &q[kb]);
+    let alike = ia.op == ib.op
+        && ia.op.class() == OpClass::Elementwise
+        && ia.axis == ib.axis
+        && ia.method.is_none()
+        && ib.method.is_none()
+        && ia.ins.len() == ib.ins.len();
+    if !alike {
+        return None;
+    }
+    let mut first = ka.min(kb);
+    let mut leaves = Vec::new();
+    for (x, y) in ia.ins.iter().zip(&ib.ins) {
+        match (x, y) {
+            (Operand::Scalar(s), Operand::Scalar(r)) if s == r => {}
+            (Operand::View(u), Operand::View(v)) if u == v => leaves.push(u.clone()),
+            (Operand::View(u), Operand::View(v)) => {
+                let (f, l) = same_pair(q, lo, u, v, depth - 1)?;
+                first = first.min(f);
+                leaves.extend(l);
+            }
+            _ => return None,
+        }
+    }
+    Some((first, leaves))
+}
+
 /// `a[mask] = whole[mask]` for a `whole` of `a`'s shape: `a = where(mask, whole, a)`,
 /// `whole` cast to `a`'s dtype. No count is needed: the selection and the assignment
 /// pair their elements by position in the same mask. The caller keeps `whole` and

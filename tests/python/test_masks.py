@@ -538,3 +538,38 @@ def test_a_selection_reduced_or_measured_is_not_compacted(hs):
     nl = np.arange(1000) % 3
     assert_same(hs.stack(totals), np.stack([n[nl == c].sum(axis=0) for c in range(3)]))
     assert_same(means, n[nl == 1].mean(axis=0))
+
+
+def test_a_mask_spelled_twice_pairs_its_selections(hs):
+    """``x[x > 1] = 2 - x[x > 1]`` and ``z[~m] = -z[~m]`` compute the mask twice: equal
+    comparisons of unchanged inputs pair up without a flush; the same spelling after
+    its input changed, or with another constant, does not."""
+    n = np.linspace(-1.5, 1.5, 31)
+    h = hs.asarray(n)
+    if hasattr(hs, "stats"):
+        hs.asarray(h).sum()
+        before = hs.stats()["flushes"]
+    for x, xp in ((n, np), (h, hs)):
+        x[x > 1] = 2 - x[x > 1]
+        m = x < 0
+        x[~m] = -x[~m] * 0.5
+        x[xp.abs(x) < 0.25] = xp.abs(x[xp.abs(x) < 0.25]) + 1
+    if hasattr(hs, "stats"):
+        assert hs.stats()["flushes"] == before, "a mask spelled twice read its count"
+    assert_same(h, n)
+    # The same spelling after its input changed (different lanes, the same count), and
+    # another expression of the same count: no pairing, NumPy's values.
+    base = np.array([-1.0, 1, 2, -3, 5])
+    got = []
+    for xp in (np, hs):
+        x = xp.asarray(base.copy())
+        y = xp.asarray(np.arange(5.0) * 10)
+        t = y[x > 0]
+        x[:] = x[::-1].copy()
+        y[x > 0] = t * 1
+        w = xp.asarray(np.array([1.0, -1, 2, -2]))
+        z = xp.asarray(np.arange(4.0))
+        z[w > 0] = z[-w > 0] + 100
+        got.append((y, z))
+    assert_same(got[1][0], got[0][0])
+    assert_same(got[1][1], got[0][1])

@@ -33,12 +33,14 @@ fn liftable(op: Opcode, t: hassium_core::DType) -> bool {
 }
 
 /// `other` as an operand of an operation on the selection `p`: a Python or NumPy scalar,
-/// a 0-d array, or a selection of the same mask and shape (its whole array).
+/// a 0-d array, or a selection of the same shape by a mask of the same values (the same
+/// view, or one computed alike: `ops::same_values`), as its whole array.
 fn operand(p: &Parts, other: &Bound<'_, PyAny>) -> PyResult<Option<Arg>> {
     if let Ok(o) = other.downcast::<PyNdArray>() {
         let o = o.borrow();
         if let Some(q) = o.selection().and_then(|s| s.parts()) {
-            let same = q.mask.view == p.mask.view && q.whole.view.shape == p.whole.view.shape;
+            let same =
+                q.whole.view.shape == p.whole.view.shape && ops::same_values(&q.mask, &p.mask)?;
             return Ok(same.then_some(Arg::Array(q.whole)));
         }
         let a = o.arr()?;
@@ -152,9 +154,9 @@ pub(super) fn lifted_in_place(
     Ok(true)
 }
 
-/// `a[m] = value` for a `value` that is a selection by this very mask (same view, not
-/// written since) of an array of `a`'s shape whose dtype casts safely to `a`'s: a
-/// `where`, no count.
+/// `a[m] = value` for a `value` that is a selection by a mask of `m`'s values (the same
+/// view, or one computed alike: `ops::same_values`) of an array of `a`'s shape whose
+/// dtype casts safely to `a`'s: a `where`, no count.
 pub(super) fn assign(py: Python<'_>, a: &Arr, m: &Arr, value: &Bound<'_, PyAny>) -> PyResult<bool> {
     let Ok(v) = value.downcast::<PyNdArray>() else {
         return Ok(false);
@@ -162,9 +164,9 @@ pub(super) fn assign(py: Python<'_>, a: &Arr, m: &Arr, value: &Bound<'_, PyAny>)
     let Some(p) = v.borrow().selection().and_then(|s| s.parts()) else {
         return Ok(false);
     };
-    if p.mask.view != m.view
-        || p.whole.view.shape != a.view.shape
+    if p.whole.view.shape != a.view.shape
         || !can_cast_safe(p.whole.dtype(), a.dtype())
+        || !ops::same_values(&p.mask, m)?
     {
         return Ok(false);
     }
