@@ -56,6 +56,28 @@ pub fn mask_count(t: &mut impl Target, mask: &View) -> Result<View> {
     crate::reduce::reduce(t, mask, &spec, None)
 }
 
+/// `mask` as a bool operand view (a copy when it may overlap `target`, which the
+/// instruction using it writes).
+fn mask_operand(
+    t: &mut impl Target,
+    temps: &mut Temps,
+    mask: &View,
+    target: Option<&View>,
+) -> Result<View> {
+    let m = operand(
+        t,
+        temps,
+        &Arg::Array(mask.clone()),
+        DType::Bool,
+        &mask.shape,
+        target,
+    )?;
+    let Operand::View(m) = m else {
+        unreachable!("an array operand stays a view")
+    };
+    Ok(m)
+}
+
 /// The running count of `mask`'s true entries in C order (inclusive), in a temporary
 /// int64 array of the mask's shape.
 fn positions(t: &mut impl Target, temps: &mut Temps, mask: &View) -> Result<View> {
@@ -148,17 +170,7 @@ pub fn compress(t: &mut impl Target, a: &View, mask: &View, count: usize) -> Res
         }
         let pos = positions(t, temps, mask)?;
         let idx = result_index(t, temps, a, &pos, false)?;
-        let m = operand(
-            t,
-            temps,
-            &Arg::Array(mask.clone()),
-            DType::Bool,
-            &mask.shape,
-            None,
-        )?;
-        let Operand::View(m) = m else {
-            unreachable!("an array operand stays a view")
-        };
+        let m = mask_operand(t, temps, mask, None)?;
         let flat = out
             .reshape(&[out.nelem()])
             .expect("fresh arrays are contiguous");
@@ -457,17 +469,7 @@ pub fn mask_assign_whole(t: &mut impl Target, a: &View, mask: &View, whole: &Vie
         return Ok(());
     }
     recording(t, |t, temps| {
-        let m = operand(
-            t,
-            temps,
-            &Arg::Array(mask.clone()),
-            DType::Bool,
-            &mask.shape,
-            Some(a),
-        )?;
-        let Operand::View(m) = m else {
-            unreachable!("an array operand stays a view")
-        };
+        let m = mask_operand(t, temps, mask, Some(a))?;
         let w = as_dtype(t, temps, whole, a.dtype)?;
         record_lanes(t, temps, a, &m, Vec::new(), LaneIn::Source(w))
     })
@@ -538,17 +540,7 @@ pub fn mask_assign(
         return Ok(());
     }
     recording(t, |t, temps| {
-        let m = operand(
-            t,
-            temps,
-            &Arg::Array(mask.clone()),
-            DType::Bool,
-            &mask.shape,
-            Some(a),
-        )?;
-        let Operand::View(m) = m else {
-            unreachable!("an array operand stays a view")
-        };
+        let m = mask_operand(t, temps, mask, Some(a))?;
         let v: Operand = match &values {
             Arg::Array(v) if gathered => {
                 if let Some((lanes, root)) = lanes(t.runtime().queued_instrs(), a, mask, v) {
