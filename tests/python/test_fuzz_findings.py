@@ -28,6 +28,7 @@ CASES = [
     ("cumulative_sum", (np.array(5),), {"axis": (0, 1)}),  # AxisError before the count
     ("cumulative_sum", (np.arange(6).reshape(2, 3),), {"axis": (0, 5)}),
     ("cumulative_sum", (np.arange(6).reshape(2, 3),), {"axis": (0, 1)}),
+    ("cumulative_sum", (np.array([False]),), {"axis": (0,), "include_initial": True}),
     ("put", (np.zeros(2, np.int8), np.array([0]), float("nan"))),
     # A non-integer axis is NumPy's TypeError before any other argument is checked.
     ("argsort", (np.array([2, 1]),), {"axis": (), "kind": "introselect"}),
@@ -56,6 +57,19 @@ CASES = [
     ("corrcoef", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": bool}),
     ("cov", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": np.int32}),
     ("cov", (np.array([[1.0, 2, 3], [2, 1, 4]]),), {"dtype": np.float16}),
+    # pad broadcasts pad_width to (ndim, 2) unless it is one number or one pair: a 0-d
+    # array refuses two pairs.
+    ("pad", (np.array(False), [(0, 0), (0, 0)])),
+    ("pad", (np.array(5), [[1, 2]])),
+    ("pad", (np.arange(3), [[1], [2]])),
+    ("pad", (np.arange(3), [[-1, 2]])),
+    # roll of a 0-d array along an explicit axis: NumPy's unpacking ValueError.
+    ("roll", (np.array(False), 0, ())),
+    ("roll", (np.array(3), 1)),
+    # trapezoid indexes a list with the axis first: IndexError, unless x is n-d.
+    ("trapezoid", (np.array([], bool),), {"axis": 1}),
+    ("trapezoid", (np.arange(4.0),), {"x": np.arange(4.0), "axis": -2}),
+    ("trapezoid", (np.ones((2, 3)),), {"x": np.ones((2, 3)), "axis": 2}),
 ]
 
 

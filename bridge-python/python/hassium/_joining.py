@@ -151,6 +151,9 @@ def roll(a, shift, axis=None):
     if axis is None:
         return roll(a.reshape(-1), shift, 0).reshape(a.shape)
     axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
+    if a.ndim == 0:
+        # NumPy unpacks one index pair per dimension and has none to unpack here.
+        raise ValueError("not enough values to unpack (expected 2, got 0)")
     shifts = _shape_of(shift)
     broadcast = np.broadcast(np.asarray(shift), np.asarray(axes))
     if broadcast.ndim > 1:

@@ -1,6 +1,7 @@
 """Differences, integrals and gradients along an axis."""
 
 import builtins
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -75,6 +76,10 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     y = _n._arr(y)
+    x = None if x is None else _n._arr(x)
+    if (x is None or x.ndim == 1) and not -y.ndim <= operator.index(axis) < y.ndim:
+        # NumPy indexes a list with the axis there before any check: its IndexError.
+        raise IndexError("list assignment index out of range")
     axis = normalize_axis_index(axis, y.ndim)
     if x is None:
         d = dx

@@ -21,12 +21,22 @@ def _pairs(value, ndim, what):
     value = np.asarray(value)
     if what == "pad_width" and value.dtype.kind not in "iu":
         raise TypeError("`pad_width` must be of integral type.")
-    if ndim == 0:
-        return []  # NumPy copies a 0-d array whatever the widths
-    pairs = np.broadcast_to(value, (ndim, 2))
-    if what == "pad_width":
-        if (pairs < 0).any():
+    index = what == "pad_width"
+    if value.ndim < 3 and (
+        value.size == 1 or (value.size == 2 and value.shape != (2, 1))
+    ):
+        # One number, or one (before, after) pair: every axis takes it (a 0-d array none).
+        flat = value.ravel()
+        if index and (flat < 0).any():
             raise ValueError("index can't contain negative values")
+        pair = (flat[0], flat[-1])
+        pairs = [pair] * ndim
+    else:
+        if index and value.size and value.min() < 0:
+            raise ValueError("index can't contain negative values")
+        # Broadcast to (ndim, 2) even for a 0-d array: NumPy's error for (2, 2) there.
+        pairs = np.broadcast_to(value, (ndim, 2))
+    if index:
         return [(int(b), int(e)) for b, e in pairs]
     return [(b, e) for b, e in pairs]
 

@@ -188,6 +188,9 @@ def _cumulative(name, x, axis, dtype, include_initial, identity):
             normalize_axis_index(ax, x.ndim)
         if len(axis) != 1:
             raise ValueError("accumulate does not allow multiple axes")
+        if include_initial:
+            # NumPy indexes a list of dimensions with the axis to add the initial row.
+            raise TypeError("list indices must be integers or slices, not tuple")
         (axis,) = axis
     if axis is None:
         if x.ndim > 1:
