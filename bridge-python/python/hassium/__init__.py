@@ -65,11 +65,21 @@ elif _os.environ.get("HASSIUM_PRESTART", "1") != "0" and _run_as_runner(
     getattr(_sys, "orig_argv", [])
 ):
     # `python -m hassium prog.py`: the engine starts on a thread of its own while NumPy
-    # and the program's modules are imported (a GPU driver's start-up takes a quarter of
-    # a second). Joined before a fork and at exit (see prestart in bridge-python/src/rt.rs).
-    # A device engine started so cannot run in a process forked from this one, even
-    # before the first operation: HASSIUM_PRESTART=0 starts it at the first operation.
+    # and Hassium are imported (a GPU driver's start-up takes a quarter of a second).
+    # Joined before the program runs, before a fork and at exit (see prestart in
+    # bridge-python/src/rt.rs). A device engine started so cannot run in a process forked
+    # from this one, even before the first operation: HASSIUM_PRESTART=0 starts it at the
+    # first operation.
     import atexit as _atexit
+
+    # glibc's environment must not be written while another thread reads it, and the
+    # engine's start reads it. NumPy's import writes OPENBLAS_MAIN_FREE (putenv, then
+    # unsetenv) unless it is set: set here, before the thread exists, NumPy leaves it
+    # alone, and the runner removes it once the thread is joined (NumPy's net effect).
+    # The runner joins before the program runs, which may write the environment too.
+    _main_free_added = "OPENBLAS_MAIN_FREE" not in _os.environ
+    if _main_free_added:
+        _os.environ["OPENBLAS_MAIN_FREE"] = "1"
 
     # A stack that starts MPI (the cluster engine without mpirun) starts here instead,
     # before the imports: MPI sets environment variables, which they read.

@@ -138,7 +138,23 @@ def _run_code(code, argv):
     exec(compile(code, "<string>", "exec"), main.__dict__)  # noqa: S102 (python -m hassium -c)
 
 
+def _join_start():
+    """Waits for the engine's start thread (``hassium/__init__.py``), if one runs: the
+    runner's options and the program may write the environment, which must not be
+    written while that thread reads it. Then undoes the package's OPENBLAS_MAIN_FREE."""
+    import hassium
+
+    started = getattr(hassium, "_prestarted", None)
+    if started is None:
+        return
+    if started == "thread":
+        hassium._hassium.prestart_join()
+    if hassium._main_free_added:
+        os.environ.pop("OPENBLAS_MAIN_FREE", None)
+
+
 def main(argv=None):
+    _join_start()
     args = list(sys.argv[1:] if argv is None else argv)
     while args and args[0].startswith("-"):
         opt = args.pop(0)
