@@ -120,7 +120,7 @@ fn set_writeable(a: &Bound<'_, PyNdArray>, value: bool) -> PyResult<()> {
 impl PyNdArray {
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             return PyTuple::new(py, selection::shape(py, &p)?);
         }
         PyTuple::new(py, self.arr()?.view.shape.iter())
@@ -139,21 +139,21 @@ impl PyNdArray {
     }
     #[getter]
     fn ndim(&self) -> PyResult<usize> {
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             return Ok(selection::ndim(&p));
         }
         Ok(self.arr()?.view.ndim())
     }
     #[getter]
     fn size(&self, py: Python<'_>) -> PyResult<usize> {
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             return Ok(selection::shape(py, &p)?.iter().product());
         }
         Ok(self.arr()?.view.nelem())
     }
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             return py::dtype_obj(py, p.whole.dtype());
         }
         py::dtype_obj(py, self.arr()?.dtype())

@@ -17,7 +17,7 @@ use pyo3::types::{PyList, PyTuple};
 #[pymethods]
 impl PyNdArray {
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             return Ok(super::selection::shape(py, &p)?[0]);
         }
         self.arr()?

@@ -95,6 +95,11 @@ impl PyNdArray {
         Ok(self.arr.get_mut().expect("compacted just above"))
     }
 
+    /// What this array selects, while it is a selection not yet compacted.
+    pub fn parts(&self) -> Option<crate::deferred::Parts> {
+        self.selection().and_then(|s| s.parts())
+    }
+
     /// The selection this array still is, if it has not been compacted.
     pub fn selection(&self) -> Option<&Arc<Selection>> {
         match self.arr.get() {

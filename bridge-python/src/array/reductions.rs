@@ -254,7 +254,7 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             if let Some(r) = selection::reduce(py, &p, "add", axis, dtype, out, keepdims, initial)?
             {
                 return wrap(py, r);
@@ -277,7 +277,7 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             if let Some(r) =
                 selection::reduce(py, &p, "multiply", axis, dtype, out, keepdims, initial)?
             {
@@ -358,7 +358,7 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             if let Some(r) =
                 selection::reduce(py, &p, "logical_or", axis, None, out, keepdims, None)?
             {
@@ -389,7 +389,7 @@ impl PyNdArray {
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         no_where(r#where)?;
-        if let Some(p) = self.selection().and_then(|s| s.parts()) {
+        if let Some(p) = self.parts() {
             if let Some(r) =
                 selection::reduce(py, &p, "logical_and", axis, None, out, keepdims, None)?
             {

@@ -38,7 +38,7 @@ fn liftable(op: Opcode, t: hassium_core::DType) -> bool {
 fn operand(p: &Parts, other: &Bound<'_, PyAny>) -> PyResult<Option<Arg>> {
     if let Ok(o) = other.downcast::<PyNdArray>() {
         let o = o.borrow();
-        if let Some(q) = o.selection().and_then(|s| s.parts()) {
+        if let Some(q) = o.parts() {
             let same =
                 q.whole.view.shape == p.whole.view.shape && ops::same_values(&q.mask, &p.mask)?;
             return Ok(same.then_some(Arg::Array(q.whole)));
@@ -60,7 +60,7 @@ pub(super) fn lifted(
     other: Option<&Bound<'_, PyAny>>,
     reflected: bool,
 ) -> PyResult<Option<PyObject>> {
-    let Some(p) = slf.borrow().selection().and_then(|s| s.parts()) else {
+    let Some(p) = slf.borrow().parts() else {
         return Ok(None);
     };
     if !liftable(op, p.whole.dtype()) {
@@ -87,12 +87,12 @@ pub(super) fn lifted(
 pub fn lifted_ufunc(
     py: Python<'_>,
     op: Opcode,
-    inputs: &[Bound<'_, PyAny>],
+    inputs: &Bound<'_, pyo3::types::PyTuple>,
     dtype: Option<hassium_core::DType>,
 ) -> PyResult<Option<PyObject>> {
     let first = inputs.iter().find_map(|i| {
         let a = i.downcast::<PyNdArray>().ok()?;
-        let p = a.borrow().selection().and_then(|s| s.parts());
+        let p = a.borrow().parts();
         p
     });
     let Some(p) = first else {
@@ -105,8 +105,8 @@ pub fn lifted_ufunc(
         return Ok(None);
     }
     let mut args = Vec::with_capacity(inputs.len());
-    for i in inputs {
-        match operand(&p, i)? {
+    for i in inputs.iter() {
+        match operand(&p, &i)? {
             Some(a) => args.push(a),
             None => return Ok(None),
         }
@@ -161,7 +161,7 @@ pub(super) fn assign(py: Python<'_>, a: &Arr, m: &Arr, value: &Bound<'_, PyAny>)
     let Ok(v) = value.downcast::<PyNdArray>() else {
         return Ok(false);
     };
-    let Some(p) = v.borrow().selection().and_then(|s| s.parts()) else {
+    let Some(p) = v.borrow().parts() else {
         return Ok(false);
     };
     if p.whole.view.shape != a.view.shape
@@ -178,7 +178,7 @@ pub(super) fn assign(py: Python<'_>, a: &Arr, m: &Arr, value: &Bound<'_, PyAny>)
 /// The dtype of `slf`, without compacting a selection.
 pub(super) fn dtype_of(slf: &Bound<'_, PyNdArray>) -> PyResult<hassium_core::DType> {
     let me = slf.borrow();
-    match me.selection().and_then(|s| s.parts()) {
+    match me.parts() {
         Some(p) => Ok(p.whole.dtype()),
         None => Ok(me.arr()?.dtype()),
     }
@@ -286,7 +286,7 @@ pub fn reduce_selection(
     let Ok(a) = a.downcast::<PyNdArray>() else {
         return Ok(None);
     };
-    let Some(p) = a.borrow().selection().and_then(|s| s.parts()) else {
+    let Some(p) = a.borrow().parts() else {
         return Ok(None);
     };
     reduce(py, &p, name, axis, dtype, out, keepdims, initial)

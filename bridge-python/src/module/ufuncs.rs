@@ -45,8 +45,7 @@ pub(crate) fn ufunc(
     }
     let dt = py::opt_dtype(dtype)?;
     if out.is_none_or(|o| o.is_none()) {
-        let ins: Vec<Bound<'_, PyAny>> = inputs.iter().collect();
-        if let Some(done) = array::lifted_ufunc(py, op, &ins, dt)? {
+        if let Some(done) = array::lifted_ufunc(py, op, inputs, dt)? {
             return Ok(done);
         }
     }
