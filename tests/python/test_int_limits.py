@@ -44,6 +44,41 @@ def test_issue_example_slice_from_10_to_the_20(hs):
     assert_same(a[10**20 :], np.arange(5)[10**20 :])
 
 
+class _Index:
+    """Not an int, but usable as one through ``__index__``."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [
+        np.int64(-2),
+        np.uint8(3),
+        True,
+        _Index(1),
+        _Index(-(10**20)),
+        2.0,
+        "1",
+        np.float64(1),
+    ],
+    ids=["int64", "uint8", "bool", "index", "big_index", "float", "str", "float64"],
+)
+def test_slice_bounds_of_every_kind_of_index(hs, bound):
+    """Python ints take a fast path; anything else goes through ``__index__``, and what
+    has none is NumPy's TypeError."""
+    for key in (
+        lambda a: slice(bound, None),
+        lambda a: (slice(None), slice(None, bound)),
+        lambda a: (0, slice(None, None, bound)),
+    ):
+        _same_outcome(hs, key, f"slice bound {bound!r}")
+
+
 @pytest.mark.parametrize("v", BIG)
 def test_big_int_indices_raise_numpys_type(hs, v):
     for key in (

@@ -66,9 +66,17 @@ fn opt_isize(o: &Bound<'_, PyAny>) -> PyResult<Option<isize>> {
     if o.is_none() {
         return Ok(None);
     }
-    let i = o.call_method0("__index__").map_err(|_| {
-        PyTypeError::new_err("slice indices must be integers or None or have an __index__ method")
-    })?;
+    // A Python int is its own index (the common case: no method call).
+    let i = if o.is_exact_instance_of::<pyo3::types::PyInt>() {
+        o.clone()
+    } else {
+        o.call_method0(pyo3::intern!(o.py(), "__index__"))
+            .map_err(|_| {
+                PyTypeError::new_err(
+                    "slice indices must be integers or None or have an __index__ method",
+                )
+            })?
+    };
     Ok(Some(match i.extract::<isize>() {
         Ok(v) => v,
         Err(_) if i.lt(0)? => isize::MIN,
@@ -104,9 +112,9 @@ fn parse_item(k: &Bound<'_, PyAny>, advs: &mut Vec<Adv>) -> PyResult<Item> {
     }
     if let Ok(s) = k.downcast::<PySlice>() {
         return Ok(Item::Slice(
-            opt_isize(&s.getattr("start")?)?,
-            opt_isize(&s.getattr("stop")?)?,
-            opt_isize(&s.getattr("step")?)?,
+            opt_isize(&s.getattr(pyo3::intern!(py, "start"))?)?,
+            opt_isize(&s.getattr(pyo3::intern!(py, "stop"))?)?,
+            opt_isize(&s.getattr(pyo3::intern!(py, "step"))?)?,
         ));
     }
     if k.is(PyEllipsis::get(py)) {
