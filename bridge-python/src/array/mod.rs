@@ -44,9 +44,10 @@ pub use views::{broadcast_to, diagonal};
 use crate::deferred::Selection;
 use crate::rt::Arr;
 use hassium_core::View;
+use once_cell::sync::OnceCell;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// A Hassium array. Not an `np.ndarray` subclass: NumPy sees it through the buffer
 /// protocol, `__array__`, `__array_ufunc__` and `__array_function__`.
@@ -59,7 +60,7 @@ use std::sync::{Arc, OnceLock};
 #[pyclass(name = "ndarray", module = "hassium", weakref)]
 pub struct PyNdArray {
     /// The array; empty only while a selection is not yet compacted.
-    arr: OnceLock<Arr>,
+    arr: OnceCell<Arr>,
     /// What the array selects, while it is a selection not yet compacted.
     selection: Option<Arc<Selection>>,
     /// The array this one is a view of (NumPy's `.base`), None for owners.
@@ -70,7 +71,9 @@ impl PyNdArray {
     /// An array object for `arr`, a view of `parent`'s (None for owners).
     pub fn new(arr: Arr, parent: Option<Py<PyAny>>) -> PyNdArray {
         PyNdArray {
-            arr: OnceLock::from(arr),
+            // Made full: no one-time initialisation runs (a `std` `OnceLock` made
+            // with `from` goes through its `Once`, ~3% of a small array's operation).
+            arr: OnceCell::with_value(arr),
             selection: None,
             parent,
         }
@@ -117,7 +120,7 @@ pub fn wrap(py: Python<'_>, arr: Arr) -> PyResult<PyObject> {
 /// Wraps a selection (see `crate::deferred`) as a new Python object.
 pub fn wrap_selection(py: Python<'_>, sel: Arc<Selection>) -> PyResult<PyObject> {
     let obj = PyNdArray {
-        arr: OnceLock::new(),
+        arr: OnceCell::new(),
         selection: Some(sel),
         parent: None,
     };
