@@ -20,6 +20,33 @@ from ._common import (
 )
 from ._shapes import broadcast_arrays
 
+#: NumPy's error for ``copy=False`` where a copy is needed.
+_COPY_NEEDED = (
+    "Unable to avoid copy while creating an array as requested.\n"
+    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a "
+    "copy when needed (no behavior change in NumPy 1.x).\n"
+    "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+    "#adapting-to-changes-in-the-copy-keyword."
+)
+
+
+def _copy_flag(a, copy):
+    """``copy=`` as NumPy reads it (None: copy if needed; otherwise its truth), with
+    NumPy's ValueError for ``copy=False`` of what it always copies: a Python or NumPy
+    scalar, a string, None, a list or a tuple. (Hassium arrays are checked natively: a
+    cast copies.)"""
+    if copy is None:
+        return None
+    if isinstance(copy, str):
+        raise ValueError(  # noqa: TRY004 -- NumPy's error
+            "strings are not allowed for 'copy' keyword. Use True/False/None instead."
+        )
+    copy = builtins.bool(copy)
+    always_copied = (int, float, complex, str, bytes, np.generic, list, tuple)
+    if not copy and (a is None or isinstance(a, always_copied)):
+        raise ValueError(_COPY_NEEDED)
+    return copy
+
 
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     if order not in (None, "C", "K", "A") or like is not None:
@@ -28,6 +55,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
             (a,),
             {"dtype": dtype, "order": order, "copy": copy, "like": like},
         )
+    copy = _copy_flag(a, copy)
     if type(a) is ndarray and dtype is None and not copy:
         return a
     return _ext.asarray(a, dtype=_dtype(dtype), copy=copy)
@@ -44,6 +72,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
             (object,),
             {"dtype": dtype, "copy": copy, "order": order, "ndmin": ndmin},
         )
+    copy = _copy_flag(object, copy)
     result = _ext.asarray(object, dtype=_dtype(dtype), copy=True if copy else copy)
     if result.ndim < ndmin:
         result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)

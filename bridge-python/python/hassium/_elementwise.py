@@ -13,6 +13,7 @@ from ._common import (
     _fallback_np,
     _is_python_scalar,
     _NoValue,
+    _shape_of,
     ndarray,
 )
 from ._products import _into
@@ -50,9 +51,11 @@ def clip(
 def round(a, decimals=0, out=None):
     a = _arr(a)
     kind = a.dtype.kind
-    if kind == "c" or (kind in "biu" and decimals < 0):
+    # NumPy rounds a bool as `rint` does (float16) and, with decimals, scales it into a
+    # bool array (its casting error): only integers are returned as they are.
+    if kind == "c" or (kind in "biu" and decimals < 0) or (kind == "b" and decimals):
         return _fallback_np("round", (a,), {"decimals": decimals, "out": out})
-    if kind in "biu":
+    if kind in "iu":
         result = a.copy()
     elif decimals == 0:
         result = _ext.ufunc("rint", a)
@@ -127,16 +130,32 @@ def array_equal(a1, a2, equal_nan=False):
     return _bool(all(same))
 
 
+def _check_copy_cast(src, dtype, casting):
+    """NumPy's casting check of ``copyto``. A Python int, float or complex is weak (NEP
+    50): it takes the dtype it shares with ``dtype`` (a bool and an int share int64, so
+    an int into a bool array is refused but for 'unsafe'), and under 'equiv' it must
+    keep its own default dtype."""
+    if type(src) in (int, float, complex):
+        src_dtype = np.result_type(src, dtype)
+        if casting == "equiv" and src_dtype != _dtype_of(src):
+            raise TypeError(
+                f"cannot cast Python {type(src).__name__} to {src_dtype} under the "
+                "casting rule 'equiv'"
+            )
+    else:
+        src_dtype = _dtype_of(src)
+    if not np.can_cast(src_dtype, dtype, casting):
+        what = "scalar" if _shape_of(src) == () else "array data"
+        raise TypeError(
+            f"Cannot cast {what} from {src_dtype!r} to {dtype!r} "
+            f"according to the rule {casting!r}"
+        )
+
+
 def copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, ndarray):
         return _fallback_np("copyto", (dst, src), {"casting": casting, "where": where})
-    if not _is_python_scalar(src):
-        src_dtype = _dtype_of(src)
-        if not np.can_cast(src_dtype, dst.dtype, casting):
-            raise TypeError(
-                f"Cannot cast array data from {src_dtype!r} to {dst.dtype!r} "
-                f"according to the rule {casting!r}"
-            )
+    _check_copy_cast(src, dst.dtype, casting)
     if where is not True:
         src = _ext.where(where, src, dst)
     _ext.copyto(dst, src, casting="unsafe")  # checked above, with NumPy's rule

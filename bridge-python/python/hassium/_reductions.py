@@ -5,7 +5,7 @@ Part of ``_native`` (see its docstring for the rules every part keeps)."""
 import builtins
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _hassium as _ext
 from ._common import (
@@ -101,6 +101,11 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def _arg_reduce(name, a, axis, out, keepdims):
     a = _arr(a)
+    if a.ndim == 0 and axis is not None:
+        # NumPy takes a 0-d array as one element along axis 0 or -1 (its AxisError names
+        # dimension 1), and keepdims keeps its zero dimensions.
+        normalize_axis_index(axis, 1)
+        axis = None
     if axis is None:
         result = _ext.reduce(name, a.reshape(-1), axis=0)
         if keepdims:
@@ -211,6 +216,34 @@ def _masked_sum(x, mask, axis, dtype, keepdims):
     return _reduce("add", x, axis, dtype, None, keepdims)
 
 
+def _var_in(a, axis, dtype, ddof, keepdims, n):
+    """The variance with a ``dtype=`` that is not a float one, step by step as NumPy's
+    ``_var`` takes it: the mean summed in ``dtype`` and divided back into it (truncated
+    for integers), the deviations squared in their own dtype (a complex one's as
+    ``|x|**2`` unless ``a`` is real), their sum in ``dtype`` divided back into it.
+    ``n`` is the count of elements reduced."""
+    n = np.intp(n)
+    arrmean = _reduce("add", a, axis, dtype, None, True)
+    arrmean = _ext.ufunc("divide", arrmean, n).astype(dtype)
+    x = _ext.ufunc("subtract", a, arrmean)  # bool - bool: NumPy's TypeError
+    x = _abs2(x) if a.dtype.kind not in "iuf" else _ext.ufunc("multiply", x, x)
+    total = _reduce("add", x, axis, dtype, None, keepdims)
+    rcount = np.maximum(n - ddof, 0)
+    return _ext.ufunc("divide", total, rcount).astype(dtype)
+
+
+def _root(v):
+    """The square root of a variance, as NumPy's ``std`` takes it: into the variance's
+    own array (under 'same_kind': an integer or bool ``dtype=`` is its casting error),
+    or of a 0-d one cast back to its dtype."""
+    result = _ext.ufunc("sqrt", v)
+    if result.dtype == v.dtype:
+        return result
+    if v.ndim:
+        return _ext.ufunc("sqrt", v, out=v)
+    return result.astype(v.dtype)
+
+
 @_native_or_fallback
 def var(
     a,
@@ -246,6 +279,10 @@ def var(
         import warnings
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+    if dtype is not None and acc.kind != "f":
+        if mask is not None or mean is not _NoValue or out is not None:
+            raise _Unsupported
+        return _var_in(a, axis, acc, ddof, keepdims, n)
     if mean is _NoValue:
         arrmean = _masked_sum(a, mask, axis, acc, True)
         arrmean = _ext.ufunc("divide", arrmean, n, dtype=arrmean.dtype)
@@ -291,13 +328,14 @@ def std(
         a,
         axis=axis,
         dtype=dtype,
+        out=out,  # as NumPy's: the root is then taken in out's dtype
         ddof=ddof,
         keepdims=keepdims,
         where=where,
         mean=mean,
         correction=correction,
     )
-    result = _ext.ufunc("sqrt", v)
+    result = _root(v)
     if out is not None:
         _into(out, result)
         return out

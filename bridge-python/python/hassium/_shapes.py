@@ -6,7 +6,7 @@ import builtins
 import math
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _hassium as _ext
 from ._common import _arr, _fallback_np, _shape_of, _shape_tuple
@@ -120,5 +120,8 @@ def ndim(a):
 
 
 def size(a, axis=None):
+    """The number of elements, or along an axis or a tuple of axes (NumPy 2.4)."""
     s = _shape_of(a)
-    return math.prod(s) if axis is None else s[normalize_axis_index(axis, len(s))]
+    if axis is None:
+        return math.prod(s)
+    return math.prod(s[ax] for ax in normalize_axis_tuple(axis, len(s)))

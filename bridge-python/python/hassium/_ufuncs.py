@@ -6,8 +6,10 @@ Part of ``_native`` (see its docstring for the rules every part keeps)."""
 
 import builtins
 import math
+import operator
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from . import _fallback
 from . import _hassium as _ext
@@ -17,6 +19,7 @@ from ._common import (
     _arr,
     _bool,
     _dtype,
+    _dtype_of,
     _is_python_scalar,
     _NoValue,
     _shape_of,
@@ -40,6 +43,32 @@ _REDUCIBLE = frozenset(
     }
 )
 _ACCUMULABLE = frozenset({"add", "multiply", "minimum", "maximum"})
+
+
+def _axis_int(axis):
+    """One axis as NumPy's ufunc methods read it: an integer, not a bool."""
+    if isinstance(axis, (builtins.bool, np.bool_)):
+        raise TypeError("an integer is required")
+    return operator.index(axis)
+
+
+def _accumulate_axis(axis, ndim):
+    """The one axis of an accumulation, checked in NumPy's order: the axes named against
+    the dimensions (AxisError; a 0-d array takes a lone 0 or -1), then a 0-d array
+    (TypeError), then how many axes (ValueError)."""
+    if axis is None:
+        axes = tuple(range(ndim))
+    elif isinstance(axis, tuple):
+        axes = tuple(normalize_axis_index(_axis_int(ax), ndim) for ax in axis)
+    else:
+        axis = _axis_int(axis)
+        scalar_axis = ndim == 0 and axis in (0, -1)
+        axes = () if scalar_axis else (normalize_axis_index(axis, ndim),)
+    if ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")
+    if len(axes) != 1:
+        raise ValueError("accumulate does not allow multiple axes")
+    return axes[0]
 
 
 class ufunc:
@@ -110,11 +139,35 @@ class ufunc:
             if where is not True:
                 kwargs["where"] = where
             return self._fallback("__call__", args, kwargs)
+        if dtype is not None:
+            args = self._ints_in_loop(args, np.dtype(dtype))
         try:
             result = _ext.ufunc(self.__name__, *args, out=out, dtype=_dtype(dtype))
         except UNSUPPORTED:
             return self._fallback("__call__", args, {"out": out, "dtype": dtype})
         return result if out is None else out  # NumPy returns the very out object
+
+    def _ints_in_loop(self, args, dtype):
+        """``args`` with each Python int converted to an integer ``dtype=`` where the
+        loop NumPy picks takes that dtype in, as NumPy converts a weak int once the
+        loop is found (its OverflowError out of range; ``np.add(bools, 3,
+        dtype=np.uint8)`` is uint8 arithmetic, where an int64 operand is refused).
+        Comparisons, whose loops take an int out of range, keep theirs."""
+        if dtype.kind not in "iu" or not builtins.any(type(x) is int for x in args):
+            return args
+        operands = tuple(int if type(x) is int else _dtype_of(x) for x in args)
+        try:
+            loop = self._np.resolve_dtypes(
+                operands + (None,) * self.nout,
+                signature=(None,) * self.nin + (dtype,) * self.nout,
+                casting="unsafe",  # the casts are checked after, by the call
+            )
+        except (TypeError, ValueError):
+            return args  # no loop: the call raises NumPy's error
+        return tuple(
+            dtype.type(x) if type(x) is int and loop[i] == dtype else x
+            for i, x in enumerate(args)
+        )
 
     def reduce(
         self,
@@ -159,10 +212,7 @@ class ufunc:
             )
         if type(out) is tuple:
             (out,) = out
-        if len(_shape_of(array)) == 0:
-            raise TypeError("cannot accumulate on a scalar")
-        if axis is None and len(_shape_of(array)) > 1:
-            raise ValueError("accumulate does not allow multiple axes")
+        axis = _accumulate_axis(axis, len(_shape_of(array)))
         try:
             result = _ext.accumulate(
                 self.__name__, _arr(array), axis=axis, dtype=_dtype(dtype), out=out
@@ -469,9 +519,15 @@ for _name, _compute in COMPOSED_UFUNCS.items():
 
 
 def real(val):
-    """The real part, as a view for complex arrays (like NumPy)."""
+    """The real part, as a view for complex arrays (like NumPy); a Python or NumPy
+    scalar's own ``.real``, as NumPy returns it (``np.real(False)`` is the int 0)."""
+    if _is_python_scalar(val) or isinstance(val, np.generic):
+        return val.real
     return _arr(val).real
 
 
 def imag(val):
+    """The imaginary part (see `real`)."""
+    if _is_python_scalar(val) or isinstance(val, np.generic):
+        return val.imag
     return _arr(val).imag

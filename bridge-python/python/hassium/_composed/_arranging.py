@@ -67,9 +67,10 @@ def rot90(m, k=1, axes=(0, 1)):
 
 
 def array_split(ary, indices_or_sections, axis=0):
-    ary = _n._arr(ary)
-    total = ary.shape[axis]  # IndexError for an axis out of range, as in NumPy
-    axis %= ary.ndim
+    # NumPy's order: the length along the axis (IndexError for an axis out of range),
+    # or for what has no shape its len() -- whatever the axis for a list, a TypeError for
+    # a Python scalar --, then the sections, then the axis (AxisError).
+    total = ary.shape[axis] if hasattr(ary, "shape") else len(ary)
     try:
         len(indices_or_sections)
     except TypeError:
@@ -82,6 +83,8 @@ def array_split(ary, indices_or_sections, axis=0):
             bounds.append(bounds[-1] + each + (1 if s < extra else 0))
     else:
         bounds = [0, *indices_or_sections, total]
+    ary = _n._arr(ary)
+    axis = normalize_axis_index(axis, ary.ndim)
     return [
         ary[_along(ary.ndim, axis, slice(lo, hi))]
         for lo, hi in itertools.pairwise(bounds)
@@ -89,10 +92,11 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def split(ary, indices_or_sections, axis=0):
-    ary = _n._arr(ary)
     try:
         len(indices_or_sections)
     except TypeError:
+        # As NumPy: a number of sections reads ary.shape, which a list or a Python
+        # scalar lacks (AttributeError).
         if ary.shape[axis] % indices_or_sections:
             raise ValueError(
                 "array split does not result in an equal division"

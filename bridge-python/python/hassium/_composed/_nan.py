@@ -120,6 +120,11 @@ def nanvar(
             mean=mean,
             correction=correction,
         )
+    # NumPy's checks of an inexact `a`, before any of the axis.
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and out.dtype.kind not in "fc":
+        raise TypeError("If a is inexact, then out must be inexact")
     if where is not True or mean is not _NoValue or correction is not _NoValue:
         raise _n._Unsupported
     u = _ext.ufunc
@@ -155,14 +160,14 @@ def nanstd(
         a,
         axis=axis,
         dtype=dtype,
+        out=out,  # NumPy's checks of out; the root goes into it after
         ddof=ddof,
         keepdims=keepdims,
         where=where,
         mean=mean,
         correction=correction,
     )
-    std = _ext.ufunc("sqrt", var)
-    return _into(out, std)
+    return _into(out, _n._root(var))
 
 
 def _nan_extreme(a, axis, out, keepdims, fill, reduce_name):
@@ -218,7 +223,9 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     given = x
-    x = _n._arr(x)
+    # NumPy takes x as `np.array(x, copy=copy)`: copy=False of a scalar or a list is its
+    # ValueError (a copy would be needed).
+    x = _n._arr(x) if copy else _n.array(x, copy=False)
     if x.dtype.kind == "c":
         raise _n._Unsupported  # real and imaginary parts separately: NumPy's
     if x.dtype.kind != "f":
