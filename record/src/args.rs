@@ -127,12 +127,46 @@ pub fn broadcast_all(args: &[Arg]) -> Result<Shape> {
 }
 
 /// Checks integer scalars against the type they will be cast to: NumPy 2 refuses
-/// `uint8 + 300`, except in comparisons, which it evaluates exactly in a wider type.
+/// `uint8 + 300`, except where its loops take any Python int. Comparisons of integers
+/// evaluate it exactly in a wider type (a bool array has no such loop: bool with an int
+/// compares in int64). The logical ufuncs take any input as a bool, by its truthiness:
+/// a Python int that fits a C long (and no other), and one out of the others' range
+/// makes the loop bool (`logical_and(int8s, 300)`). `where` wraps it into the result.
 pub fn check_weak_ints(op: Opcode, args: &[Arg], mut t: DType) -> Result<DType> {
+    if is_logical(op) {
+        for a in args {
+            if let Arg::Weak(Weak::Int(v)) = *a {
+                check_c_long(v)?;
+            }
+        }
+    }
+    let fits = |a: &Arg| !matches!(*a, Arg::Weak(Weak::Int(v)) if !int_fits(v, t));
+    if args.iter().all(fits) {
+        return Ok(t);
+    }
+    if is_logical(op) {
+        return Ok(DType::Bool);
+    }
+    if op == Opcode::Where {
+        // NumPy's `where` casts a Python int to the result's dtype as C casts (wrapping),
+        // once it is an int64 or a uint64: `where(True, 300, int8s)` is 44.
+        let c_int = |v: i128| (i64::MIN as i128..=u64::MAX as i128).contains(&v);
+        if args
+            .iter()
+            .any(|a| matches!(*a, Arg::Weak(Weak::Int(v)) if !c_int(v)))
+        {
+            return Err(Error::Overflow(
+                "Python int too large to convert to C long".into(),
+            ));
+        }
+        return Ok(t);
+    }
+    let strong = args.iter().filter_map(Arg::strong_dtype).reduce(promote);
+    let exact = is_comparison(op) && strong != Some(DType::Bool);
     for a in args {
         if let Arg::Weak(Weak::Int(v)) = *a {
             if !int_fits(v, t) {
-                if !is_comparison(op) {
+                if !exact {
                     return Err(Error::IntOutOfBounds { value: v, dtype: t });
                 }
                 let wide = if i64::try_from(v).is_ok() {
@@ -147,6 +181,26 @@ pub fn check_weak_ints(op: Opcode, args: &[Arg], mut t: DType) -> Result<DType> 
         }
     }
     Ok(t)
+}
+
+/// `logical_and`, `logical_or` and `logical_xor`: NumPy casts any input to their bool
+/// loop (`??->?`), whatever the casting rule.
+pub fn is_logical(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::LogicalAnd | Opcode::LogicalOr | Opcode::LogicalXor
+    )
+}
+
+/// A Python int becomes a bool through a C long, as NumPy converts it: `OverflowError`
+/// outside [-2**63, 2**63).
+pub fn check_c_long(v: i128) -> Result<()> {
+    if i64::try_from(v).is_err() {
+        return Err(Error::Overflow(
+            "Python int too large to convert to C long".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// An integer scalar stored into an integer array must fit it (NumPy 2's
@@ -220,9 +274,12 @@ mod tests {
     use super::*;
     use DType::*;
 
+    fn a(d: DType) -> Arg {
+        Arg::Array(View::contiguous(hassium_core::BaseId(1), d, &[2]))
+    }
+
     #[test]
     fn weak_scalars_promote_by_kind_only() {
-        let a = |d| Arg::Array(View::contiguous(hassium_core::BaseId(1), d, &[2]));
         assert_eq!(
             result_type(&[a(Float32), Arg::Weak(Weak::Float(0.5))]),
             Float32
@@ -252,6 +309,37 @@ mod tests {
         assert_eq!(check_weak_ints(Opcode::Less, &x, UInt8).unwrap(), Int64);
         let big = [Arg::Weak(Weak::Int(u64::MAX as i128))];
         assert_eq!(check_weak_ints(Opcode::Less, &big, Int8).unwrap(), Float64);
+    }
+
+    #[test]
+    fn logical_ufuncs_take_any_int_that_fits_a_c_long_as_a_bool() {
+        let x = [a(Int8), Arg::Weak(Weak::Int(300))];
+        assert_eq!(check_weak_ints(Opcode::LogicalAnd, &x, Int8).unwrap(), Bool);
+        let big = [a(UInt64), Arg::Weak(Weak::Int(1 << 63))];
+        assert!(matches!(
+            check_weak_ints(Opcode::LogicalXor, &big, UInt64),
+            Err(Error::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn where_wraps_any_int_of_an_int64_or_a_uint64() {
+        let x = [a(Int8), Arg::Weak(Weak::Int(300))];
+        assert_eq!(check_weak_ints(Opcode::Where, &x, Int8).unwrap(), Int8);
+        let big = [a(Int8), Arg::Weak(Weak::Int(1 << 64))];
+        assert!(matches!(
+            check_weak_ints(Opcode::Where, &big, Int8),
+            Err(Error::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn bool_arrays_compare_with_ints_in_int64() {
+        let x = [a(Bool), Arg::Weak(Weak::Int(1 << 63))];
+        assert!(matches!(
+            check_weak_ints(Opcode::Less, &x, Int64),
+            Err(Error::IntOutOfBounds { .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! `casting=`), broadcasting, and overlap handling, recorded as one instruction plus
 //! the casts and copies it needs.
 
-use crate::args::{broadcast_all, check_stored_int, check_weak_ints, result_type, Arg, Weak};
+use crate::args::{
+    broadcast_all, check_c_long, check_stored_int, check_weak_ints, result_type, Arg, Weak,
+};
 use crate::base::{
     check_casting, check_out, copy_into, finish, operand, placeholder, private_copy, recording,
     Dest, Target,
@@ -54,7 +56,8 @@ fn resolve(
     // changes; otherwise the loop of that dtype computes, and it must give that dtype.
     // A weak int is range-checked against the loop it converts to: an integer loop takes
     // only its dtype's range (`add(uint8s, -1)` is NumPy's OverflowError), a float loop of
-    // integer inputs takes any (`arctan2(uint8s, -1)` and `uint8s / -1` compute).
+    // integer inputs takes any (`arctan2(uint8s, -1)` and `uint8s / -1` compute), and so
+    // does the bool loop of the logical ufuncs, through a C long (`check_weak_ints`).
     let promoted = result_type(values);
     let weak_int = values.iter().any(|a| matches!(a, Arg::Weak(Weak::Int(_))));
     let float_loop = weak_int
@@ -130,7 +133,14 @@ fn resolve(
             });
         }
         // The inputs are cast to the loop under the ufunc's casting rule (a weak scalar
-        // as its default type): `add(floats, 1, dtype=int8)` is refused.
+        // as its default type): `add(floats, 1, dtype=int8)` is refused. A weak int
+        // becomes a bool first, through a C long: `add(bools, 2**63, dtype=bool)` is
+        // NumPy's OverflowError before its casting error.
+        for a in values {
+            if let (DType::Bool, Arg::Weak(Weak::Int(v))) = (l, a) {
+                check_c_long(*v)?;
+            }
+        }
         for (i, a) in values.iter().enumerate() {
             check_casting(op.name(), Some(i), a.cast_from(), l, dest.casting)?;
         }
@@ -155,6 +165,10 @@ pub fn elementwise(
         (None, args)
     };
     let (l, o) = resolve(op, values, dest, dtype)?;
+    if let Some(out) = dest.out {
+        // NumPy checks the casts with the loop, before the shapes broadcast.
+        check_casting(op.name(), None, o, out.dtype, dest.casting)?;
+    }
     let mut shape = broadcast_all(args)?;
     if let Some(out) = dest.out {
         check_out(op.name(), out, &shape, o, dest.casting)?;

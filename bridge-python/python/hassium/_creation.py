@@ -32,9 +32,11 @@ _COPY_NEEDED = (
 
 def _copy_flag(a, copy):
     """``copy=`` as NumPy reads it (None: copy if needed; otherwise its truth), with
-    NumPy's ValueError for ``copy=False`` of what it always copies: a Python or NumPy
-    scalar, a string, None, a list or a tuple. (Hassium arrays are checked natively: a
-    cast copies.)"""
+    NumPy's ValueError for ``copy=False`` where a copy cannot be avoided: of anything but
+    a Hassium array. Hassium copies host data (a NumPy array too) into memory of its own
+    runtime, which cannot adopt NumPy's: instructions recorded on a view of it could run
+    after the program wrote it through NumPy, and see other values. (Hassium arrays are
+    checked natively: a cast copies.)"""
     if copy is None:
         return None
     if isinstance(copy, str):
@@ -42,8 +44,7 @@ def _copy_flag(a, copy):
             "strings are not allowed for 'copy' keyword. Use True/False/None instead."
         )
     copy = builtins.bool(copy)
-    always_copied = (int, float, complex, str, bytes, np.generic, list, tuple)
-    if not copy and (a is None or isinstance(a, always_copied)):
+    if not copy and not isinstance(a, ndarray):
         raise ValueError(_COPY_NEEDED)
     return copy
 
@@ -178,6 +179,13 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like
         start = start_or_stop
     if step is None:
         step = 1
+    if builtins.any(
+        isinstance(x, (complex, np.complexfloating))
+        or (type(x) is int and not -(2**63) <= x < 2**64)
+        for x in (start, stop, step)
+    ):
+        # A complex range, or ints NumPy holds as objects: NumPy's own.
+        return _fallback_np("arange", (start, stop, step), {"dtype": dtype})
     got = _ext.arange(start, stop, step, _dtype(dtype))
     if got.dtype == np.bool_ and got.shape[0] > 2:
         raise TypeError(

@@ -179,15 +179,24 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         import warnings
 
         warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+    if out is not None:
+        return _divided_into(out, total, np.intp(n))
     # An integer dtype= (NumPy sums in it, divides in float64, then truncates).
     exact = total.dtype.kind not in "biu"
     result = _ext.ufunc("divide", total, n, dtype=total.dtype if exact else None)
     if result.dtype != res:
         result = result.astype(res)
-    if out is not None:
-        _into(out, result, casting="unsafe")  # NumPy divides into out unsafely
-        return out
     return result
+
+
+def _divided_into(out, total, count):
+    """``out`` holding ``total / count`` as NumPy's mean and var leave it: the sum
+    reduced into ``out`` (cast 'unsafe', as a reduction writes its output), then divided
+    there ('unsafe' too). So an integer or bool ``out`` holds the quotient of the
+    truncated sum: ``np.var([1.0, 2.0, 4.0, 7.5], out=int_0d)`` is 24 // 4, 6."""
+    _into(out, total, casting="unsafe")
+    _into(out, _ext.ufunc("divide", out, count), casting="unsafe")
+    return out
 
 
 def _abs2(x):
@@ -232,10 +241,14 @@ def _var_in(a, axis, dtype, ddof, keepdims, n):
     return _ext.ufunc("divide", total, rcount).astype(dtype)
 
 
-def _root(v):
+def _root(v, out=None):
     """The square root of a variance, as NumPy's ``std`` takes it: into the variance's
-    own array (under 'same_kind': an integer or bool ``dtype=`` is its casting error),
-    or of a 0-d one cast back to its dtype."""
+    own array (under 'same_kind': an integer or bool ``dtype=`` or ``out=`` is its
+    casting error), or of a 0-d one cast back to its dtype. With ``out=``, ``v`` is
+    ``out`` and the root goes there."""
+    if out is not None:
+        _ext.ufunc("sqrt", out, out=out)
+        return out
     result = _ext.ufunc("sqrt", v)
     if result.dtype == v.dtype:
         return result
@@ -300,14 +313,17 @@ def var(
     else:
         rcount = _ext.ufunc("maximum", _ext.ufunc("subtract", n, ddof), 0)
         rcount = rcount.reshape(total.shape)
+    if out is not None:
+        if dtype is None and res == np.float16:
+            total = total.astype(res)  # NumPy sums float16 deviations in float16
+        # NumPy's count: an intp array, or scalar (float64 for a float ddof).
+        count = np.maximum(np.intp(n) - ddof, 0) if mask is None else rcount
+        return _divided_into(out, total, count)
     result = _ext.ufunc("divide", total, rcount, dtype=total.dtype)
     if res.kind == "c":
         res = np.finfo(res).dtype  # the variance of complex numbers is real
     if result.dtype != res:
         result = result.astype(res)
-    if out is not None:
-        _into(out, result)
-        return out
     return result
 
 
@@ -335,11 +351,7 @@ def std(
         mean=mean,
         correction=correction,
     )
-    result = _root(v)
-    if out is not None:
-        _into(out, result)
-        return out
-    return result
+    return _root(v, out)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):

@@ -152,8 +152,14 @@ class ufunc:
         loop NumPy picks takes that dtype in, as NumPy converts a weak int once the
         loop is found (its OverflowError out of range; ``np.add(bools, 3,
         dtype=np.uint8)`` is uint8 arithmetic, where an int64 operand is refused).
-        Comparisons, whose loops take an int out of range, keep theirs."""
-        if dtype.kind not in "iu" or not builtins.any(type(x) is int for x in args):
+        Comparisons, whose loops take an int out of range, keep theirs. A unary ufunc's
+        int is no weak scalar in NumPy: an int64, cast to the loop like an array
+        (``np.floor(0, dtype=np.uint8)`` is its casting error)."""
+        if (
+            self.nin == 1
+            or dtype.kind not in "iu"
+            or not builtins.any(type(x) is int for x in args)
+        ):
             return args
         operands = tuple(int if type(x) is int else _dtype_of(x) for x in args)
         try:
@@ -308,6 +314,16 @@ def _loop_type(a):
     return type(a) if _is_python_scalar(a) else a.dtype
 
 
+def _widened(a, loop, work):
+    """Operand ``a`` of a composed ufunc in its ``work`` dtype. A Python scalar becomes
+    the ``loop`` dtype first, as NumPy converts it (70000 is inf in a float16 loop,
+    not 70000 in its float32 work)."""
+    if loop != work and _is_python_scalar(a):
+        with np.errstate(over="ignore"):
+            a = loop.type(a)
+    return _ext.asarray(a, dtype=work)
+
+
 class composed_ufunc(ufunc):
     """A NumPy ufunc without an opcode of its own, recorded as a few opcodes over its
     inputs cast to the loop dtypes NumPy picks (``resolve_dtypes``); half-precision loops
@@ -363,7 +379,7 @@ class composed_ufunc(ufunc):
             for t in loop[:nin]
         ]
         results = self._compute(
-            *[_ext.asarray(a, dtype=t) for a, t in zip(operands, work)]
+            *[_widened(a, t, w) for a, t, w in zip(operands, loop[:nin], work)]
         )
         if nout == 1:
             results = (results,)

@@ -28,19 +28,22 @@ pub fn parse_axes(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Opti
             }
         })?]
     };
-    let mut out = Vec::with_capacity(raw.len());
-    for a in raw {
-        let n = ndim as isize;
-        let b = if a < 0 { a + n } else { a };
-        if b < 0 || b >= n {
-            return Err(py::axis_error(&format!(
-                "axis {a} is out of bounds for array of dimension {ndim}"
-            )));
-        }
-        if out.contains(&(b as usize)) {
-            return Err(PyValueError::new_err("duplicate value in 'axis'"));
-        }
-        out.push(b as usize);
+    // Every axis is checked against the dimensions before any repeat, as NumPy does:
+    // `axis=(0, 0, 1)` of a 1-d array is its AxisError.
+    let n = ndim as isize;
+    let out = (raw.iter())
+        .map(|&a| {
+            let b = if a < 0 { a + n } else { a };
+            if b < 0 || b >= n {
+                return Err(py::axis_error(&format!(
+                    "axis {a} is out of bounds for array of dimension {ndim}"
+                )));
+            }
+            Ok(b as usize)
+        })
+        .collect::<PyResult<Vec<usize>>>()?;
+    if (1..out.len()).any(|i| out[..i].contains(&out[i])) {
+        return Err(PyValueError::new_err("duplicate value in 'axis'"));
     }
     Ok(Some(out))
 }
@@ -147,6 +150,9 @@ pub fn reduce_any(
     if arg && a.view.ndim() == 0 {
         axes = None; // argmin/argmax of a 0-d array along 0 or -1: of its one element
     }
+    // argmin/argmax without an axis index the flattened array; `keepdims` then gives
+    // the result one length-1 dimension per dimension of `a` (none for a 0-d array).
+    let mut kept = None;
     if arg {
         if axes.as_ref().is_some_and(|x| x.len() != 1) {
             return Err(PyTypeError::new_err(
@@ -154,7 +160,7 @@ pub fn reduce_any(
             ));
         }
         if axes.is_none() {
-            // argmin/argmax without an axis index the flattened array.
+            kept = keepdims.then(|| vec![1; a.view.ndim()]);
             let n = a.view.nelem();
             a = ops::reshape(&a, &[n])?;
             axes = Some(vec![0]);
@@ -164,12 +170,52 @@ pub fn reduce_any(
         name,
         axes,
         dtype: py::opt_dtype(dtype)?,
-        keepdims: keepdims && !(arg && axis.is_none_or(|x| x.is_none())),
+        keepdims: keepdims && kept.is_none(),
         initial: opt_weak(initial)?,
     };
     let out = opt_out(out)?;
-    ops::reduce(py, &a, &spec, out.as_ref())
+    let Some(shape) = kept else {
+        return ops::reduce(py, &a, &spec, out.as_ref());
+    };
+    match out {
+        // The flat reduction's one element, written through a 0-d view of `out`.
+        Some(o) => {
+            if o.view.shape.as_ref() != shape.as_slice() {
+                return Err(PyValueError::new_err(format!(
+                    "output array does not match result of np.{name}."
+                )));
+            }
+            ops::reduce(py, &a, &spec, Some(&ops::reshape(&o, &[])?))?;
+            Ok(o)
+        }
+        None => ops::reshape(&ops::reduce(py, &a, &spec, None)?, &shape),
+    }
 }
+
+/// What a method with `out=` returns: `out` itself, as NumPy does, or the result.
+fn out_or(py: Python<'_>, r: Arr, out: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+    match out.filter(|o| !o.is_none()) {
+        Some(o) => Ok(o.clone().unbind()),
+        None => wrap(py, r),
+    }
+}
+
+/// The `out=` of an array method, which NumPy takes as an array only (a ufunc's
+/// `reduce` also takes it in a 1-tuple); `message` is NumPy's TypeError otherwise.
+fn method_out<'a, 'py>(
+    out: Option<&'a Bound<'py, PyAny>>,
+    message: &str,
+) -> PyResult<Option<&'a Bound<'py, PyAny>>> {
+    match out.filter(|o| !o.is_none()) {
+        Some(o) if o.is_instance_of::<PyTuple>() => Err(PyTypeError::new_err(message.to_owned())),
+        o => Ok(o),
+    }
+}
+
+/// NumPy's TypeError for an `out=` tuple given to a reduction method.
+const REDUCE_OUT: &str = "return arrays must be of ArrayType";
+/// NumPy's TypeError for an `out=` tuple given to `argmin`, `argmax` or a scan method.
+const INDEX_OUT: &str = "output must be an array";
 
 /// Calls `hassium._reductions.<name>(a, *args, **kwargs)`.
 fn moment(
@@ -253,6 +299,7 @@ impl PyNdArray {
         initial: Option<&Bound<'_, PyAny>>,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
         if let Some(p) = self.parts() {
             if let Some(r) = selection::reduce(py, &p, "add", axis, dtype, out, keepdims, initial)?
@@ -260,9 +307,10 @@ impl PyNdArray {
                 return wrap(py, r);
             }
         }
-        wrap(
+        out_or(
             py,
             reduce_any(py, self.arr()?, "add", axis, dtype, out, keepdims, initial)?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false, initial=None, r#where=None))]
@@ -276,6 +324,7 @@ impl PyNdArray {
         initial: Option<&Bound<'_, PyAny>>,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
         if let Some(p) = self.parts() {
             if let Some(r) =
@@ -284,7 +333,7 @@ impl PyNdArray {
                 return wrap(py, r);
             }
         }
-        wrap(
+        out_or(
             py,
             reduce_any(
                 py,
@@ -296,6 +345,7 @@ impl PyNdArray {
                 keepdims,
                 initial,
             )?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, initial=None, r#where=None))]
@@ -308,8 +358,9 @@ impl PyNdArray {
         initial: Option<&Bound<'_, PyAny>>,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
-        wrap(
+        out_or(
             py,
             reduce_any(
                 py,
@@ -321,6 +372,7 @@ impl PyNdArray {
                 keepdims,
                 initial,
             )?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, initial=None, r#where=None))]
@@ -333,8 +385,9 @@ impl PyNdArray {
         initial: Option<&Bound<'_, PyAny>>,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
-        wrap(
+        out_or(
             py,
             reduce_any(
                 py,
@@ -346,6 +399,7 @@ impl PyNdArray {
                 keepdims,
                 initial,
             )?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
@@ -357,6 +411,7 @@ impl PyNdArray {
         keepdims: bool,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
         if let Some(p) = self.parts() {
             if let Some(r) =
@@ -365,7 +420,7 @@ impl PyNdArray {
                 return wrap(py, r);
             }
         }
-        wrap(
+        out_or(
             py,
             reduce_any(
                 py,
@@ -377,6 +432,7 @@ impl PyNdArray {
                 keepdims,
                 None,
             )?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, keepdims=false, r#where=None))]
@@ -388,6 +444,7 @@ impl PyNdArray {
         keepdims: bool,
         r#where: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        let out = method_out(out, REDUCE_OUT)?;
         no_where(r#where)?;
         if let Some(p) = self.parts() {
             if let Some(r) =
@@ -396,7 +453,7 @@ impl PyNdArray {
                 return wrap(py, r);
             }
         }
-        wrap(
+        out_or(
             py,
             reduce_any(
                 py,
@@ -408,6 +465,7 @@ impl PyNdArray {
                 keepdims,
                 None,
             )?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, *, keepdims=false))]
@@ -418,9 +476,11 @@ impl PyNdArray {
         out: Option<&Bound<'_, PyAny>>,
         keepdims: bool,
     ) -> PyResult<PyObject> {
-        wrap(
+        let out = method_out(out, INDEX_OUT)?;
+        out_or(
             py,
             reduce_any(py, self.arr()?, "argmin", axis, None, out, keepdims, None)?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, out=None, *, keepdims=false))]
@@ -431,9 +491,11 @@ impl PyNdArray {
         out: Option<&Bound<'_, PyAny>>,
         keepdims: bool,
     ) -> PyResult<PyObject> {
-        wrap(
+        let out = method_out(out, INDEX_OUT)?;
+        out_or(
             py,
             reduce_any(py, self.arr()?, "argmax", axis, None, out, keepdims, None)?,
+            out,
         )
     }
     /// `a.mean()`, `a.var()`, `a.std()` are the module's functions, as NumPy's are: one
@@ -470,9 +532,11 @@ impl PyNdArray {
         dtype: Option<&Bound<'_, PyAny>>,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        wrap(
+        let out = method_out(out, INDEX_OUT)?;
+        out_or(
             py,
             accumulate_any(py, self.arr()?, "add", axis, dtype, out)?,
+            out,
         )
     }
     #[pyo3(signature = (axis=None, dtype=None, out=None))]
@@ -483,9 +547,11 @@ impl PyNdArray {
         dtype: Option<&Bound<'_, PyAny>>,
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        wrap(
+        let out = method_out(out, INDEX_OUT)?;
+        out_or(
             py,
             accumulate_any(py, self.arr()?, "multiply", axis, dtype, out)?,
+            out,
         )
     }
 }

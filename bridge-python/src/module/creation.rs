@@ -4,7 +4,7 @@ use crate::array::{wrap, PyNdArray};
 use crate::convert::to_arg;
 use crate::ops::{Arg, Weak};
 use crate::{convert, ops, py, types};
-use hassium_core::DType;
+use hassium_core::{DType, Scalar};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -82,6 +82,20 @@ fn weak_arg(obj: &Bound<'_, PyAny>) -> PyResult<Weak> {
     }
 }
 
+/// A Python float set as an item of an integer array: through `int()`, so NaN and the
+/// infinities are its errors.
+fn float_item(x: f64) -> PyResult<i128> {
+    if x.is_nan() {
+        return Err(PyValueError::new_err("cannot convert float NaN to integer"));
+    }
+    if x.is_infinite() {
+        return Err(pyo3::exceptions::PyOverflowError::new_err(
+            "cannot convert float infinity to integer",
+        ));
+    }
+    Ok(x.trunc() as i128)
+}
+
 /// `np.arange(start, stop, step, dtype)`; `stop=None` means `arange(0, start)`.
 #[pyfunction]
 #[pyo3(signature = (start, stop=None, step=None, dtype=None))]
@@ -92,20 +106,23 @@ pub(crate) fn arange(
     step: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyObject> {
-    let (start, stop) = match stop.filter(|s| !s.is_none()) {
-        Some(s) => (weak_arg(start)?, weak_arg(s)?),
-        None => (Weak::Int(0), weak_arg(start)?),
+    let (start_o, stop_o) = match stop.filter(|s| !s.is_none()) {
+        Some(s) => (start.clone(), s.clone()),
+        None => (0i64.into_pyobject(py)?.into_any(), start.clone()),
     };
-    let step = match step.filter(|s| !s.is_none()) {
-        Some(s) => weak_arg(s)?,
-        None => Weak::Int(1),
+    let step_o = match step.filter(|s| !s.is_none()) {
+        Some(s) => s.clone(),
+        None => 1i64.into_pyobject(py)?.into_any(),
     };
+    let (start, stop, step) = (weak_arg(&start_o)?, weak_arg(&stop_o)?, weak_arg(&step_o)?);
     let all_int = [start, stop, step]
         .iter()
         .all(|w| matches!(w, Weak::Int(_) | Weak::Bool(_)));
+    // NumPy's dtype of ints is int64, float64 once one needs uint64 (int64 with uint64).
+    let int64 = |w: &Weak| !matches!(w, Weak::Int(i) if i64::try_from(*i).is_err());
     let d = match py::opt_dtype(dtype)? {
         Some(d) => d,
-        None if all_int => DType::Int64,
+        None if all_int && [start, stop, step].iter().all(int64) => DType::Int64,
         None => DType::Float64,
     };
     let f = |w: Weak| match w {
@@ -114,43 +131,64 @@ pub(crate) fn arange(
         Weak::Float(f) => f,
         Weak::Complex(r, _) => r,
     };
-    let n = if all_int {
-        let g = |w: Weak| match w {
-            Weak::Int(i) => i,
-            Weak::Bool(b) => b as i128,
-            _ => 0,
+    // NumPy's length: the ceiling of `(stop - start) / step` taken on the Python numbers,
+    // a float quotient even of ints (its ZeroDivisionError for a zero step).
+    let quotient = stop_o.sub(&start_o)?.div(&step_o)?;
+    let len = match quotient.extract::<f64>() {
+        Ok(q) => q,
+        Err(_) => (f(stop) - f(start)) / f(step), // complex: by the real parts
+    }
+    .ceil();
+    if len.is_nan() {
+        return Err(PyValueError::new_err("arange: cannot compute length"));
+    }
+    // `isize::MAX as f64` rounds up to 2^63, itself too many.
+    if len >= isize::MAX as f64 {
+        return Err(PyValueError::new_err("Maximum allowed size exceeded"));
+    }
+    let n = len.max(0.0) as usize;
+    // NumPy sets the first two values, `start` and `start + step` (Python's sum), as items
+    // of `dtype` and fills the rest as first + i * (second - first) in `dtype`. So an
+    // integer range checks both as an assignment does (`arange(-1, 3, dtype=uint8)` is
+    // its OverflowError) and steps by their difference: `arange(2.5, 7, 2.5,
+    // dtype=int8)` is [2, 5], not [2, 4].
+    let second = || weak_arg(&start_o.add(&step_o)?);
+    let (start, step) = if d.is_integer() || d.is_bool() {
+        let item = |w: Weak| -> PyResult<i128> {
+            let v = match w {
+                Weak::Int(i) => i,
+                Weak::Bool(b) => b as i128,
+                _ if d.is_bool() => return Ok((f(w) != 0.0) as i128),
+                _ => float_item(f(w))?,
+            };
+            if d.is_bool() {
+                return Ok((v != 0) as i128);
+            }
+            if !types::int_fits(v, d) {
+                return Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                    "Python integer {v} out of bounds for {}",
+                    d.name()
+                )));
+            }
+            Ok(v)
         };
-        let (a, b, s) = (g(start), g(stop), g(step));
-        if s == 0 {
-            return Err(pyo3::exceptions::PyZeroDivisionError::new_err(
-                "division by zero",
-            ));
-        }
-        let len = if s > 0 {
-            (b - a + s - 1).div_euclid(s)
-        } else {
-            (a - b - s - 1).div_euclid(-s)
+        let first = if n > 0 { item(start)? } else { 0 };
+        let next = if n > 1 { item(second()?)? } else { first };
+        (Weak::Int(first), Weak::Int(next - first))
+    } else if d.is_float() && n > 1 {
+        // The difference is taken in `dtype` (float32 for float16, as NumPy's fill).
+        let (a, b) = (f(start), f(second()?));
+        let (first, delta) = match d {
+            DType::Float64 => (a, b - a),
+            DType::Float32 => (a as f32 as f64, (b as f32 - a as f32) as f64),
+            _ => {
+                let half = |x: f64| Scalar::Float64(x).cast(d).as_f64() as f32;
+                (half(a) as f64, (half(b) - half(a)) as f64)
+            }
         };
-        if len > isize::MAX as i128 {
-            return Err(PyValueError::new_err("Maximum allowed size exceeded"));
-        }
-        len.max(0) as usize
+        (Weak::Float(first), Weak::Float(delta))
     } else {
-        let s = f(step);
-        if s == 0.0 {
-            return Err(pyo3::exceptions::PyZeroDivisionError::new_err(
-                "division by zero",
-            ));
-        }
-        let len = ((f(stop) - f(start)) / s).ceil();
-        if len.is_nan() {
-            return Err(PyValueError::new_err("arange: cannot compute length"));
-        }
-        // `isize::MAX as f64` rounds up to 2^63, itself too many.
-        if len >= isize::MAX as f64 {
-            return Err(PyValueError::new_err("Maximum allowed size exceeded"));
-        }
-        len.max(0.0) as usize
+        (start, step)
     };
     wrap(py, ops::arange(start, step, n, d)?)
 }

@@ -2,6 +2,7 @@
 
 import builtins
 import itertools
+import math
 import operator
 
 import numpy as np
@@ -192,25 +193,36 @@ def _index_array(indices):
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(
+            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
+        )
     a = _n._arr(a)
     if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
         a, axis = a.reshape(-1), 0
     axis = normalize_axis_index(axis, a.ndim)
     idx = _index_array(indices)
     n = a.shape[axis]
-    if mode in ("wrap", "clip"):
-        if n == 0:
-            raise IndexError("cannot do a non-empty take from an empty axes.")
-        if mode == "wrap":
-            idx = idx % n if isinstance(idx, int) else _ext.ufunc("remainder", idx, n)
-        elif isinstance(idx, int):
+    picked = () if isinstance(idx, int) else idx.shape
+    shape = a.shape[:axis] + picked + a.shape[axis + 1 :]
+    if n == 0 and math.prod(shape):
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if (
+        not math.prod(a.shape[:axis])
+        or not math.prod(picked)
+        or (mode != "raise" and not math.prod(shape))
+    ):
+        # NumPy reads each index as it copies, once per element before the axis: with
+        # no such element (or no index) it reads none, and any index goes; wrapped or
+        # clipped ones never fail, so nothing to take is nothing to check.
+        return _into(out, _ext.empty(shape, a.dtype))
+    if mode == "wrap":
+        idx = idx % n if isinstance(idx, int) else _ext.ufunc("remainder", idx, n)
+    elif mode == "clip":
+        if isinstance(idx, int):
             idx = builtins.min(builtins.max(idx, 0), n - 1)
         else:
             idx = _n.clip(idx, 0, n - 1)
-    elif mode != "raise":
-        raise ValueError(
-            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
-        )
     res = a[(slice(None),) * axis + (idx,)]
     if isinstance(idx, int) and not isinstance(res, ndarray):
         res = _ext.asarray(res)  # a 0-d result, as NumPy's take returns an array

@@ -115,8 +115,11 @@ def _spacing(h, axis_len):
     if h.dtype.kind in "iu":
         h = h.astype(np.float64)
     steps = diff(h)
+    if not steps.shape[0]:
+        # NumPy compares the steps with the first: fewer than two coordinates have none.
+        raise IndexError("index 0 is out of bounds for axis 0 with size 0")
     # Evenly spaced coordinates take the uniform formulas, as in NumPy (one flush).
-    if steps.shape[0] and builtins.bool(_n.all(_ext.ufunc("equal", steps, steps[:1]))):
+    if builtins.bool(_n.all(_ext.ufunc("equal", steps, steps[:1]))):
         return steps[0]
     return steps
 

@@ -76,6 +76,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and _n._arr(a).dtype.kind in "fc"
     ):
         raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and out.dtype.kind not in "fc" and _n._arr(a).dtype.kind in "fc":
+        raise TypeError("If a is inexact, then out must be inexact")
     arr, mask = _without_nan(a, 0)
     if mask is None:
         return _n.mean(
@@ -167,7 +169,7 @@ def nanstd(
         mean=mean,
         correction=correction,
     )
-    return _into(out, _n._root(var))
+    return _n._root(var, out)
 
 
 def _nan_extreme(a, axis, out, keepdims, fill, reduce_name):
@@ -223,6 +225,8 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     given = x
+    if not copy and isinstance(x, np.ndarray):
+        raise _n._Unsupported  # NumPy's nan_to_num writes into it in place
     # NumPy takes x as `np.array(x, copy=copy)`: copy=False of a scalar or a list is its
     # ValueError (a copy would be needed).
     x = _n._arr(x) if copy else _n.array(x, copy=False)

@@ -8,7 +8,6 @@ C-contiguous, its flat view would be a copy, so those cases go through NumPy
 (``_Unsupported``), as do arguments NumPy reads in ways not spelled out here.
 """
 
-import math
 import operator
 
 import numpy as np
@@ -16,7 +15,6 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _hassium as _ext
 from .. import _native as _n
-from .._common import _is_python_scalar
 from ._arranging import take
 from ._helpers import _into
 
@@ -83,42 +81,36 @@ def extract(condition, arr):
     return take(_n._arr(arr).reshape(-1), _n.nonzero(cond)[0])
 
 
-def _check_number_fits(values, dtype):
-    """A Python number assigned into `dtype` as NumPy assigns one: an int out of an
-    integer dtype's range is an OverflowError, a NaN or infinite float its conversion
-    error."""
-    if type(values) is int and dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not info.min <= values <= info.max:
-            raise OverflowError(f"Python integer {values} out of bounds for {dtype}")
-    elif type(values) is float and dtype.kind in "iu" and not math.isfinite(values):
-        if math.isnan(values):
-            raise ValueError("cannot convert float NaN to integer")
-        raise OverflowError("cannot convert float infinity to integer")
-
-
-def _check_values_cast(values, dtype):
-    """NumPy's `putmask` and `place` cast an array of values under 'safe', a Python
-    number as an assignment does."""
-    if _is_python_scalar(values):
-        _check_number_fits(values, dtype)
-    else:
-        vd = _n._arr(values).dtype
+def _values_in(values, dtype):
+    """The values of `putmask` and `place` as NumPy takes them: an array cast under
+    'safe' (NumPy's TypeError otherwise), anything else (a Python or NumPy scalar, a
+    list) converted to ``dtype`` as an assignment converts it, item by item: a float
+    into bools, a NumPy scalar wrapped, a Python int out of range its OverflowError."""
+    if isinstance(values, (ndarray, np.ndarray)):
+        vd = values.dtype
         if not np.can_cast(vd, dtype, "safe"):
             raise TypeError(
                 f"Cannot cast array data from {vd!r} to {dtype!r} according to the rule "
                 "'safe'"
             )
+        return _n._arr(values)
+    return _host_values(values, dtype)
+
+
+def _host_values(values, dtype):
+    """Values that are not an array (a Python or NumPy scalar, a list) converted to
+    ``dtype`` as NumPy's assignment converts them (NaN into integers is its ValueError)."""
+    with np.errstate(all="ignore"):  # NumPy's cast of a NumPy scalar warns at most
+        return _n._arr(np.array(values, dtype=dtype))
 
 
 def place(arr, mask, vals):
     flat = _flat_view(arr, "place")
     m = _flat_mask(mask, flat.shape[0], "place")
-    _check_values_cast(vals, flat.dtype)
+    v = _values_in(vals, flat.dtype).reshape(-1)
     n = int(_n.count_nonzero(m))
     if n == 0:
         return
-    v = _n._arr(vals).reshape(-1)
     if v.shape[0] == 0:
         raise ValueError("Cannot insert from an empty array!")
     flat[m] = _cycled(v, n, flat.dtype)
@@ -127,26 +119,42 @@ def place(arr, mask, vals):
 def putmask(a, mask, values):
     flat = _flat_view(a, "putmask")
     m = _flat_mask(mask, flat.shape[0], "putmask")
-    _check_values_cast(values, flat.dtype)
-    v = _n._arr(values).reshape(-1)
+    v = _values_in(values, flat.dtype).reshape(-1)
     if v.shape[0] == 0:
         return
     # a.flat[i] = values[i % len(values)] wherever the mask is set: one lazy select.
     flat[...] = _n.where(m, _cycled(v, flat.shape[0], flat.dtype), flat)
 
 
+def _indices_in(ind):
+    """``put``'s indices as NumPy takes them: an array cast to intp under 'safe' (its
+    TypeError for uint64 or floats), anything else converted (a float truncated, an int
+    beyond a C long its OverflowError)."""
+    intp = np.dtype(np.intp)
+    if not isinstance(ind, (ndarray, np.ndarray)):
+        return _host_values(ind, intp)
+    if not np.can_cast(ind.dtype, intp, "safe"):
+        what = "scalar" if ind.ndim == 0 else "array data"
+        raise TypeError(
+            f"Cannot cast {what} from {ind.dtype!r} to {intp!r} according to the rule "
+            "'safe'"
+        )
+    idx = _n._arr(ind)
+    return idx if idx.dtype == intp else idx.astype(intp)
+
+
 def put(a, ind, v, mode="raise"):
-    flat = _flat_view(a, "put")
-    idx = _n._arr(ind).reshape(-1)
-    if idx.dtype.kind not in "iu":
-        raise _n._Unsupported  # NumPy's casting rules for other index types
-    if type(v) is float:
-        _check_number_fits(v, flat.dtype)  # NumPy's conversion error for NaN, inf
-    vals = _n._arr(v).reshape(-1)
-    if mode not in ("wrap", "clip", "raise"):
+    if isinstance(a, ndarray) and mode not in ("wrap", "clip", "raise"):
+        # NumPy reads the mode with the arguments, before anything of `a`.
         raise ValueError(
             f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
         )
+    flat = _flat_view(a, "put")
+    idx = _indices_in(ind).reshape(-1)
+    if idx.shape[0] and flat.shape[0] == 0:
+        raise IndexError("cannot replace elements of an empty array")
+    vals = _n._arr(v) if isinstance(v, ndarray) else _host_values(v, flat.dtype)
+    vals = vals.reshape(-1)
     if idx.shape[0] == 0 or vals.shape[0] == 0:
         return
     n = flat.shape[0]
@@ -154,10 +162,6 @@ def put(a, ind, v, mode="raise"):
         idx = _ext.ufunc("remainder", idx, n)
     elif mode == "clip":
         idx = _n.clip(idx, 0, n - 1)
-    elif mode != "raise":
-        raise ValueError(
-            f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
-        )
     flat[idx] = _cycled(vals, idx.shape[0], flat.dtype)
 
 

@@ -37,7 +37,26 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
             "The 'table' method is only supported for boolean or integer arrays. "
             "Please select 'sort' or None for kind."
         )
+    if kind == "table" and ar2.size:
+        _check_table_range(ar2)
     return _membership(ar1, ar2, invert)
+
+
+def _check_table_range(ar2):
+    """NumPy's table method indexes a table of ``max - min + 1`` bools by ``ar2 - min``
+    in ``ar2``'s dtype (uint8 for bools): a range beyond that dtype's maximum is its
+    RuntimeError, a table longer than an intp its ValueError."""
+    dtype = np.dtype(np.uint8) if ar2.dtype == np.bool_ else ar2.dtype
+    lo, hi = _n.min(ar2), _n.max(ar2)  # both recorded before the one flush
+    span = int(hi) - int(lo)
+    if span > np.iinfo(dtype).max:
+        raise RuntimeError(
+            "You have specified kind='table', but the range of values in `ar2` or "
+            "`ar1` exceed the maximum integer of the datatype. Please set `kind` to "
+            "None or 'sort'."
+        )
+    if span + 1 > np.iinfo(np.intp).max:
+        raise ValueError("Maximum allowed dimension exceeded")
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):

@@ -1,7 +1,6 @@
 """Small statistics: ranges, averages, counts, covariances, convolution, histograms."""
 
 import builtins
-import math
 import operator
 
 import numpy as np
@@ -31,6 +30,9 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     a = _n._arr(a)
+    if axis is not None:
+        # First, as NumPy: no reduction's rule for a 0-d array along axis 0 applies.
+        axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
     keep = False if keepdims is _NoValue else builtins.bool(keepdims)
     if weights is None:
         avg = _n.mean(a, axis=axis, keepdims=keep)
@@ -131,13 +133,16 @@ def bincount(x, weights=None, minlength=0):
 # --------------------------------------------------------------------------- correlations
 
 
-def _as_rows(m, rowvar):
+def _as_rows(m, rowvar, name="m"):
+    """``m`` (or ``y``) as rows of variables. With ``rowvar=False`` NumPy transposes
+    ``m`` unless it is 1-d, but ``y`` unless it has one row."""
     x = _n._arr(m)
     if x.ndim > 2:
-        raise ValueError("m has more than 2 dimensions")
-    if x.ndim < 2:
+        raise ValueError(f"{name} has more than 2 dimensions")
+    one_d = x.ndim < 2
+    if one_d:
         x = x.reshape(1, -1)
-    if not rowvar and x.shape[0] != 1:
+    if not rowvar and (x.shape[0] != 1 if name == "y" else not one_d):
         x = x.T
     return x
 
@@ -162,10 +167,14 @@ def cov(
     x = _as_rows(m, rowvar)
     if x.dtype.kind == "c" or (y is not None and _n._arr(y).dtype.kind == "c"):
         raise _n._Unsupported  # the conjugate transpose: NumPy's
+    if y is not None:
+        y = _as_rows(y, rowvar, "y")
     if dtype is None:
         dtype = np.result_type(x.dtype, np.float64)
+    if x.shape[0] == 0:
+        return _ext.empty((0, 0), np.dtype(np.float64))  # NumPy's, before y is read
     if y is not None:
-        x = _n.concatenate((x, _as_rows(y, rowvar)), axis=0)
+        x = _n.concatenate((x, y), axis=0)
     x = x.astype(dtype)
     if ddof is None:
         ddof = 0 if bias else 1
@@ -370,7 +379,9 @@ def _moved_last(a, axis):
     axes = normalize_axis_tuple(axis, a.ndim)
     keep = [d for d in builtins.range(a.ndim) if d not in axes]
     kept = tuple(a.shape[d] for d in keep)
-    width = math.prod(a.shape[d] for d in axes)
+    # One axis stays as it is; NumPy merges none or several with a -1, which an empty
+    # array refuses (its ValueError) unless nothing is kept.
+    width = a.shape[axes[0]] if len(axes) == 1 else -1
     moved = a.transpose(keep + list(axes)).reshape(kept + (width,))
     kept_dims = tuple(1 if d in axes else a.shape[d] for d in builtins.range(a.ndim))
     return moved, kept, kept_dims
