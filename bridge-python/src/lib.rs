@@ -25,6 +25,14 @@ use pyo3::prelude::*;
 /// view's dimensions beyond four, the batch's vectors), often freed on another thread
 /// (the flush pipeline's): mimalloc does each in tens of instructions where glibc's
 /// allocator took hundreds (a tenth of a small-array loop's recording).
+///
+/// Built with `no_thp`: where the system leaves transparent huge pages to `madvise`,
+/// mimalloc would advise its whole arena into huge pages, and every 2 MiB it touches
+/// first is then zeroed at once. These blocks are small, so that buys nothing, and on a
+/// virtual machine a huge page's first touch is slow: the first 20 000 steps of
+/// `small_arrays` in a fresh process took 91–121 ms with it and 86–89 ms without (its
+/// later passes, 80–86 ms, are the same either way). Large array blocks do not come from
+/// here (`vem/src/memory.rs` maps and advises those itself).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
