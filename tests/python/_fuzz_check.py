@@ -48,10 +48,6 @@ def _data(x):
     return x.data if isinstance(x, Arr) else x
 
 
-def _first_is_0d(args, kwargs):
-    return bool(args) and _ndim(args[0]) == 0
-
-
 def _uint32_dtype(args, kwargs):
     d = kwargs.get("dtype", args[2] if len(args) > 2 else None)
     return d is not None and np.dtype(d) == np.uint32
@@ -61,16 +57,7 @@ def _uint32_dtype(args, kwargs):
 #: the arguments it concerns). The fuzzing leaves those arguments out (so the rest of
 #: the function is still fuzzed), and `test_known_mismatch` pins one example of each
 #: as an xfail.
-KNOWN = {
-    "trapezoid": (
-        (
-            "a 0-d y: NumPy IndexError, Hassium AxisError; an x of another shape than y "
-            "(NumPy's result or error differs)"
-        ),
-        lambda a, k: _first_is_0d(a, k) or len(a) > 1 or "x" in k,
-        ([1.5], {}),
-    ),
-}
+KNOWN = {}
 
 
 def _complex_big_exponent(args, kwargs):

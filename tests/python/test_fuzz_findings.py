@@ -212,6 +212,16 @@ CASES = [
     ("cov", (np.zeros((1, 0), bool),), {"rowvar": False}),
     ("corrcoef", (np.zeros((0, 0), bool), np.array(False))),
     ("corrcoef", (np.zeros((0, 0), bool), np.zeros(0, bool)), {"dtype": np.float16}),
+    # trapezoid takes NumPy's steps in NumPy's order: the spacing from x first (diff's
+    # error for a 0-d x, its AxisError), then the axis as a list index into y's
+    # dimensions (IndexError), and an x of another shape broadcast as it comes.
+    ("trapezoid", (np.array(1.5),), {"x": np.arange(6.0).reshape(2, 3)}),
+    ("trapezoid", (np.array(1.5),), {"x": np.array(2.0)}),
+    ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"x": np.arange(4.0).reshape(2, 2)}),
+    ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"x": np.arange(3.0), "axis": 0}),
+    ("trapezoid", (np.arange(6.0).reshape(2, 3), np.ones((2, 3))), {"axis": -3}),
+    ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"axis": 2}),
+    ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"x": np.ones((2, 2, 3))}),
 ]
 
 

@@ -1,7 +1,6 @@
 """Differences, integrals and gradients along an axis."""
 
 import builtins
-import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -75,12 +74,10 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
+    # NumPy's order of steps, so that bad input fails where it fails there: the
+    # spacing first (`diff(x, axis=axis)` checks the axis against x), then the axis
+    # used as a list index into y's dimensions (an IndexError, not an AxisError).
     y = _n._arr(y)
-    x = None if x is None else _n._arr(x)
-    if (x is None or x.ndim == 1) and not -y.ndim <= operator.index(axis) < y.ndim:
-        # NumPy indexes a list with the axis there before any check: its IndexError.
-        raise IndexError("list assignment index out of range")
-    axis = normalize_axis_index(axis, y.ndim)
     if x is None:
         d = dx
     else:
@@ -92,11 +89,11 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = d.reshape(tuple(shape))
         else:
             d = diff(x, axis=axis)
-    pairs = _ext.ufunc(
-        "add",
-        y[_along(y.ndim, axis, slice(1, None))],
-        y[_along(y.ndim, axis, slice(None, -1))],
-    )
+    upper = [slice(None)] * y.ndim
+    lower = [slice(None)] * y.ndim
+    upper[axis] = slice(1, None)
+    lower[axis] = slice(None, -1)
+    pairs = _ext.ufunc("add", y[tuple(upper)], y[tuple(lower)])
     areas = _ext.ufunc("divide", _ext.ufunc("multiply", d, pairs), 2.0)
     return _n.sum(areas, axis)
 
