@@ -259,9 +259,14 @@ HS_INLINE double hs_u64_f64(uint64_t x) { return (double)x; }
 /// values calls `__muldc3`, which recovers infinities NumPy's loop leaves NaN). The
 /// product is the schoolbook one; the quotient Smith's, as NumPy's divide loop; a power
 /// multiplies for an integer exponent under 100 (NumPy's `npy_cpow`) and is
-/// `exp(b * log(a))` otherwise, in the reference engine's order of operations.
+/// `exp(b * log(a))` otherwise, in the reference engine's order of operations. That
+/// `exp` has Annex G's values for infinite and NaN parts, and where `e^x` overflows it
+/// scales `cos y` and `sin y` by `e^t` (t = 709, or 88 in float) up to twice before
+/// multiplying, as C's `cexp` does, so a zero or tiny imaginary part stays finite:
+/// `(2+0j)**32767` is `inf+0j`, as in NumPy (whose power calls C's `cpow` there), not
+/// `inf * sin 0 = nan`.
 const COMPLEX_OPS: &str = r#"
-#define HS_COMPLEX(N, C, R, S) \
+#define HS_COMPLEX(N, C, R, S, T, MIN, MAX) \
 HS_INLINE C hs_cmul_##N(C a, C b) { \
   R ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b; \
   return __builtin_complex((R)(ar * br - ai * bi), (R)(ar * bi + ai * br)); } \
@@ -303,10 +308,20 @@ HS_INLINE C hs_cpow_##N(C a, C b) { \
       return __builtin_complex(er, isinf(ei) ? (R)NAN : ei); } \
   } else if (isnan(er) && ei == 0) { \
     return __builtin_complex(er, ei); } \
+  if (!isfinite(er) || !isfinite(ei)) { \
+    R m = exp##S(er); \
+    return __builtin_complex((R)(m * cos##S(ei)), (R)(m * sin##S(ei))); } \
+  R s = ei, c = 1; \
+  if (fabs##S(ei) > MIN) { s = sin##S(ei); c = cos##S(ei); } \
+  if (er > T) { \
+    R et = exp##S((R)T); \
+    er -= T; s *= et; c *= et; \
+    if (er > T) { er -= T; s *= et; c *= et; } } \
+  if (er > T) return __builtin_complex((R)(MAX * c), (R)(MAX * s)); \
   R m = exp##S(er); \
-  return __builtin_complex((R)(m * cos##S(ei)), (R)(m * sin##S(ei))); }
-HS_COMPLEX(complex64, float _Complex, float, f)
-HS_COMPLEX(complex128, double _Complex, double, )
+  return __builtin_complex((R)(m * c), (R)(m * s)); }
+HS_COMPLEX(complex64, float _Complex, float, f, 88, 0x1p-126f, 0x1.fffffep127f)
+HS_COMPLEX(complex128, double _Complex, double, , 709, 0x1p-1022, 0x1.fffffffffffffp1023)
 "#;
 
 /// The start of a translation unit in `dialect`: its header, then the shared helpers.

@@ -60,24 +60,6 @@ def _uint32_dtype(args, kwargs):
 KNOWN = {}
 
 
-def _complex_big_exponent(args, kwargs):
-    return any(np.result_type(_data(x)).kind == "c" for x in args) and any(
-        np.any(np.abs(np.asarray(_data(x))) >= 100) for x in args[1:2]
-    )
-
-
-#: NumPy's complex power multiplies out integer exponents under 100 and calls C's cpow
-#: for the rest, whose overflow follows Annex G.
-KNOWN["power"] = KNOWN["float_power"] = (
-    (
-        "a complex base to an exponent of 100 or more that overflows: NumPy's (C's "
-        "cpow) is inf+0j, Hassium's complex power kernel gives inf+nanj (codegen and "
-        "engines)"
-    ),
-    _complex_big_exponent,
-    ([Arr(np.array([2 + 0j], np.complex64), "contiguous"), 32767], {}),
-)
-KNOWN["power.outer"] = KNOWN["float_power.outer"] = KNOWN["power"]
 KNOWN["reciprocal"] = (
     (
         "integer reciprocal of 0: NumPy gives what C's conversion of 1.0/0 leaves "

@@ -222,6 +222,13 @@ CASES = [
     ("trapezoid", (np.arange(6.0).reshape(2, 3), np.ones((2, 3))), {"axis": -3}),
     ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"axis": 2}),
     ("trapezoid", (np.arange(6.0).reshape(2, 3),), {"x": np.ones((2, 2, 3))}),
+    # A complex power past NumPy's multiplied-out exponents (under 100) is C's cpow,
+    # exp(b log a) with cexp scaling cos and sin before e^x overflows: a zero or tiny
+    # imaginary part stays finite.
+    ("power", (np.array([2 + 0j], np.complex64), 32767)),
+    ("power", (np.array([2 + 0j, 0.5 - 0j]), -32767)),
+    ("power", (np.array([2 + 1e-300j]), 1000.5)),
+    ("float_power", (np.array([3 + 0j, 1 + 1j]), 1500.0)),
 ]
 
 

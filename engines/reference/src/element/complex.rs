@@ -291,8 +291,10 @@ macro_rules! complex_elem {
             }
 
             /// exp with Annex G's values for infinite and NaN parts, an exact zero
-            /// imaginary part kept (`exp(710+0j) = inf+0j`, not `inf * sin 0`), and
-            /// e^x split in two halves where it overflows but e^x cos y does not.
+            /// imaginary part kept (`exp(710+0j) = inf+0j`, not `inf * sin 0`), and,
+            /// where e^x overflows, cos y and sin y scaled by e^t first (t the largest
+            /// whole x with e^x finite, up to twice), as C's `cexp` does: a product that
+            /// is finite comes out finite.
             pub(super) fn cexp(z: Complex<$f>) -> Complex<$f> {
                 let (x, y) = (z.re, z.im);
                 let (nan, inf) = ($f::NAN, $f::INFINITY);
@@ -317,12 +319,27 @@ macro_rules! complex_elem {
                 if y == 0.0 {
                     return Complex::new(x.exp(), y);
                 }
-                let e = x.exp();
-                if e.is_infinite() {
-                    let h = (x * 0.5).exp();
-                    return Complex::new(h * y.cos() * h, h * y.sin() * h);
+                let (mut s, mut c) = if y.abs() > $f::MIN_POSITIVE {
+                    y.sin_cos()
+                } else {
+                    (y, 1.0)
+                };
+                // 709 for f64, 88 for f32.
+                let t = (($f::MAX_EXP - 1) as $f * std::$f::consts::LN_2).trunc();
+                let mut x = x;
+                for _ in 0..2 {
+                    if x > t {
+                        let et = t.exp();
+                        x -= t;
+                        s *= et;
+                        c *= et;
+                    }
                 }
-                Complex::new(e * y.cos(), e * y.sin())
+                if x > t {
+                    return Complex::new($f::MAX * c, $f::MAX * s);
+                }
+                let e = x.exp();
+                Complex::new(e * c, e * s)
             }
 
             /// The inverse functions' values for infinite and NaN parts (Annex G), or
@@ -486,7 +503,11 @@ macro_rules! complex_elem {
                         }
                     }
                 }
-                a.powc(b)
+                // C's cpow, which NumPy calls here: exp(b log a), that exp being cexp.
+                cexp(mul(
+                    b,
+                    Complex::new(a.re.hypot(a.im).ln(), a.im.atan2(a.re)),
+                ))
             }
         }
 
