@@ -74,6 +74,20 @@ def test_arange_matches_numpy(hs, args, kwargs):
     assert_same(hs.arange(*args, **kwargs), np.arange(*args, **kwargs))
 
 
+def test_arange_takes_the_0d_arrays_reductions_give(hs):
+    """A reduction gives a 0-d array here where NumPy gives a scalar (``prod`` of a
+    shape, ``sum`` of a mask), and ``arange`` takes it as NumPy takes either; arrays
+    of more elements are NumPy's errors."""
+    assert_same(hs.arange(hs.prod(hs.asarray((2, 3)))), np.arange(6))
+    assert_same(hs.arange(1, hs.asarray(4), hs.asarray(1.5)), np.arange(1, 4, 1.5))
+    assert_same(hs.arange(hs.asarray(True)), np.arange(np.array(True)))
+    assert_same(hs.arange(np.array(3, np.uint8)), np.arange(np.array(3, np.uint8)))
+    with pytest.raises(TypeError, match="only 0-dimensional"):
+        hs.arange(hs.asarray([5]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        hs.arange(hs.asarray([1, 2]))
+
+
 @pytest.mark.parametrize(
     "args,kwargs",
     [

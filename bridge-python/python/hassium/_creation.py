@@ -172,6 +172,21 @@ def full_like(
     return full(shape, fill_value, dtype, order)
 
 
+def _arange_bound(x):
+    """A bound or step of ``arange`` as NumPy reads it: a 0-d array (what a reduction
+    such as ``prod(shape)`` returns here) is its scalar; a bigger array is an error."""
+    if not isinstance(x, (ndarray, np.ndarray)):
+        return x
+    if x.ndim == 0:
+        return x[()]
+    if x.size == 1:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+    raise ValueError(
+        "The truth value of an array with more than one element is ambiguous. "
+        "Use a.any() or a.all()"
+    )
+
+
 def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like=None):
     if stop is None:
         start, stop = 0, start_or_stop
@@ -179,6 +194,7 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like
         start = start_or_stop
     if step is None:
         step = 1
+    start, stop, step = (_arange_bound(x) for x in (start, stop, step))
     if builtins.any(
         isinstance(x, (complex, np.complexfloating))
         or (type(x) is int and not -(2**63) <= x < 2**64)
