@@ -24,6 +24,7 @@ mod files;
 mod loader;
 mod log;
 pub mod precheck;
+mod process;
 mod table;
 mod template;
 mod wire;
@@ -55,6 +56,7 @@ pub use files::{
 };
 pub use loader::{describe, engine_path, LoadedEngine, DESCRIBE_SYMBOL};
 pub use log::{init_engine_logging, warning_line};
+pub use process::process_generation;
 pub use table::{EngineApi, EngineRef, ABI_VERSION, ENTRY_SYMBOL};
 pub use template::{Bindings, Memo, Template};
 pub use wire::{decode_call, decode_replay, encode_call, encode_call_compact, encode_replay};

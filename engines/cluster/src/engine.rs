@@ -152,7 +152,7 @@ impl ClusterEngine {
         if ranks == 1 && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
             eprintln!("hassium cluster: started without mpirun; running as one rank");
         }
-        let _ = RANK0_PID.set(std::process::id());
+        let _ = RANK0_PROCESS.set(hassium_engine_abi::process_generation());
         // SAFETY: registering a plain extern "C" function.
         unsafe { libc::atexit(end_workers) };
         Ok(Box::new(engine))
@@ -639,20 +639,23 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// The process that started MPI as rank 0. A process forked from it shares its MPI
-/// connections and must never use them: it would corrupt rank 0's.
-static RANK0_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+/// The process that started MPI as rank 0, as `process_generation` numbers it. A
+/// process forked from it shares its MPI connections and must never use them: it would
+/// corrupt rank 0's.
+static RANK0_PROCESS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
 /// The error for any use of the engine in a forked process.
 fn check_not_forked() -> Result<()> {
-    match RANK0_PID.get() {
-        Some(&pid) if pid != std::process::id() => Err(Error::Engine {
-            engine: "cluster".into(),
-            message: "this process was forked from rank 0, and MPI does not survive fork: \
+    match RANK0_PROCESS.get() {
+        Some(&process) if process != hassium_engine_abi::process_generation() => {
+            Err(Error::Engine {
+                engine: "cluster".into(),
+                message: "this process was forked from rank 0, and MPI does not survive fork: \
                       compute in the parent, or start the child with the multiprocessing \
                       'spawn' method on another stack"
-                .into(),
-        }),
+                    .into(),
+            })
+        }
         _ => Ok(()),
     }
 }

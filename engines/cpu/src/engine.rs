@@ -43,8 +43,9 @@ pub struct CpuEngine {
     root: Option<hassium_engine_abi::CacheRoot>,
     threads: usize,
     pool: rayon::ThreadPool,
-    /// The process that started `pool` and the compile thread (see `renew_after_fork`).
-    pid: u32,
+    /// The process that started `pool` and the compile thread, as
+    /// `process_generation` numbers it (see `renew_after_fork`).
+    process: u64,
     compiler: Option<Compiler>,
     disk: Option<Arc<DiskCache>>,
     shared: Arc<Shared>,
@@ -201,7 +202,7 @@ impl CpuEngine {
             root,
             threads,
             pool,
-            pid: std::process::id(),
+            process: hassium_engine_abi::process_generation(),
             compiler,
             disk,
             shared,
@@ -257,7 +258,7 @@ impl CpuEngine {
         };
         std::mem::forget(std::mem::replace(&mut self.tiered, tiered));
         std::mem::forget(old);
-        self.pid = std::process::id();
+        self.process = hassium_engine_abi::process_generation();
         Ok(())
     }
 
@@ -631,7 +632,7 @@ impl CpuEngine {
         fkeys: &[u128],
         start: Instant,
     ) -> Result<()> {
-        if std::process::id() != self.pid {
+        if hassium_engine_abi::process_generation() != self.process {
             self.renew_after_fork()?;
         }
         // 1. Decide each kernel's path and gather the new ones.

@@ -44,8 +44,10 @@ pub struct OpenClEngine {
     stats: EngineStats,
     /// Time `sync` spent waiting for the queue and reading back (`sync_seconds` in stats).
     sync_seconds: f64,
-    /// The process that created the context (see `check_process`).
+    /// The process that created the context (see `check_process`), and its number
+    /// from `process_generation`.
     pid: u32,
+    process: u64,
     /// With `profile`, each kernel's calls, size and traffic; its device seconds come
     /// from the queue's profile (`DeviceMemory::kernel_times`).
     kernel_stats: HashMap<u128, KernelStats>,
@@ -177,6 +179,7 @@ impl OpenClEngine {
             stats,
             sync_seconds: 0.0,
             pid: std::process::id(),
+            process: hassium_engine_abi::process_generation(),
             kernel_stats: HashMap::new(),
             build_options: options,
             sort_program: None,

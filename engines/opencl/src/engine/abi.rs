@@ -12,15 +12,13 @@ impl OpenClEngine {
     /// An error in a process forked from the one that created the engine: the driver's
     /// threads did not come along, and a call into the context there can wait forever.
     fn check_process(&self) -> Result<()> {
-        let child = std::process::id();
-        if child == self.pid {
-            Ok(())
-        } else {
-            Err(Error::Forked {
-                parent: self.pid,
-                child,
-            })
+        if hassium_engine_abi::process_generation() == self.process {
+            return Ok(());
         }
+        Err(Error::Forked {
+            parent: self.pid,
+            child: std::process::id(),
+        })
     }
 
     /// `sync` once a read-back is needed: reads the device copy back (the blocking read
