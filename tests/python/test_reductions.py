@@ -260,6 +260,29 @@ def test_round_of_a_reduction_result_is_numpys_round_of_its_scalar(hs, dtype, nd
         assert g == w, (name, g, w)
 
 
+def test_a_reduction_result_is_a_dict_key_as_numpys_scalar_is(hs):
+    # NumPy returns scalars from reductions and scalar indexing, and scripts key dicts
+    # and sets by them (`counts[np.argmax(p)] += 1`); Hassium's 0-d results hash as
+    # those scalars do, so the keys meet NumPy's and Python's own.
+    probs = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.2, 0.1, 0.7]])
+    counts, want = {}, {}
+    for row in range(3):
+        k = hs.argmax(hs.asarray(probs[row]))
+        counts[k] = counts.get(k, 0) + 1
+        w = np.argmax(probs[row])
+        want[w] = want.get(w, 0) + 1
+    assert {int(k): v for k, v in counts.items()} == {
+        int(k): v for k, v in want.items()
+    }
+    assert counts[1] == 1 and counts[np.int64(2)] == 1
+    assert hash(hs.sum(hs.asarray([1.5, 2.0]))) == hash(3.5)
+    assert hs.asarray(7)[()] in {7}
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(hs.ones(3))
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(np.ones(3))
+
+
 def test_round_of_an_array_with_dimensions_is_a_type_error_like_numpy(hs):
     with pytest.raises(TypeError, match="__round__"):
         round(np.ones(3))

@@ -82,6 +82,19 @@ impl PyNdArray {
         }
         .unbind())
     }
+    /// `hash(x)` of a 0-d array: the hash of the scalar NumPy would have returned in its
+    /// place, so a dict keyed by `np.argmax(x)` or `x[i]` works unmodified and finds the
+    /// keys NumPy's scalars and Python's numbers made. Like NumPy's ndarray, arrays with
+    /// dimensions are unhashable. (A key mutated in place afterwards is lost, as any
+    /// mutable key is.)
+    fn __hash__(slf: &Bound<'_, Self>) -> PyResult<isize> {
+        if slf.borrow().arr()?.view.ndim() != 0 {
+            return Err(PyTypeError::new_err("unhashable type: 'hassium.ndarray'"));
+        }
+        to_numpy_value(slf)?
+            .get_item(PyTuple::empty(slf.py()))?
+            .hash()
+    }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         to_numpy_value(slf)?.repr()?.extract()
     }
