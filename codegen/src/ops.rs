@@ -275,10 +275,19 @@ pub fn cast(d: &Dialect, from: DType, to: DType, v: &str) -> String {
     if to == DType::Float16 {
         return format!("HS_F16R({v})");
     }
-    if d.split_wide_int_to_double && to == DType::Float64 {
-        match from {
-            DType::Int64 => return format!("hs_i64_f64({v})"),
-            DType::UInt64 => return format!("hs_u64_f64({v})"),
+    if from == DType::Bool && to.is_float() {
+        // A select, not a conversion: a boolean register is as wide as the kernel's
+        // widest lane (int64_t among doubles), and x86 converts int64 to double in
+        // vectors only from AVX-512DQ on, so `(double)r` kept a Black-Scholes written with
+        // `w * ~mask + (1.0 - w) * mask` scalar on AVX2 (`exp` and `log` as scalar calls).
+        return format!("({v} ? ({ct})1 : ({ct})0)");
+    }
+    if d.split_wide_int_to_double {
+        match (from, to) {
+            (DType::Int64, DType::Float64) => return format!("hs_i64_f64({v})"),
+            (DType::UInt64, DType::Float64) => return format!("hs_u64_f64({v})"),
+            (DType::Int64, DType::Float32) => return format!("hs_i64_f32({v})"),
+            (DType::UInt64, DType::Float32) => return format!("hs_u64_f32({v})"),
             _ => {}
         }
     }

@@ -628,7 +628,7 @@ fn integer_division_by_scalars_has_nests_for_special_divisors_as_pinned() {
         "{text}"
     );
     assert!(
-        small.starts_with(" (s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152)"),
+        small.starts_with(" (HS_WIDE_FCVT && s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152)"),
         "{text}"
     );
     for nest in [pow2, small, general] {

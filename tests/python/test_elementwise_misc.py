@@ -480,6 +480,37 @@ def test_wide_integers_become_float64_rounded_as_numpy_rounds_them(hs, dtype):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_wide_integers_become_float32_rounded_once_as_numpy_rounds_them(hs, dtype):
+    # Without AVX-512 the cpu engine sums the two halves in double and rounds that to
+    # float: twice rounded, wrong where the double lands on a float midpoint the integer
+    # is not on (2**60 - 2**35 - 1 gave 2**60, not 2**60 - 2**36), unless corrected.
+    info = np.iinfo(dtype)
+    edges = [info.min, info.max, info.min + 1, info.max - 1, 0, 1, 2**24 + 1, 2**31]
+    for k in range(25, 64):
+        half = 2 ** (k - 24)  # half a float spacing above 2**k
+        for odd in (1, 3, 2**23 - 1):
+            mid = 2**k + half * odd
+            edges += [mid - 1, mid, mid + 1]
+    edges = [e for e in edges if info.min <= e <= info.max]
+    if info.min < 0:
+        edges += [-e for e in edges if info.min <= -e <= info.max]
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**64, size=1999, dtype=np.uint64) >> rng.integers(
+        0, 64, size=1999, dtype=np.uint64
+    )
+    n = np.concatenate([np.array(edges, dtype=dtype), bits.view(dtype)])
+    h = hs.asarray(n)
+    one = np.float32(1)
+    for got, expected in [
+        (h.astype(np.float32), n.astype(np.float32)),
+        (h[::-1].astype(np.float32) * one, n[::-1].astype(np.float32) * one),
+    ]:
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_float_aranges_fused_into_math_match_numpy_to_the_last_bit(hs):
     for dtype in (np.float64, np.float32, np.float16):
         n = 3001

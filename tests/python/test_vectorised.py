@@ -167,6 +167,14 @@ def corpus(tmp: Path) -> list[tuple[str, list[str]]]:
     return programs
 
 
+# Vector conversions between int64 and double: x86-64 has them from AVX-512DQ on. The
+# loop nest that divides 32- and 64-bit integers through double (`hs_sdiv_*`, `hs_smod_*`)
+# is only taken, and compiled, where they exist (`HS_WIDE_FCVT` in the prelude).
+HAS_WIDE_FCVT = os.uname().machine != "x86_64" or any(
+    line.startswith("flags") and " avx512dq " in f"{line} "
+    for line in Path("/proc/cpuinfo").read_text().splitlines()
+)
+
 HAS_FMA = (
     any(
         line.startswith("flags") and " fma " in f"{line} "
@@ -198,6 +206,8 @@ def scalar_reason(body: str) -> str | None:
     """Why a simd loop cannot vectorise on x86, or None when it should."""
     if re.search(r"hs_(mod|floordiv)_(u?int\d+)\(", body):
         return "integer division or modulo"
+    if re.search(r"hs_s(mod|div)_u?int(32|64)\(", body) and not HAS_WIDE_FCVT:
+        return "32/64-bit division through double, compiled out below AVX-512DQ"
     if re.search(r"hs_(f?mod|floordiv)_float\d+\(", body) and not HAS_FMA:
         return "float modulo without FMA"
     # Not x86's limit but GCC 12's: a float -> 64-bit integer conversion with NumPy's

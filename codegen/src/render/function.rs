@@ -222,7 +222,9 @@ impl Renderer<'_> {
     /// all are positive powers of two, shifts and masks; when all are positive and small
     /// (below 2^21 for 64-bit types), a floating-point estimate of the quotient corrected
     /// by the remainder's sign, exact there (see the prelude's `hs_sdiv_*`); otherwise
-    /// NumPy's integer rules. The first two vectorise.
+    /// NumPy's integer rules. The first two vectorise — the second for 32- and 64-bit
+    /// types only where the target converts int64 and double in vectors (`HS_WIDE_FCVT`;
+    /// elsewhere the C compiler drops that nest, and the hardware division is faster).
     fn divided_nests(&mut self, slots: &[usize]) -> Result<()> {
         let all = |f: &dyn Fn(usize) -> String| {
             slots.iter().map(|&j| f(j)).collect::<Vec<_>>().join(" && ")
@@ -235,6 +237,12 @@ impl Renderer<'_> {
                 format!("s{j} > 0")
             }
         });
+        let wide = (slots.iter()).any(|&j| self.l.scalars[j].dtype().size() >= 4);
+        let small = if wide {
+            format!("HS_WIDE_FCVT && {small}")
+        } else {
+            small
+        };
         self.out.open(format!("if ({pow2})"));
         for &j in slots {
             let divides = self

@@ -15,7 +15,7 @@ HS_KERNEL int32_t hs_div(int64_t begin, int64_t end, char *const *bufs, const ch
       b2[i0] = (int64_t)r1;
     }
   }
-  else if (s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152) {
+  else if (HS_WIDE_FCVT && s0 > 0 && s0 < 2097152 && s1 > 0 && s1 < 2097152) {
     const double inv0 = (double)1 / (double)s0;
     const double inv1 = (double)1 / (double)s1;
     #pragma omp simd
