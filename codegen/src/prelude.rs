@@ -281,7 +281,7 @@ HS_INLINE double hs_u64_f64(uint64_t x) {
    e is exact (two-sum). Rounding s on to float rounds x twice, which differs from
    rounding x once only where s is a float midpoint (its 29 low bits 10...0) and s != x;
    one double ulp towards x then decides it. Checked against the C cast on 8.4e8 values,
-   many of them next to midpoints (tests/python/test_casting.py covers the edges). */
+   many of them next to midpoints (tests/python/test_elementwise_misc.py holds the edges). */
 HS_INLINE float hs_f64pair_f32(double h, double l) {
   const double s = h + l, b = s - h, e = (h - (s - b)) + (l - b);
   uint64_t bits; __builtin_memcpy(&bits, &s, 8);
