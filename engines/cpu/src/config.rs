@@ -42,6 +42,13 @@ pub struct CpuConfig {
     /// much cheaper than interpreting (about 0.3 s of compiling vs ~30 ns per
     /// interpreted element-operation).
     pub interpret_limit: usize,
+    /// With `tiered`, a new kernel that may run interpreted is compiled only once its
+    /// calls have done this many element-operations in all (interpreted, about 30 ns
+    /// each): one that stays under it costs less interpreted, every run, than the ~0.1 s
+    /// compile would. A loop's kernels reach it within a few calls; a program's one-off
+    /// set-up kernels, and a test suite's thousands, never do. 0 compiles every kernel
+    /// at its first call.
+    pub tier_up_work: usize,
 }
 
 impl Default for CpuConfig {
@@ -64,6 +71,7 @@ impl Default for CpuConfig {
             min_parallel_seconds: 50e-6,
             strict_cache: false,
             interpret_limit: 4_000_000,
+            tier_up_work: 100_000,
         }
     }
 }

@@ -67,7 +67,14 @@ pub struct CpuEngine {
     /// Per compiled kernel (by cache key): how fast its calls ran, to choose which to
     /// split across the pool (see [`CpuEngine::split_calls`]).
     speeds: FxHashMap<u128, Speed>,
+    /// Per kernel not compiled yet (by cache key): the element-operations its calls did
+    /// interpreted, until they reach `tier_up_work` (see [`CpuEngine::defer_compile`]).
+    interpreted_work: FxHashMap<u128, usize>,
 }
+
+/// Kernels [`CpuEngine::defer_compile`] counts at most: beyond, it forgets them all (a
+/// kernel forgotten only starts counting again).
+const DEFERRED_KERNELS: usize = 1 << 20;
 
 /// What earlier calls of one kernel showed about its speed, in nanoseconds per element
 /// of calls from `min_parallel_elems` elements up (smaller calls never split, and their
@@ -214,6 +221,7 @@ impl CpuEngine {
             stats: EngineStats::default(),
             kernel_stats: FxHashMap::default(),
             speeds: FxHashMap::default(),
+            interpreted_work: FxHashMap::default(),
         })
     }
 
@@ -543,6 +551,29 @@ impl CpuEngine {
         Ok(())
     }
 
+    /// Whether a new kernel (cache key `key`) that may run interpreted runs so this call
+    /// without being compiled: with tiering, until its calls, this one's `work`
+    /// element-operations included, have done `tier_up_work`. A background compile is
+    /// not free: on two cores, a cold test suite's one-off kernels kept both cores
+    /// compiling for its whole run.
+    fn defer_compile(&mut self, key: u128, work: usize) -> bool {
+        let limit = self.cfg.tier_up_work;
+        if self.tiered.is_none() || limit == 0 || work >= limit {
+            self.interpreted_work.remove(&key);
+            return false;
+        }
+        if self.interpreted_work.len() >= DEFERRED_KERNELS {
+            self.interpreted_work.clear();
+        }
+        let done = self.interpreted_work.entry(key).or_insert(0);
+        *done = done.saturating_add(work);
+        if *done >= limit {
+            self.interpreted_work.remove(&key);
+            return false;
+        }
+        true
+    }
+
     /// Compiles every kernel in `todo` with one compiler call: in the background (the
     /// kernels run interpreted meanwhile) when tiered and `background`, else now.
     fn compile(&mut self, todo: Vec<(u128, Arc<Lowered>)>, background: bool) -> Result<()> {
@@ -654,18 +685,22 @@ impl CpuEngine {
                         && !self.shared.pending.lock().contains_key(key)
                         && !self.shared.failed.lock().contains(key)
                     {
-                        queued.insert(*key);
                         let work = lowered.elements.saturating_mul(k.instrs.len());
-                        work_of.insert(*key, work);
-                        new_work = new_work.saturating_add(work);
-                        todo.push((*key, lowered.clone()));
                         // The interpreter gives every contracted base memory of its own.
                         let scratch: usize = (k.contracted.iter())
                             .filter_map(|id| batch.base(*id))
                             .map(|b| b.nelem.saturating_mul(b.dtype.size()))
                             .fold(0, usize::saturating_add);
-                        if scratch > INTERPRET_SCRATCH_LIMIT {
-                            foreground.insert(*key);
+                        let interpretable =
+                            !lowered.order_sensitive() && scratch <= INTERPRET_SCRATCH_LIMIT;
+                        if !(interpretable && self.defer_compile(*key, work)) {
+                            queued.insert(*key);
+                            work_of.insert(*key, work);
+                            new_work = new_work.saturating_add(work);
+                            todo.push((*key, lowered.clone()));
+                            if scratch > INTERPRET_SCRATCH_LIMIT {
+                                foreground.insert(*key);
+                            }
                         }
                     }
                 }

@@ -318,6 +318,7 @@ fn tiered_execution_interprets_first_then_runs_native_code() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = CpuEngine::new(CpuConfig {
         tiered: true,
+        tier_up_work: 0,
         ..config(1, SpecializePolicy::Fixed, dir.path())
     })
     .unwrap();
@@ -336,12 +337,14 @@ fn tiered_execution_interprets_first_then_runs_native_code() {
 
 /// A float sum's bits must not depend on whether its compile had finished: the
 /// interpreter sums pairwise, the compiled code by chunks and lanes. Tiered execution
-/// therefore compiles such a kernel before running it, and every call agrees.
+/// therefore compiles such a kernel before running it, and every call agrees; nor does
+/// `tier_up_work` hold it back.
 #[test]
 fn a_float_sum_is_never_interpreted_so_its_bits_do_not_depend_on_timing() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = CpuEngine::new(CpuConfig {
         tiered: true,
+        tier_up_work: usize::MAX,
         ..config(1, SpecializePolicy::Fixed, dir.path())
     })
     .unwrap();
@@ -460,6 +463,7 @@ fn helper_exit_while_compiling() {
     let dir = std::path::Path::new(&dir);
     let mut cpu = CpuEngine::new(CpuConfig {
         tiered: true,
+        tier_up_work: 0,
         finish_at_exit: std::env::var_os("HASSIUM_TEST_DROP_AT_EXIT").is_none(),
         compiler: gated_compiler(dir),
         ..config(1, SpecializePolicy::Fixed, &dir.join("cache"))
@@ -670,6 +674,7 @@ fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
     let dir = tempfile::tempdir().unwrap();
     let mut cpu = CpuEngine::new(CpuConfig {
         tiered: true,
+        tier_up_work: 0,
         interpret_limit: 50_000,
         ..config(1, SpecializePolicy::Fixed, dir.path())
     })
@@ -727,4 +732,50 @@ fn tiered_execution_waits_only_for_the_kernels_too_costly_to_interpret() {
         assert_eq!(a.get(y, n - 1).as_f64(), want.sqrt());
     }
     cpu.wait_for_compiles();
+}
+
+/// Tiered, a small kernel runs interpreted and uncompiled until its calls have done
+/// `tier_up_work` element-operations in all; the call that reaches it queues the
+/// compile, and later calls run the compiled code. With `tier_up_work = 0` the first
+/// call queues it. Each call of `iteration` does 3 000 element-operations.
+#[test]
+fn a_small_kernel_is_compiled_only_once_its_calls_have_done_tier_up_work() {
+    for (limit, calls_before) in [(0, 0), (3_000, 0), (7_000, 2), (30_000, 9)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cpu = CpuEngine::new(CpuConfig {
+            tiered: true,
+            finish_at_exit: false,
+            tier_up_work: limit,
+            ..config(1, SpecializePolicy::Fixed, dir.path())
+        })
+        .unwrap();
+        for call in 0..calls_before {
+            let y = run_iteration(&mut cpu, 0.5).unwrap();
+            assert_eq!(y, (0.999f64 * 0.5 + 1.0).sqrt());
+            cpu.wait_for_compiles();
+            let s = cpu.stats();
+            assert_eq!(
+                (s.kernels_compiled, s.interpreted),
+                (0, call + 1),
+                "tier_up_work {limit}, call {call}: {s:?}"
+            );
+        }
+        // This call reaches the limit: it still runs interpreted, and queues the compile.
+        run_iteration(&mut cpu, 0.5).unwrap();
+        cpu.wait_for_compiles();
+        let s = cpu.stats();
+        assert_eq!(
+            (s.kernels_compiled, s.interpreted),
+            (1, calls_before + 1),
+            "tier_up_work {limit}: {s:?}"
+        );
+        let y = run_iteration(&mut cpu, 0.25).unwrap();
+        assert_eq!(y, (0.999f64 * 0.25 + 1.0).sqrt());
+        let s = cpu.stats();
+        assert_eq!(
+            (s.kernels_run, s.interpreted),
+            (1, calls_before + 1),
+            "{s:?}"
+        );
+    }
 }
