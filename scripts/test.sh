@@ -27,31 +27,33 @@ export PATH="$PWD/.venv/bin:$PATH"
 # next run; here they would only compete with the later stages for the cores.
 export HASSIUM_ENGINES_CPU_FINISH_AT_EXIT="${HASSIUM_ENGINES_CPU_FINISH_AT_EXIT:-false}"
 failed=()
+# Each stage's heading says when it started, so a slow CI run shows where its time went.
+stage() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 # The Python suites run in parallel pytest processes (pytest-xdist), one per core by
 # default: most of a cold run is compilers (gcc, PoCL) working on new kernels, and one
 # process compiles one batch at a time. HASSIUM_TEST_WORKERS=0 runs them in this process.
 workers=(-n "${HASSIUM_TEST_WORKERS:-auto}")
 
 # The habits every change keeps: formatted Rust and Python, clippy without warnings.
-echo "== lint: cargo fmt, cargo clippy -D warnings, ruff"
+stage "lint: cargo fmt, cargo clippy -D warnings, ruff"
 cargo fmt --all --check || failed+=("cargo fmt")
 cargo clippy --release --workspace --all-targets --quiet -- -D warnings || failed+=("cargo clippy")
 .venv/bin/ruff check . || failed+=("ruff check")
 .venv/bin/ruff format --check . || failed+=("ruff format")
 
-echo "== cargo test (release profile, shares the build)"
+stage "cargo test (release profile, shares the build)"
 cargo test --release --workspace || failed+=("cargo test")
 
-echo "== Python extension tests (bridge-python/tests)"
+stage "Python extension tests (bridge-python/tests)"
 .venv/bin/python -m pytest -q -p no:cacheprovider bridge-python/tests || failed+=("pytest (bridge)")
 
 # The cluster stack under mpirun (its own processes, 1 to 4 ranks): the cpu engine's bits
 # for every rank count, C and C++ programs, and jobs ending cleanly when a rank fails.
-echo "== cluster engine under mpirun (tests/cluster)"
+stage "cluster engine under mpirun (tests/cluster)"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/cluster || failed+=("pytest (cluster)")
 
 if $quick; then
-  echo "== Python differential suite on the cpu stack (quick: 100 random programs)"
+  stage "Python differential suite on the cpu stack (quick: 100 random programs)"
   HASSIUM_TEST_STACKS=cpu HASSIUM_TEST_RANDOM_PROGRAMS=100 \
     tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py || failed+=("pytest")
   if [ ${#failed[@]} -gt 0 ]; then
@@ -62,7 +64,7 @@ if $quick; then
   exit 0
 fi
 
-echo "== Python differential suite on the reference and cpu stacks"
+stage "Python differential suite on the reference and cpu stacks"
 HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
   tests/python/run_stacks.sh "${workers[@]}" --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py || failed+=("pytest")
 
@@ -71,7 +73,7 @@ HASSIUM_TEST_STACKS=${HASSIUM_TEST_STACKS:-reference,cpu} \
 # (test_runner, test_cache_faults: they would inherit mpirun's environment; the bench smoke
 # and vectorisation tests run once below), and pytest-xdist (one pytest process under
 # mpirun, as rank 0).
-echo "== Python differential suite, stack cluster, 3 MPI ranks"
+stage "Python differential suite, stack cluster, 3 MPI ranks"
 HASSIUM_STACK=cluster HASSIUM_TEST_RANDOM_PROGRAMS=100 HASSIUM_MPI_TIMEOUT=1800 \
   scripts/mpirun.sh 3 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python \
   --ignore=tests/python/test_bench_smoke.py --ignore=tests/python/test_vectorised.py \
@@ -82,7 +84,7 @@ HASSIUM_STACK=cluster HASSIUM_TEST_RANDOM_PROGRAMS=100 HASSIUM_MPI_TIMEOUT=1800 
 # ranks holding no rows, reductions folded from other ranks' chunks. The files that do most
 # of that (about 850 tests, 3 minutes); the whole suite passes too but takes 20 minutes
 # with a cold kernel cache (docs/cluster.md, "Every array distributed").
-echo "== Python differential suite, stack cluster, 3 MPI ranks, every array distributed"
+stage "Python differential suite, stack cluster, 3 MPI ranks, every array distributed"
 HASSIUM_STACK=cluster HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW=0 HASSIUM_TEST_RANDOM_PROGRAMS=100 \
   HASSIUM_MPI_TIMEOUT=1800 scripts/mpirun.sh 3 .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/python/test_reductions.py tests/python/test_stencils.py tests/python/test_loops.py \
@@ -96,7 +98,7 @@ HASSIUM_STACK=cluster HASSIUM_ENGINES_CLUSTER_REPLICATE_BELOW=0 HASSIUM_TEST_RAN
 # the first 100 random programs (all 300 take 5 minutes cold): under 4 minutes cold with 2
 # workers.
 # Run the whole suite with HASSIUM_TEST_STACKS=opencl tests/python/run_stacks.sh.
-echo "== Python suite subset, stack opencl"
+stage "Python suite subset, stack opencl"
 HASSIUM_STACK=opencl HASSIUM_TEST_RANDOM_PROGRAMS=100 .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" \
   tests/python/test_runner.py tests/python/test_runtime.py tests/python/test_random.py \
   tests/python/test_creation.py tests/python/test_loops.py tests/python/test_stencils.py \
@@ -114,7 +116,7 @@ HASSIUM_STACK=opencl HASSIUM_TEST_RANDOM_PROGRAMS=100 .venv/bin/python -m pytest
 # the compiler in the background).
 for variant in "ENGINES_CPU_THREADS=1 ENGINES_CPU_SPECIALIZE=dynamic ENGINES_CPU_TIERED=true" \
   "ENGINES_CPU_THREADS=2 ENGINES_CPU_SPECIALIZE=fixed ENGINES_CPU_TIERED=false RUNTIME_SMALL_SKIP_FILTERS=[]"; do
-  echo "== Python differential suite, stack cpu, ${variant,,}"
+  stage "Python differential suite, stack cpu, ${variant,,}"
   skip=()
   case "$variant" in *TIERED=false*) skip=(--ignore=tests/python/test_composed.py
     --ignore=tests/python/test_order_statistics.py) ;; esac
@@ -126,13 +128,14 @@ done
 
 # Both start their own processes (the vectorisation corpus on the cpu stack), so they run
 # once, not once per stack.
-echo "== benchmark smoke test, and the vectorisation of a corpus of kernels"
+stage "benchmark smoke test, and the vectorisation of a corpus of kernels"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_bench_smoke.py \
   tests/python/test_vectorised.py || failed+=("bench smoke / vectorised")
 
-echo "== Array API conformance suite, NumPy and Hassium side by side"
+stage "Array API conformance suite, NumPy and Hassium side by side"
 scripts/array-api.sh || failed+=("array-api-tests")
 
+stage "done"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
