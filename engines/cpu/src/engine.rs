@@ -679,12 +679,16 @@ impl CpuEngine {
             let task = self.plan(batch, k, fkey)?;
             if let Task::Native { lowered, key, .. } = &task {
                 if !matches!(lowered.plan, Plan::Empty) && !queued.contains(key) {
+                    let deferred = self.interpreted_work.contains_key(key);
                     if self.shared.memory.lock().contains_key(key) {
                         self.stats.cache_hits_memory += 1;
-                    } else if self.cached(*key).is_none()
-                        && !self.shared.pending.lock().contains_key(key)
-                        && !self.shared.failed.lock().contains(key)
+                    } else if deferred
+                        || (self.cached(*key).is_none()
+                            && !self.shared.pending.lock().contains_key(key)
+                            && !self.shared.failed.lock().contains(key))
                     {
+                        // (A key `interpreted_work` holds missed the disk when first seen;
+                        // it is not looked for there again on every call.)
                         let work = lowered.elements.saturating_mul(k.instrs.len());
                         // The interpreter gives every contracted base memory of its own.
                         let scratch: usize = (k.contracted.iter())
@@ -693,7 +697,12 @@ impl CpuEngine {
                             .fold(0, usize::saturating_add);
                         let interpretable =
                             !lowered.order_sensitive() && scratch <= INTERPRET_SCRATCH_LIMIT;
-                        if !(interpretable && self.defer_compile(*key, work)) {
+                        let defer = interpretable && self.defer_compile(*key, work);
+                        if !defer {
+                            self.interpreted_work.remove(key);
+                        }
+                        // A deferred kernel another process has compiled meanwhile loads.
+                        if !defer && !(deferred && self.cached(*key).is_some()) {
                             queued.insert(*key);
                             work_of.insert(*key, work);
                             new_work = new_work.saturating_add(work);
@@ -819,7 +828,8 @@ impl CpuEngine {
                         // The memory was emptied since step 1 (`KernelMemory`): back from
                         // disk, unless the kernel never got there.
                         None if !self.shared.pending.lock().contains_key(&key)
-                            && !self.shared.failed.lock().contains(&key) =>
+                            && !self.shared.failed.lock().contains(&key)
+                            && !self.interpreted_work.contains_key(&key) =>
                         {
                             self.cached(key)
                         }

@@ -779,3 +779,44 @@ fn a_small_kernel_is_compiled_only_once_its_calls_have_done_tier_up_work() {
         );
     }
 }
+
+/// A kernel held back by `tier_up_work` is not looked for on disk at every call, but when
+/// its calls reach the limit it is: compiled meanwhile by another process (here another
+/// engine on the same cache), it loads instead of compiling again.
+#[test]
+fn a_held_back_kernel_compiled_elsewhere_meanwhile_loads_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiered = |limit| {
+        CpuEngine::new(CpuConfig {
+            tiered: true,
+            finish_at_exit: false,
+            tier_up_work: limit,
+            ..config(1, SpecializePolicy::Fixed, dir.path())
+        })
+        .unwrap()
+    };
+    let mut held = tiered(7_000);
+    run_iteration(&mut held, 0.5).unwrap();
+    let mut other = tiered(0);
+    run_iteration(&mut other, 0.5).unwrap();
+    other.wait_for_compiles();
+    assert_eq!(other.stats().kernels_compiled, 1);
+    // The second call held back; the third reaches the limit, loads and runs natively.
+    for _ in 0..2 {
+        run_iteration(&mut held, 0.5).unwrap();
+    }
+    held.wait_for_compiles();
+    let s = held.stats();
+    assert_eq!(
+        (
+            s.kernels_compiled,
+            s.cache_hits_disk,
+            s.interpreted,
+            s.kernels_run
+        ),
+        (0, 1, 2, 1),
+        "{s:?}"
+    );
+    let y = run_iteration(&mut held, 0.25).unwrap();
+    assert_eq!(y, (0.999f64 * 0.25 + 1.0).sqrt());
+}
