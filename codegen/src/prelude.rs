@@ -76,16 +76,11 @@ HS_UINT(uint64, uint64_t, 64)
 /// The kernels call these only in the loop nest taken when every such divisor is in
 /// range.
 const SMALL_DIVISOR_OPS: &str = r#"
-/* Whether the vector unit converts 64-bit integers to and from double, which the 32- and
-   64-bit forms below need (their quotients pass through int64_t). x86-64 has it from
-   AVX-512DQ on; below that those forms run scalar, slower than the hardware division
-   (on a Zen 3, int64 % 10 over 10^6 elements: 7.8 ms against 2.8). The kernels test it
-   before taking them; the 8- and 16-bit forms (float) vectorise everywhere. */
-#if defined(__x86_64__) && !defined(__AVX512DQ__)
-#define HS_WIDE_FCVT 0
-#else
-#define HS_WIDE_FCVT 1
-#endif
+/* The 32- and 64-bit forms below need the vector conversions of 64-bit integers
+   (`HS_WIDE_FCVT`: their quotients pass through int64_t); without them they run scalar,
+   slower than the hardware division (on a Zen 3, int64 % 10 over 10^6 elements: 7.8 ms
+   against 2.8). The kernels test it before taking them; the 8- and 16-bit forms (float)
+   vectorise everywhere. */
 /* floor(x / d) for 0 < d, |x| < 2^p: the truncated estimate, one step down where the
    remainder it leaves is negative and one up where it is d or more. */
 HS_INLINE int32_t hs_squot_f(int32_t x, int32_t d, float inv) {
@@ -248,6 +243,17 @@ HS_INLINE uint64_t hs_philox(uint64_t seed, uint64_t stream, uint64_t i) {
 }
 "#;
 
+/// Whether the target's vector unit converts between 64-bit integers and double
+/// (`HS_WIDE_FCVT`): x86-64 does from AVX-512DQ on. Below that, one such conversion keeps
+/// a whole fused kernel scalar, so the C dialect's prelude spells them another way there.
+const WIDE_FCVT: &str = r#"
+#if defined(__x86_64__) && !defined(__AVX512DQ__)
+#define HS_WIDE_FCVT 0
+#else
+#define HS_WIDE_FCVT 1
+#endif
+"#;
+
 /// Truncation of an in-range float to int64 (`HS_TRUNC_I64`), for `FLOAT_TO_INT`.
 const TRUNC_I64_SPLIT: &str = r#"
 /* float -> int64 without the conversion AVX2 lacks (which kept a particle code's whole
@@ -255,7 +261,7 @@ const TRUNC_I64_SPLIT: &str = r#"
    and low 32-bit parts are exact in double, adding 1.5 * 2^52 to each leaves the part in
    the sum's low mantissa bits (two's complement), and uint64 arithmetic joins them.
    Checked against the C cast on 4.2e8 values of every magnitude, NaN and infinities. */
-#if defined(__x86_64__) && !defined(__AVX512DQ__)
+#if !HS_WIDE_FCVT
 HS_INLINE int64_t hs_trunc_i64(double x) {
   const double t = __builtin_trunc(x), hi = __builtin_trunc(t * 0x1p-32), lo = t - hi * 0x1p32;
   const double a = hi + 0x1.8p52, b = lo + 0x1.8p52;
@@ -271,7 +277,7 @@ const WIDE_INT_TO_DOUBLE: &str = r#"
 /* int64/uint64 -> double and float without the 64-bit conversions AVX2 lacks: the high
    half times 2^32 and the low half are both exact, so their sum is rounded once, as the
    C cast rounds. A uint32 converts as int32 plus 2^31, since AVX2 converts only signed. */
-#if defined(__x86_64__) && !defined(__AVX512DQ__)
+#if !HS_WIDE_FCVT
 HS_INLINE double hs_u32_f64(uint32_t u) { return (double)(int32_t)(u ^ 0x80000000u) + 2147483648.0; }
 HS_INLINE double hs_i64_f64(int64_t x) {
   return (double)(int32_t)(uint32_t)((uint64_t)x >> 32) * 4294967296.0 + hs_u32_f64((uint32_t)x); }
@@ -381,6 +387,9 @@ pub fn prelude(dialect: &Dialect) -> String {
     };
     let mut s = String::from(dialect.header);
     s.push_str(&format!("#define HS_F16R(x) ((float)({f16})(x))\n"));
+    if dialect.simd.is_some() || dialect.split_wide_int_to_double {
+        s.push_str(WIDE_FCVT);
+    }
     s.push_str(INT_OPS);
     if dialect.simd.is_some() {
         s.push_str(C_FMOD);
