@@ -702,7 +702,8 @@ impl CpuEngine {
                             self.interpreted_work.remove(key);
                         }
                         // A deferred kernel another process has compiled meanwhile loads.
-                        if !defer && !(deferred && self.cached(*key).is_some()) {
+                        let loaded = !defer && deferred && self.cached(*key).is_some();
+                        if !(defer || loaded) {
                             queued.insert(*key);
                             work_of.insert(*key, work);
                             new_work = new_work.saturating_add(work);
