@@ -52,7 +52,8 @@ cargo test --release -p hassium-engine-opencl --lib --test engine --test reducti
 cargo test --release -p hassium-engine-opencl --doc || failed+=("cargo test (opencl doc)")
 differential=$(cargo test --release -p hassium-engine-opencl --test differential --no-run \
   --message-format=json | .venv/bin/python -c 'import json, sys
-print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")])')
+print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")])') ||
+  differential=""
 (
   cd engines/opencl
   "$differential" reductions &
