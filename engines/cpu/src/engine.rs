@@ -679,8 +679,10 @@ impl CpuEngine {
             let task = self.plan(batch, k, fkey)?;
             if let Task::Native { lowered, key, .. } = &task {
                 if !matches!(lowered.plan, Plan::Empty) && !queued.contains(key) {
-                    let deferred = self.interpreted_work.contains_key(key);
-                    if self.shared.memory.lock().contains_key(key) {
+                    // Looked up only after a memory miss: off the cache-hit path.
+                    let in_memory = self.shared.memory.lock().contains_key(key);
+                    let deferred = !in_memory && self.interpreted_work.contains_key(key);
+                    if in_memory {
                         self.stats.cache_hits_memory += 1;
                     } else if deferred
                         || (self.cached(*key).is_none()
