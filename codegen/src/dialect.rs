@@ -105,12 +105,49 @@ const C_COMPUTE: [&str; 14] = [
 ];
 const C_SUFFIX: [&str; 14] = ["", "", "", "", "", "", "", "", "", "f", "f", "", "f", ""];
 
+/// The C99 dialect's header. It declares the libm functions and classification macros
+/// the kernels use itself rather than including `<math.h>` and `<string.h>`: glibc's
+/// headers are about a fifth of a small kernel's compile (measured: 179 → 152 ms a
+/// translation unit, the same machine code), and a cold run compiles thousands. GCC and
+/// Clang know these functions as builtins; the declarations give them their prototypes.
+/// A kernel calling one not declared here fails to compile
+/// (`-Werror=implicit-function-declaration`), never runs with a guessed prototype.
+const C99_HEADER: &str = concat!(
+    "#include <stdint.h>\n",
+    "#define HS_MATH(T, S) \\\n",
+    "T acos##S(T); T asin##S(T); T atan##S(T); T atan2##S(T, T); T cos##S(T); \\\n",
+    "T sin##S(T); T tan##S(T); T acosh##S(T); T asinh##S(T); T atanh##S(T); \\\n",
+    "T cosh##S(T); T sinh##S(T); T tanh##S(T); T exp##S(T); T exp2##S(T); \\\n",
+    "T expm1##S(T); T frexp##S(T, int *); int ilogb##S(T); T ldexp##S(T, int); \\\n",
+    "T log##S(T); T log10##S(T); T log1p##S(T); T log2##S(T); T logb##S(T); \\\n",
+    "T modf##S(T, T *); T scalbn##S(T, int); T cbrt##S(T); T fabs##S(T); \\\n",
+    "T hypot##S(T, T); T pow##S(T, T); T sqrt##S(T); T erf##S(T); T erfc##S(T); \\\n",
+    "T lgamma##S(T); T tgamma##S(T); T ceil##S(T); T floor##S(T); \\\n",
+    "T nearbyint##S(T); T rint##S(T); long lrint##S(T); long long llrint##S(T); \\\n",
+    "T round##S(T); long lround##S(T); long long llround##S(T); T trunc##S(T); \\\n",
+    "T fmod##S(T, T); T remainder##S(T, T); T remquo##S(T, T, int *); \\\n",
+    "T copysign##S(T, T); T nextafter##S(T, T); T fdim##S(T, T); T fmax##S(T, T); \\\n",
+    "T fmin##S(T, T); T fma##S(T, T, T);\n",
+    "HS_MATH(double, )\n",
+    "HS_MATH(float, f)\n",
+    "#undef HS_MATH\n",
+    "#define NAN __builtin_nanf(\"\")\n",
+    "#define INFINITY __builtin_inff()\n",
+    "#define isnan(x) __builtin_isnan(x)\n",
+    "#define isinf(x) __builtin_isinf_sign(x)\n",
+    "#define isfinite(x) __builtin_isfinite(x)\n",
+    "#define signbit(x) __builtin_signbit(x)\n",
+    "#define isless(x, y) __builtin_isless(x, y)\n",
+    "void *memcpy(void *, const void *, __SIZE_TYPE__);\n",
+    "void *memset(void *, int, __SIZE_TYPE__);\n",
+    "#define HS_INLINE static inline __attribute__((always_inline))\n",
+    "#define HS_KERNEL __attribute__((visibility(\"default\")))\n",
+);
+
 /// C99 as compiled by the system compiler for the CPU engine.
 pub const C99: Dialect = Dialect {
     name: "c99",
-    header: "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n\
-#define HS_INLINE static inline __attribute__((always_inline))\n\
-#define HS_KERNEL __attribute__((visibility(\"default\")))\n",
+    header: C99_HEADER,
     storage: C_TYPES,
     compute: C_COMPUTE,
     math_suffix: C_SUFFIX,

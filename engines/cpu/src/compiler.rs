@@ -76,6 +76,9 @@ const EXTRA: &[&str] = &[
     // stay scalar library calls. Values are unchanged (NaNs are still honoured).
     "-fno-trapping-math",
     "-fno-strict-aliasing",
+    // The dialect's header declares the libm functions kernels call (not `<math.h>`): a
+    // call to one it lacks must fail, not run with an implicit `int` prototype.
+    "-Werror=implicit-function-declaration",
     // Honours the `#pragma omp simd` codegen puts on independent inner loops (no OpenMP
     // runtime is linked; threads come from the engine's own pool).
     "-fopenmp-simd",
