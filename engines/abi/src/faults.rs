@@ -1,7 +1,8 @@
 //! What the cache-fault tests of every crate put in place of a cache file: a FIFO (a
 //! read of it would block), a symbolic link to itself (an open fails with ELOOP) and a
-//! directory. Each replaces whatever was at `path`. Built only for tests (feature
-//! `testing`).
+//! directory. Each replaces whatever was at `path`. Always built, though only tests call
+//! it: a test-only feature would give `cargo test` other features of this crate than
+//! `cargo build`, and so a second build of every crate above it.
 
 use std::path::Path;
 

@@ -18,7 +18,6 @@ mod elf;
 mod engine;
 mod error;
 mod export;
-#[cfg(any(test, feature = "testing"))]
 pub mod faults;
 mod files;
 mod loader;
