@@ -52,7 +52,7 @@ cargo test --release --workspace --exclude hassium-engine-opencl || failed+=("ca
 # The OpenCL engine's differential suite is mostly PoCL compiling kernels, and PoCL compiles
 # one at a time in a process (a lock around LLVM): in one process it kept one core busy for
 # 12 minutes on 2 cores. So it runs as two processes side by side, the reduction tests in
-# one and the rest in the other (6.7 minutes with PoCL's cache cold).
+# one and the rest in the other (5.6 minutes with PoCL's cache cold, under cbs).
 cargo test --release -p hassium-engine-opencl --lib --test engine --test reductions \
   || failed+=("cargo test (opencl)")
 cargo test --release -p hassium-engine-opencl --doc || failed+=("cargo test (opencl doc)")

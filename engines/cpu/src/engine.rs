@@ -555,11 +555,10 @@ impl CpuEngine {
     /// without being compiled: with tiering, until its calls, this one's `work`
     /// element-operations included, have done `tier_up_work`. A background compile is
     /// not free: on two cores, a cold test suite's one-off kernels kept both cores
-    /// compiling for its whole run.
+    /// compiling for its whole run. The caller forgets the key's count when this says no.
     fn defer_compile(&mut self, key: u128, work: usize) -> bool {
         let limit = self.cfg.tier_up_work;
         if self.tiered.is_none() || limit == 0 || work >= limit {
-            self.interpreted_work.remove(&key);
             return false;
         }
         if self.interpreted_work.len() >= DEFERRED_KERNELS {
@@ -567,11 +566,7 @@ impl CpuEngine {
         }
         let done = self.interpreted_work.entry(key).or_insert(0);
         *done = done.saturating_add(work);
-        if *done >= limit {
-            self.interpreted_work.remove(&key);
-            return false;
-        }
-        true
+        *done < limit
     }
 
     /// Compiles every kernel in `todo` with one compiler call: in the background (the
