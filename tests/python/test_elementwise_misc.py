@@ -4,7 +4,7 @@ against NumPy."""
 import numpy as np
 import pytest
 from conftest import DTYPES, LAYOUTS, assert_same, both, sample
-from test_ufuncs import check
+from test_ufuncs import batched, check
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -25,6 +25,7 @@ def test_where_matches_numpy_with_broadcasting(hs, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@batched
 def test_clip_and_abs_match_numpy(hs, dtype):
     h, n = both(hs, sample(dtype))
     for layout, view in LAYOUTS.items():

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import DTYPES, assert_same
+from test_ufuncs import batched, same
 
 RNG = np.random.default_rng(42)
 
@@ -46,11 +47,12 @@ def masks(shape, k):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape,k", SHAPES, ids=str)
+@batched
 def test_mask_reads_and_writes_match_numpy(hs, dtype, shape, k):
     n = values_of(dtype, shape)
     for m in masks(shape, k):
         hm = hs.asarray(m) & True  # computed lazily, as a program's masks are
-        assert_same(hs.asarray(n)[hm], n[m])
+        same(hs.asarray(n)[hm], n[m])
         sel = n[m]
         # Values of the selection's shape, one row broadcast along it, and a scalar.
         new = values_of(dtype, sel.shape)
@@ -61,7 +63,7 @@ def test_mask_reads_and_writes_match_numpy(hs, dtype, shape, k):
             e[m] = v
             h = hs.array(n)
             h[hm] = hs.asarray(v) if isinstance(v, np.ndarray) else v
-            assert_same(h, e, what=f"a[m] = {v!r}")
+            same(h, e, what=f"a[m] = {v!r}")
 
 
 def test_masked_update_of_the_selection_itself(hs):

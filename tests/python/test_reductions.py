@@ -4,7 +4,7 @@ keepdims, dtype=, strided inputs, empty inputs and NumPy's errors."""
 import numpy as np
 import pytest
 from conftest import DTYPES, assert_same, both, sample
-from test_ufuncs import F16_PRODUCT_RTOL, check
+from test_ufuncs import F16_PRODUCT_RTOL, batched, check, same
 
 REDUCTIONS = [
     "sum",
@@ -24,6 +24,7 @@ AXES = [None, 0, 1, -1, (0, 2), ()]
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", REDUCTIONS)
+@batched
 def test_reduction_matches_numpy_for_every_axis_and_keepdims(hs, name, dtype):
     h, n = both(hs, sample(dtype))
     hf, nf = getattr(hs, name), getattr(np, name)
@@ -317,6 +318,7 @@ def test_a_reduction_over_a_short_last_axis_fused_with_its_terms_matches_numpy(
 @pytest.mark.parametrize(
     "dtype", ["float64", "float32", "int64", "uint8", "bool", "complex128"], ids=str
 )
+@batched
 def test_column_reductions_of_tall_matrices_match_numpy(hs, dtype):
     """Reductions along axis 0 of matrices with many rows and 2 to 4096 columns, which
     the cpu engine splits into chunks of rows combined in order (5000 columns go by
@@ -374,8 +376,8 @@ def test_column_reductions_of_tall_matrices_match_numpy(hs, dtype):
         check(hs.sum, np.sum, (hv,), (nv,), what, tol, axis=0)
     if dtype not in ("bool", "uint8"):
         squares, nsquares = h * h, n * n
-        assert_same(squares.sum(axis=0), nsquares.sum(axis=0), tol, "squares summed")
-        assert_same(squares, nsquares, what="squares kept")
+        same(squares.sum(axis=0), nsquares.sum(axis=0), tol, "squares summed")
+        same(squares, nsquares, what="squares kept")
 
 
 def test_column_sums_of_a_tall_matrix_propagate_nan_and_infinity(hs):
@@ -445,6 +447,7 @@ def test_scans_along_an_axis_with_a_row_after_it_match_numpy(hs, dtype):
 @pytest.mark.parametrize("name", ["var", "std"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@batched
 def test_var_and_std_with_where_and_mean_match_numpy_natively(
     hs, name, dtype, monkeypatch
 ):
@@ -494,11 +497,11 @@ def test_var_and_std_with_where_and_mean_match_numpy_natively(
             ]:
                 want = nf(n, axis=axis, mean=mean, **kwargs)
                 got = hf(h, axis=axis, mean=hs.asarray(mean), **kwargs)
-                assert_same(got, want, rtol=tol, what=f"{name} mean= {axis} {kwargs}")
+                same(got, want, rtol=tol, what=f"{name} mean= {axis} {kwargs}")
                 got = hf(
                     h, axis=axis, mean=hs.mean(h, axis=axis, keepdims=True), **kwargs
                 )
-                assert_same(got, want, rtol=tol, what=f"{name} hs.mean {axis} {kwargs}")
+                same(got, want, rtol=tol, what=f"{name} hs.mean {axis} {kwargs}")
     if data.dtype.kind in "biu":
         h, n = both(hs, data)
         for dtype_kw in ("float32", "float64"):
