@@ -497,6 +497,7 @@ COMPOSED_FLOAT_OPERANDS = [name for name in COMPOSED if name != "ldexp"]
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("name", COMPOSED)
+@batched
 def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
     # Ufuncs without an opcode of their own, recorded as a few opcodes: NumPy's loop
     # dtypes (int8 degrees are float16), values, errors (no complex loops), and no
@@ -504,7 +505,6 @@ def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
     monkeypatch.setenv("HASSIUM_FALLBACK", "error")
     uf, hf = getattr(np, name), getattr(hs, name)
     view = LAYOUTS[layout]
-    pending = []  # read together at the end: one flush, one compile of all the kernels
     for dtype in DTYPES:
         n = [view(sample(dtype, seed=k)) for k in range(uf.nin)]
         h = [hs.asarray(a) for a in n]
@@ -514,11 +514,9 @@ def test_composed_ufuncs_match_numpy_natively(hs, name, layout, monkeypatch):
                 assert _error_of(partial(hf, *h)) == want, (name, dtype)
                 continue
             expected = uf(*n)
-            pending.append((hf(*h), expected, f"{name} {dtype} {layout}"))
+            same(hf(*h), expected, what=f"{name} {dtype} {layout}")
             # NumPy's own ufunc on Hassium arrays comes back to the same native code.
-            pending.append((uf(*h), expected, f"np.{name} {dtype} {layout}"))
-    for got, expected, what in pending:
-        assert_same(got, expected, what=what)
+            same(uf(*h), expected, what=f"np.{name} {dtype} {layout}")
 
 
 @pytest.mark.parametrize("name", COMPOSED_FLOAT_OPERANDS)

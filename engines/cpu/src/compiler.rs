@@ -122,6 +122,7 @@ fn lean_link(flags: &[String]) -> bool {
         "--coverage",
         "-specs",
         "--specs",
+        "-fopenmp=",
     ];
     const LINK_EXACT: &[&str] = &[
         "-fopenmp",
@@ -139,7 +140,6 @@ fn lean_link(flags: &[String]) -> bool {
     flags.iter().all(|f| {
         f.starts_with('-')
             && !LINK_EXACT.contains(&f.as_str())
-            && !f.starts_with("-fopenmp=")
             && !LINK_AFFECTING.iter().any(|p| f.starts_with(p))
     })
 }
@@ -294,13 +294,14 @@ impl Compiler {
         let libmvec = Path::new("/usr/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/lib/x86_64-linux-gnu/libmvec.so").exists()
             || Path::new("/usr/lib64/libmvec.so").exists();
+        let gcc = !first.to_lowercase().contains("clang");
         Some(Compiler {
             program: program.to_string(),
             flags: flags.to_vec(),
             identity: identity(&first, flags, libmvec, host_cpu),
             libmvec,
-            gcc: !first.to_lowercase().contains("clang"),
-            lean_link: !first.to_lowercase().contains("clang") && lean_link(flags),
+            gcc,
+            lean_link: gcc && lean_link(flags),
         })
     }
 
