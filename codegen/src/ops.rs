@@ -35,6 +35,16 @@ fn f16_round(t: DType, e: String) -> String {
     }
 }
 
+/// A reduction's or scan's step `a[0] op a[1]` in dtype `t`: `elementwise`, except that
+/// a complex product is the textbook one, as NumPy's reduce and accumulate loops compute
+/// it (its elementwise loop fuses each part into one multiply-add).
+pub fn combining(d: &Dialect, op: Opcode, t: DType, a: &[String]) -> Result<String> {
+    if t.is_complex() && op == Opcode::Multiply && d.complex {
+        return Ok(format!("hs_cmul_{}({}, {})", t.name(), a[0], a[1]));
+    }
+    elementwise(d, op, t, t, a)
+}
+
 /// The expression of `op` applied to `a` (input dtype `t`, output dtype `out`).
 pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Result<String> {
     use Opcode::*;
@@ -197,8 +207,8 @@ pub fn complex_renders(op: Opcode) -> bool {
 }
 
 /// `op` with a complex input or output (`t`, `out`), with the reference engine's
-/// formulas: componentwise sums and negation, the schoolbook product, Smith's quotient,
-/// NumPy's power, `hypot` for the magnitude, both parts for the tests.
+/// formulas: componentwise sums and negation, NumPy's fused product, Smith's quotient,
+/// NumPy's power and magnitude, both parts for the tests.
 fn complex(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Result<String> {
     use Opcode::*;
     if !d.complex || !complex_renders(op) {
@@ -217,8 +227,8 @@ fn complex(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Resul
         Where => format!("({} ? {} : {})", a[0], a[1], a[2]),
         Add => format!("({} + {})", x(), y()),
         Subtract => format!("({} - {})", x(), y()),
-        Multiply => format!("hs_cmul_{n}({}, {})", x(), y()),
-        Square => format!("hs_cmul_{n}({v}, {v})", v = x()),
+        Multiply => format!("hs_cmulf_{n}({}, {})", x(), y()),
+        Square => format!("hs_cmulf_{n}({v}, {v})", v = x()),
         Divide => format!("hs_cdiv_{n}({}, {})", x(), y()),
         Power => format!("hs_cpow_{n}({}, {})", x(), y()),
         Negative => format!("(-{})", x()),
@@ -228,7 +238,7 @@ fn complex(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Resul
         Imag => parts(x()).1,
         Absolute => {
             let (re, im) = parts(x());
-            format!("{}({re}, {im})", d.math("hypot", out))
+            format!("hs_cabs_{n}({re}, {im})")
         }
         Equal => format!("({} == {})", x(), y()),
         NotEqual => format!("({} != {})", x(), y()),

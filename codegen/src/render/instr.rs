@@ -242,10 +242,9 @@ impl Renderer<'_> {
     pub(super) fn combine(&self, n: usize, acc: &str, value: String) -> Result<String> {
         let i = &self.l.instrs[n];
         let t = i.in_dtype;
-        ops::elementwise(
+        ops::combining(
             self.d,
             i.op.info().combine.unwrap_or(i.op),
-            t,
             t,
             &[acc.to_string(), value],
         )

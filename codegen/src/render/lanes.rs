@@ -117,10 +117,9 @@ impl Renderer<'_> {
         for &n in reds {
             let i = &self.l.instrs[n];
             let t = i.in_dtype;
-            let c = ops::elementwise(
+            let c = ops::combining(
                 self.d,
                 i.op.info().combine.unwrap_or(i.op),
-                t,
                 t,
                 &[format!("acc{n}[{lane}]"), format!("t{n}[{at}]")],
             )?;
@@ -193,13 +192,7 @@ impl Renderer<'_> {
         self.out
             .line(format!("{} {fold} = {array}{n}[0];", self.d.compute(t)));
         for l in 1..LANES {
-            let e = ops::elementwise(
-                self.d,
-                op,
-                t,
-                t,
-                &[fold.clone(), format!("{array}{n}[{l}]")],
-            )?;
+            let e = ops::combining(self.d, op, t, &[fold.clone(), format!("{array}{n}[{l}]")])?;
             self.out.line(format!("{fold} = {e};"));
         }
         Ok(fold)

@@ -83,7 +83,7 @@ fn fold<T: Elem>(combine: Opcode, values: &[T]) -> Result<T> {
         }
         _ => rest
             .iter()
-            .try_fold(first, |acc, &v| T::binary(combine, acc, v)),
+            .try_fold(first, |acc, &v| T::combine(combine, acc, v)),
     }
 }
 
@@ -175,7 +175,7 @@ fn scan<T: Elem>(instr: &Instr, input: &View, axis: usize, mem: &Memory) -> Resu
             let v = src.read(bi + j * si)?;
             let next = match acc {
                 None => v,
-                Some(a) => T::binary(combine, a, v)?,
+                Some(a) => T::combine(combine, a, v)?,
             };
             out.write(bo + j * so, next)?;
             acc = Some(next);

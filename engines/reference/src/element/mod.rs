@@ -181,6 +181,11 @@ pub(crate) trait Elem: Copy + PartialEq + std::fmt::Debug + 'static {
 
     fn unary(op: Opcode, a: Self) -> Result<Self>;
     fn binary(op: Opcode, a: Self, b: Self) -> Result<Self>;
+    /// A reduction's or scan's step `a op b`: `binary`, except where NumPy's reduce loop
+    /// computes otherwise (complex overrides the product).
+    fn combine(op: Opcode, a: Self, b: Self) -> Result<Self> {
+        Self::binary(op, a, b)
+    }
     /// `absolute`, `real`, `imag`.
     fn to_real(op: Opcode, a: Self) -> Result<Self::Real>;
     fn compare(op: Opcode, a: Self, b: Self) -> Result<bool>;
