@@ -191,9 +191,9 @@ impl Assembled {
 }
 
 /// The assembled arrays of the batch whose sources are not assembled themselves.
-/// Also whether an array was held back because a source of it is assembled too (only
-/// then can another pass find more).
-fn assembled(batch: &Batch, temps: &IdSet) -> (IdMap<Assembled>, bool) {
+/// Also, for each array held back because sources of it are assembled too, those
+/// sources (once they are forwarded, another pass can forward it).
+fn assembled(batch: &Batch, temps: &IdSet) -> (IdMap<Assembled>, Vec<Vec<BaseId>>) {
     // Candidates: temporaries written by a copy (of part of them, or whole: a copy's
     // reads then go to what it copied).
     let mut found: IdMap<Assembled> = IdMap::default();
@@ -209,7 +209,7 @@ fn assembled(batch: &Batch, temps: &IdSet) -> (IdMap<Assembled>, bool) {
         }
     }
     if found.is_empty() {
-        return (found, false);
+        return (found, Vec::new());
     }
     // Writes (all copies, before any read) and the shape from a whole read.
     let mut bad = IdSet::default();
@@ -293,13 +293,17 @@ fn assembled(batch: &Batch, temps: &IdSet) -> (IdMap<Assembled>, bool) {
     });
     // Sources must be real data: an assembled source waits for the next pass.
     let names: IdSet = found.keys().copied().collect();
-    let before = found.len();
+    let mut held = Vec::new();
     found.retain(|_, a| {
-        !a.pieces
-            .iter()
-            .any(|p| p.src.base().is_some_and(|s| names.contains(&s)))
+        let waits: Vec<BaseId> = (a.pieces.iter())
+            .filter_map(|p| p.src.base().filter(|s| names.contains(s)))
+            .collect();
+        let keep = waits.is_empty();
+        if !keep {
+            held.push(waits);
+        }
+        keep
     });
-    let held = found.len() < before;
     // The end of the forwarding window: the first write into a piece's source after the
     // copy that took it (between two copies, too: then no read is forwarded), found in
     // one pass over the instructions with the arrays listed by source base.
@@ -446,8 +450,9 @@ fn cells_of(shape: &[usize], cuts: &[Vec<usize>]) -> Vec<Span> {
     cells
 }
 
-/// One round of forwarding; true when it changed the batch and held an array back whose
-/// source was assembled too, which the next round can forward (a round that finds
+/// One round of forwarding; true when it changed the batch and held back an array whose
+/// assembled sources it has all forwarded, which the next round may forward in turn
+/// (one whose source stays assembled would be held back again; a round that finds
 /// nothing costs as much as one that rewrites: 5 ms on the lattice Boltzmann program's
 /// 7 700 instructions).
 fn pass(batch: &mut Batch, bytes_per_instr: usize) -> bool {
@@ -762,7 +767,8 @@ fn pass(batch: &mut Batch, bytes_per_instr: usize) -> bool {
         }
     }
     batch.instrs = out;
-    held
+    held.iter()
+        .any(|waits| waits.iter().all(|s| dropped.contains(s)))
 }
 
 impl Filter for Piecewise {
