@@ -310,29 +310,30 @@ HS_INLINE float hs_u64_f32(uint64_t x) { return (float)x; }
 
 /// Complex helpers (C only, GCC's and Clang's `__real__`, `__imag__` and
 /// `__builtin_complex`): NumPy's formulas, not C's Annex G ones (`*` of two `_Complex`
-/// values calls `__muldc3`, which recovers infinities NumPy's loop leaves NaN). The
-/// product NumPy's multiply and square loops' (`hs_cmulf`: each part one fused
-/// multiply-add, `fma(ar, br, -(ai * bi))`, `fma(ar, bi, ai * br)`), the schoolbook one
-/// inside a power, as NumPy's `npy_cpow` (`hs_cmul`); the quotient Smith's, as NumPy's
-/// divide loop; the
-/// magnitude NumPy's array loop (`big * sqrt(fma(q, q, 1))` with `q = small / big`,
-/// infinity before NaN), not libm's `hypot`, which differs from it in the last bit for
-/// about a third of all values and, a vector call, costs several times as much. The
-/// magnitude works on the parts' bits, where the order of non-negative floats is the
-/// integers' (NaN above infinity): the larger and smaller part, `q` clamped to 1 (which
-/// turns the NaN of 0/0 and inf/inf into 1, so 0 and inf come out), and a cap at
-/// infinity when the smaller part is infinite (inf beside NaN), all integer minima and
-/// maxima. Selects on float comparisons instead cost GCC's value numbering seconds
-/// (Mandelbrot's kernel of 24 magnitudes took 12 s to compile; 3 s this way, 0.5 s
-/// calling `hypot`), and `isnan(re) | isnan(im)`, an `int` among `double` lanes, kept
-/// its loops from vectorising. A power
-/// multiplies for an integer exponent under 100 (NumPy's `npy_cpow`) and is
-/// `exp(b * log(a))` otherwise, in the reference engine's order of operations. That
-/// `exp` has Annex G's values for infinite and NaN parts, and where `e^x` overflows it
-/// scales `cos y` and `sin y` by `e^t` (t = 709, or 88 in float) up to twice before
-/// multiplying, as C's `cexp` does, so a zero or tiny imaginary part stays finite:
-/// `(2+0j)**32767` is `inf+0j`, as in NumPy (whose power calls C's `cpow` there), not
-/// `inf * sin 0 = nan`.
+/// values calls `__muldc3`, which recovers infinities NumPy's loop leaves NaN).
+///
+/// - The product is NumPy's multiply and square loops' (`hs_cmulf`: each part one fused
+///   multiply-add, `fma(ar, br, -(ai * bi))` and `fma(ar, bi, ai * br)`); inside a power
+///   and a product reduction it is the schoolbook one (`hs_cmul`), as in NumPy's
+///   `npy_cpow` and reduce loop.
+/// - The quotient is Smith's, as NumPy's divide loop.
+/// - The magnitude is NumPy's array loop's, `big * sqrt(fma(q, q, 1))` with `q = small /
+///   big` and infinity before NaN, not libm's `hypot` (which differs from it in the last
+///   bit for about a third of all values and, a vector call, costs more). It works on the
+///   parts' bits, where non-negative floats order as integers do (NaN above infinity):
+///   the larger and smaller part, `q` clamped to 1 (which turns the NaN of 0/0 and
+///   inf/inf into 1, so that 0 and inf come out), and a cap at infinity when the smaller
+///   part is infinite (inf beside NaN) are integer minima and maxima. Written as selects
+///   on float comparisons it cost GCC's value numbering seconds (Mandelbrot's kernel of 24
+///   magnitudes: 12 s to compile, 2 s this way, 0.5 s calling `hypot`), and `isnan(re) |
+///   isnan(im)`, an `int` among `double` lanes, kept its loops from vectorising.
+/// - A power multiplies for an integer exponent under 100 (NumPy's `npy_cpow`) and is
+///   `exp(b * log(a))` otherwise, in the reference engine's order of operations. That
+///   `exp` has Annex G's values for infinite and NaN parts, and where `e^x` overflows it
+///   scales `cos y` and `sin y` by `e^t` (t = 709, or 88 in float) up to twice before
+///   multiplying, as C's `cexp` does, so a zero or tiny imaginary part stays finite:
+///   `(2+0j)**32767` is `inf+0j`, as in NumPy (whose power calls C's `cpow` there), not
+///   `inf * sin 0 = nan`.
 const COMPLEX_OPS: &str = r#"
 #define HS_COMPLEX(N, C, R, S, T, MIN, MAX) \
 HS_INLINE C hs_cmul_##N(C a, C b) { \
