@@ -412,7 +412,7 @@ fn complex_arithmetic_renders_in_c_and_the_rest_is_reported_unsupported() {
     let k = kernel(&b, vec![0]);
     let l = lower(&b, &k, Specialize::Fixed).unwrap();
     let c = render(&C99, &l, "hs_cmul").unwrap();
-    assert!(c.contains("hs_cmul_complex128(b1[i0], b1[i0])"), "{c}");
+    assert!(c.contains("hs_cmulf_complex128(b1[i0], b1[i0])"), "{c}");
     assert!(matches!(
         render(&OPENCL, &l, "hs_cmul"),
         Err(hassium_codegen::Error::Unsupported(_))
