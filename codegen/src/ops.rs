@@ -35,17 +35,6 @@ fn f16_round(t: DType, e: String) -> String {
     }
 }
 
-/// A reduction's or scan's step `a[0] op a[1]` in dtype `t`: `elementwise`, except that
-/// a complex product is the textbook one, as NumPy's reduce and accumulate loops compute
-/// it (its elementwise loop fuses each part into one multiply-add). Complex reductions
-/// are interpreted today (lowering refuses them); this keeps them NumPy's once lowered.
-pub fn combining(d: &Dialect, op: Opcode, t: DType, a: &[String]) -> Result<String> {
-    if t.is_complex() && op == Opcode::Multiply && d.complex {
-        return Ok(format!("hs_cmul_{}({}, {})", t.name(), a[0], a[1]));
-    }
-    elementwise(d, op, t, t, a)
-}
-
 /// The expression of `op` applied to `a` (input dtype `t`, output dtype `out`).
 pub fn elementwise(d: &Dialect, op: Opcode, t: DType, out: DType, a: &[String]) -> Result<String> {
     use Opcode::*;

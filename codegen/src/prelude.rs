@@ -331,8 +331,8 @@ HS_INLINE float hs_u64_f32(uint64_t x) { return (float)x; }
 ///
 /// - The product is NumPy's multiply and square loops' (`hs_cmulf`: each part one fused
 ///   multiply-add, `fma(ar, br, -(ai * bi))` and `fma(ar, bi, ai * br)`); inside a power
-///   and a product reduction it is the schoolbook one (`hs_cmul`), as in NumPy's
-///   `npy_cpow` and reduce loop.
+///   it is the schoolbook one (`hs_cmul`), as in NumPy's `npy_cpow`. (Complex reductions
+///   are interpreted, with NumPy's reduce-loop product; see `lower`.)
 /// - The quotient is Smith's, as NumPy's divide loop.
 /// - The magnitude is NumPy's array loop's, `big * sqrt(fma(q, q, 1))` with `q = small /
 ///   big` and infinity before NaN, not libm's `hypot` (which differs from it in the last

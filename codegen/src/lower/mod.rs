@@ -50,6 +50,9 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
                 i.method.as_deref().unwrap_or("?")
             ));
         }
+        // Complex reductions and scans stay interpreted: were they rendered, a product's
+        // step would have to be the textbook `hs_cmul` (NumPy's reduce loop), not the
+        // fused `hs_cmulf` an elementwise multiply renders to.
         let complex = i.out.dtype.is_complex() || i.ins.iter().any(|o| o.dtype().is_complex());
         if complex && !crate::ops::complex_renders(i.op) {
             return unsupported(format!("complex dtypes ({})", i.op.name()));

@@ -242,9 +242,10 @@ impl Renderer<'_> {
     pub(super) fn combine(&self, n: usize, acc: &str, value: String) -> Result<String> {
         let i = &self.l.instrs[n];
         let t = i.in_dtype;
-        ops::combining(
+        ops::elementwise(
             self.d,
             i.op.info().combine.unwrap_or(i.op),
+            t,
             t,
             &[acc.to_string(), value],
         )

@@ -117,9 +117,10 @@ impl Renderer<'_> {
         for &n in reds {
             let i = &self.l.instrs[n];
             let t = i.in_dtype;
-            let c = ops::combining(
+            let c = ops::elementwise(
                 self.d,
                 i.op.info().combine.unwrap_or(i.op),
+                t,
                 t,
                 &[format!("acc{n}[{lane}]"), format!("t{n}[{at}]")],
             )?;
@@ -192,7 +193,13 @@ impl Renderer<'_> {
         self.out
             .line(format!("{} {fold} = {array}{n}[0];", self.d.compute(t)));
         for l in 1..LANES {
-            let e = ops::combining(self.d, op, t, &[fold.clone(), format!("{array}{n}[{l}]")])?;
+            let e = ops::elementwise(
+                self.d,
+                op,
+                t,
+                t,
+                &[fold.clone(), format!("{array}{n}[{l}]")],
+            )?;
             self.out.line(format!("{fold} = {e};"));
         }
         Ok(fold)
