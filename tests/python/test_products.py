@@ -254,7 +254,21 @@ EINSUMS = [
     ("ab,cd->abcd", [(2, 2), (2, 3)]),
     ("ii->i", [(3, 3)]),
     ("ii", [(3, 3)]),
+    ("iij->ji", [(3, 3, 2)]),
+    ("iii->i", [(2, 2, 2)]),
+    ("ij,jj->i", [(3, 4), (4, 4)]),
+    ("i...i", [(3, 2, 3)]),
     ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 2)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("...j->...", [(2, 3, 4)]),
+    ("i...->", [(2, 3, 4)]),
+    ("...", [(2, 3, 4)]),
+    ("ij...", [(2, 3, 4)]),
+    ("ji...", [(2, 3, 4)]),
+    ("...i,...i", [(2, 1, 3), (4, 3)]),
+    ("ij...->ij", [(2, 3)]),
+    ("Ab->bA", [(2, 3)]),
+    ("aB", [(2, 3)]),
 ]
 
 
@@ -286,6 +300,37 @@ def test_einsum_errors_match_numpy(hs):
         hs.einsum("ijk", hs.ones((2, 3)))
 
 
+@pytest.mark.parametrize(
+    "subscripts,shapes",
+    [
+        ("ii", [(2, 3)]),  # a repeated index over dimensions of different lengths
+        ("ij...->ij", [(2, 3, 4)]),  # broadcast dimensions the output drops
+        ("i...", [()]),
+        ("ij->ii", [(2, 2)]),
+        ("i->j", [(2,)]),
+        ("i$j", [(2, 2)]),
+        ("i,i", [(2,)]),
+        ("i->i->i", [(2,)]),
+        ("...i,...i", [(2, 3), (4, 3)]),
+    ],
+)
+def test_einsum_malformed_subscripts_raise_numpys_errors(hs, subscripts, shapes):
+    ops = [np.ones(s) for s in shapes]
+    with pytest.raises(ValueError) as expected:
+        np.einsum(subscripts, *ops)
+    with pytest.raises(type(expected.value)):
+        hs.einsum(subscripts, *[hs.asarray(o) for o in ops])
+
+
+def test_einsum_diagonals_and_ellipses_are_native(hs, monkeypatch):
+    """Repeated indices and ``...`` used to run through NumPy; they are recorded now."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    a, na = both(hs, sample("float64", shape=(2, 3, 3)))
+    assert_same(hs.einsum("...ii->...i", a), np.einsum("...ii->...i", na))
+    assert_same(hs.einsum("kii", a), np.einsum("kii", na))
+    assert_same(hs.einsum("...ij,...jk", a, a), np.einsum("...ij,...jk", na, na))
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
 def test_linalg_norm_matches_numpy(hs, dtype):
     h, n = both(hs, sample(dtype, shape=(3, 4)))
@@ -302,7 +347,116 @@ def test_linalg_norm_matches_numpy(hs, dtype):
         keepdims=True,
     )
     check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "frobenius", ord="fro")
-    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "1-norm (falls back)", ord=1)
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), "2-norm (falls back)", ord=2)
+
+
+NORM_ORDERS = [None, 0, 1, -1, 2, -2, 3, 0.5, -0.5, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize(
+    "dtype", ["int16", "float32", "float64", "complex64", "complex128"]
+)
+def test_linalg_vector_norms_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(3, 5)))
+    for ord in NORM_ORDERS:
+        check(hs.linalg.norm, np.linalg.norm, (h[1],), (n[1],), f"ord={ord}", ord=ord)
+        for axis in (0, 1, -1):
+            check(
+                hs.linalg.norm,
+                np.linalg.norm,
+                (h,),
+                (n,),
+                f"ord={ord} axis={axis}",
+                ord=ord,
+                axis=axis,
+            )
+        check(
+            hs.linalg.norm,
+            np.linalg.norm,
+            (h[:, ::-2],),
+            (n[:, ::-2],),
+            f"ord={ord} strided keepdims",
+            ord=ord,
+            axis=1,
+            keepdims=True,
+        )
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_linalg_matrix_norms_match_numpy(hs, dtype):
+    h, n = both(hs, sample(dtype, shape=(2, 3, 4)))
+    for ord in [None, "fro", 1, -1, np.inf, -np.inf]:
+        check(hs.linalg.norm, np.linalg.norm, (h[0],), (n[0],), f"ord={ord}", ord=ord)
+        for axis in [(1, 2), (2, 1), (0, 2), (-1, 0)]:
+            check(
+                hs.linalg.norm,
+                np.linalg.norm,
+                (h,),
+                (n,),
+                f"ord={ord} axis={axis}",
+                ord=ord,
+                axis=axis,
+            )
+            check(
+                hs.linalg.norm,
+                np.linalg.norm,
+                (h,),
+                (n,),
+                f"ord={ord} axis={axis} keepdims",
+                ord=ord,
+                axis=axis,
+                keepdims=True,
+            )
+
+
+def test_linalg_norms_of_empty_arrays_match_numpy(hs):
+    """NumPy's largest-value norms start from 0, so an empty vector's is 0."""
+    for shape, kw in [
+        ((0,), {"ord": np.inf}),
+        ((0, 3), {"ord": 1}),
+        ((3, 0), {"ord": np.inf}),
+        ((0, 3), {"ord": np.inf}),
+        ((0,), {}),
+        ((2, 0), {"axis": 1, "ord": 3}),
+    ]:
+        assert_same(
+            hs.linalg.norm(hs.zeros(shape), **kw), np.linalg.norm(np.zeros(shape), **kw)
+        )
+
+
+def test_linalg_norms_need_no_fallback(hs, monkeypatch):
+    """Only the matrix norms that need singular values (2, -2, nuc) go through NumPy."""
+    monkeypatch.setenv("HASSIUM_FALLBACK", "error")
+    h, n = both(hs, sample("float64", shape=(4, 5)))
+    for ord in [None, "fro", 1, -1, np.inf, -np.inf]:
+        assert_same(hs.linalg.norm(h, ord=ord), np.linalg.norm(n, ord=ord))
+    for ord in NORM_ORDERS:
+        assert_same(
+            hs.linalg.norm(h, ord=ord, axis=1), np.linalg.norm(n, ord=ord, axis=1)
+        )
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        (((2, 3),), {"ord": "fro", "axis": 0}),  # a string order for vectors
+        (((2, 3),), {"ord": 3}),  # an order matrices do not have
+        (((2, 3, 4),), {"ord": 1}),  # an order needs one or two dimensions
+        (((2, 3),), {"axis": (0, 0)}),
+        (((2, 3),), {"axis": (0, 1, 0)}),
+        (((2, 3),), {"axis": 2}),
+        (((2, 3),), {"axis": "x"}),
+        (((2, 3),), {"axis": (0, 1.5)}),
+        (((0,),), {"ord": -np.inf}),  # the minimum of nothing
+        (((3, 0),), {"ord": -1}),
+    ],
+)
+def test_linalg_norm_errors_match_numpy(hs, args, kwargs):
+    a = np.ones(args[0])
+    with pytest.raises(Exception) as expected:
+        np.linalg.norm(a, **kwargs)
+    with pytest.raises(type(expected.value)):
+        hs.linalg.norm(hs.asarray(a), **kwargs)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])

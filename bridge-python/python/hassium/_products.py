@@ -160,12 +160,112 @@ def tensordot(a, b, axes=2):
     return res.reshape(tuple(olda + oldb))
 
 
+def _einsum_operands(subscripts, arrays):
+    """The terms, explicit output and operands of an einsum, with ``...`` spelled out in
+    unused letters and every index repeated within one operand taken as a diagonal
+    view (so each term names distinct indices); NumPy's errors for malformed
+    subscripts."""
+    if subscripts.count("->") > 1 or ("-" in subscripts.replace("->", "")):
+        raise ValueError(
+            "einstein sum subscript string does not contain proper '->' output specified"
+        )
+    if "->" in subscripts:
+        inputs, output = subscripts.split("->")
+    else:
+        inputs, output = subscripts, None
+    terms = inputs.split(",")
+    if len(terms) != len(arrays):
+        raise ValueError(
+            "more operands provided to einstein sum function than specified in the subscripts string"
+            if len(arrays) > len(terms)
+            else "fewer operands provided to einstein sum function than specified in the subscripts string"
+        )
+    for t in [*terms, output or ""]:
+        bad = t.replace("...", "")
+        if not (bad.isascii() and (bad.isalpha() or bad == "")):
+            c = next(ch for ch in bad if not (ch.isascii() and ch.isalpha()))
+            raise ValueError(
+                f"invalid subscript '{c}' in einstein sum subscripts string, subscripts "
+                f"must be letters"
+            )
+    # Ellipses: each operand's broadcast dimensions, right-aligned across operands.
+    covered = []
+    for i, (t, x) in enumerate(zip(terms, arrays)):
+        named = len(t.replace("...", ""))
+        k = x.ndim - named if "..." in t else 0
+        if k < 0 or ("..." not in t and named > x.ndim):
+            raise ValueError(
+                f"einstein sum subscripts string contains too many subscripts for operand {i}"
+            )
+        if "..." not in t and named < x.ndim:
+            raise ValueError(
+                "operand has more dimensions than subscripts given in einstein sum, but no "
+                "'...' ellipsis provided to broadcast the extra dimensions."
+            )
+        covered.append(k)
+    used = set(subscripts)
+    spare = [
+        c
+        for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+        if c not in used
+    ]
+    e = builtins.max(covered, default=0)
+    ell = "".join(spare[:e])
+    terms = [t.replace("...", ell[e - k :]) for t, k in zip(terms, covered)]
+    if output is None:
+        # Implicit output: the broadcast dimensions, then the indices seen once (an index
+        # repeated within one operand counts as seen twice), in alphabetical order.
+        seen = {}
+        for t in terms:
+            for c in t:
+                seen[c] = seen.get(c, 0) + 1
+        output = ell + "".join(
+            sorted(c for c, n in seen.items() if n == 1 and c not in ell)
+        )
+    elif "..." in output:
+        output = output.replace("...", ell)
+    elif e > 0:
+        raise ValueError(
+            "output has more dimensions than subscripts given in einstein sum, but no "
+            "'...' ellipsis provided to broadcast the extra dimensions."
+        )
+    if len(set(output)) != len(output):
+        c = next(c for c in output if output.count(c) > 1)
+        raise ValueError(
+            f"einstein sum subscripts string includes output subscript '{c}' multiple times"
+        )
+    for c in output:
+        if not builtins.any(c in t for t in terms):
+            raise ValueError(
+                f"einstein sum subscripts string included output subscript '{c}' which "
+                f"never appeared in an input"
+            )
+    # Repeated indices: the diagonal over the first two places, moved last.
+    out_arrays = []
+    for i, (t, x) in enumerate(zip(terms, arrays)):
+        while len(set(t)) != len(t):
+            c = next(c for c in t if t.count(c) > 1)
+            p = t.index(c)
+            q = t.index(c, p + 1)
+            if x.shape[p] != x.shape[q]:
+                raise ValueError(
+                    f"dimensions in operand {i} for collapsing index '{c}' don't match "
+                    f"({x.shape[p]} != {x.shape[q]})"
+                )
+            x = _ext.diagonal(x, 0, p, q)
+            t = "".join(ch for j, ch in enumerate(t) if j not in (p, q)) + c
+        terms[i] = t
+        out_arrays.append(x)
+    return terms, output, out_arrays
+
+
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """Einstein summation as transposes, broadcast multiplies and sum reductions.
 
-    Handles explicit (``ij,jk->ik``) and implicit (``ij,jk``) output and any number of
-    operands; subscripts with ``...``, an index repeated within one operand (traces,
-    diagonals) and the interleaved operand form run through NumPy.
+    Handles explicit (``ij,jk->ik``) and implicit (``ij,jk``) output, any number of
+    operands, ``...`` (broadcast dimensions, as NumPy aligns them from the right) and an
+    index repeated within one operand (``ii->i``, ``ii``: a diagonal view, summed when
+    the output lacks the index). The interleaved operand form runs through NumPy.
     """
     kwargs = {
         "out": out,
@@ -178,45 +278,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         return _fallback_np("einsum", operands, kwargs)
     subscripts = operands[0].replace(" ", "")
     arrays = [_arr(x) for x in operands[1:]]
-    if "." in subscripts or casting != "safe" or order not in ("K", "C", "A"):
+    if casting != "safe" or order not in ("K", "C", "A"):
         return _fallback_np("einsum", operands, kwargs)
-    if "->" in subscripts:
-        inputs, output = subscripts.split("->")
-    else:
-        inputs, output = subscripts, None
-    terms = inputs.split(",")
-    if len(terms) != len(arrays):
-        raise ValueError(
-            "more operands provided to einstein sum function than specified in the subscripts string"
-            if len(arrays) > len(terms)
-            else "fewer operands provided to einstein sum function than specified in the subscripts string"
-        )
-    for term, x in zip(terms, arrays):
-        if not term.isalpha() and term != "":
-            raise ValueError(
-                f"invalid subscript '{term}' in einstein sum subscripts string"
-            )
-        if len(set(term)) != len(term):
-            return _fallback_np("einsum", operands, kwargs)
-        if len(term) != x.ndim:
-            raise ValueError(
-                "operand has more dimensions than subscripts given in einstein sum, but "
-                "no '...' ellipsis provided to broadcast the extra dimensions."
-                if x.ndim > len(term)
-                else "einstein sum subscripts string contains too many subscripts for operand"
-            )
+    terms, output, arrays = _einsum_operands(subscripts, arrays)
     counts = {}
     for term in terms:
         for c in term:
             counts[c] = counts.get(c, 0) + 1
-    if output is None:
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
-    for c in output:
-        if c not in counts:
-            raise ValueError(
-                f"einstein sum subscripts string included output subscript '{c}' which "
-                f"never appeared in an input"
-            )
     sizes = {}
     for term, x in zip(terms, arrays):
         for c, n in zip(term, x.shape):
