@@ -33,6 +33,19 @@ use lowered::row_chunk;
 use rustc_hash::FxHashMap;
 
 /// Lowers `kernel` of `batch` to a loop nest specialised as `spec`.
+/// Whether every view in memory (`in_memory(view)`; a contracted temporary is a
+/// register) that varies along the reduced loop (strides `reduced`, per view) steps
+/// further through memory along it than along the kept loop (`kept`), and some view
+/// varies along both: the matrix being reduced is stored with the kept axis innermost.
+fn columns_in_memory(kept: &[isize], reduced: &[isize], in_memory: impl Fn(usize) -> bool) -> bool {
+    let varying = || {
+        (0..kept.len())
+            .filter(|&vi| in_memory(vi) && reduced[vi] != 0)
+            .map(|vi| (kept[vi], reduced[vi]))
+    };
+    varying().all(|(k, r)| r.unsigned_abs() > k.unsigned_abs()) && varying().any(|(k, _)| k != 0)
+}
+
 pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered> {
     // Positions in `kernel.instrs` of the instructions that compute (not Free/Sync).
     let at: Vec<usize> = (0..kernel.instrs.len())
@@ -311,14 +324,34 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
     }
     groups.reverse();
     let nloops = groups.len();
-    let axis_loop = axis_group.map(|g| nloops - 1 - g);
-    let ext: Vec<usize> = groups.iter().map(|g| g.0).collect();
+    let mut axis_loop = axis_group.map(|g| nloops - 1 - g);
 
     let is_arg = linstrs.iter().any(|i| i.op.is_arg_reduction());
     let is_f16_reduce = linstrs
         .iter()
         .any(|i| i.op.is_reduction() && i.in_dtype == DType::Float16);
     let is_scatter = linstrs.iter().any(|i| i.target.is_some());
+    // A reduction along the last logical axis of views laid out the other way round (the
+    // rows of `X.T`, which are columns of `X`: `X.T @ v`, `(a.T * b).sum(1)`) walks memory
+    // in steps of a row on every reduced element, streaming the whole matrix once per
+    // output. Reduced along the outer loop instead it streams it once, as a column sum.
+    if has_reduce
+        && !has_scan
+        && nloops == 2
+        && axis_loop == Some(1)
+        && lag.is_none()
+        && !is_scatter
+        && !is_arg
+        && !is_f16_reduce
+        && randoms.is_empty()
+        && columns_in_memory(&groups[0].1, &groups[1].1, |vi| {
+            !matches!(b.raw[vi].0, ViewKind::Data { slot: None })
+        })
+    {
+        groups.swap(0, 1);
+        axis_loop = Some(0);
+    }
+    let ext: Vec<usize> = groups.iter().map(|g| g.0).collect();
     let structure = match (axis_loop, has_reduce) {
         (Some(a), false) if lag.is_none() && !is_scatter && a + 2 == nloops && ext[a + 1] >= 2 => {
             Structure::ScanOuter { axis: a }
