@@ -569,3 +569,177 @@ def test_pad_records_lazily_and_wider_borders_go_through_numpy(hs, monkeypatch):
     assert_same(hs.pad(a, 2, mode="mean"), np.pad(n, 2, mode="mean"))
     with pytest.raises(ValueError):
         hs.pad(a, -1)
+
+
+SMALL_FUNCTION_DTYPES = ["int8", "uint16", "int64", "float32", "float64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", SMALL_FUNCTION_DTYPES)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_small_functions_match_numpy_on_every_layout(hs, dtype, layout):
+    """fix, sinc, isreal, iscomplex, real_if_close, polyval, rollaxis and
+    ascontiguousarray record NumPy's own operations (they used to fall back)."""
+    h, n = both(hs, sample(dtype))
+    h, n = LAYOUTS[layout](h), LAYOUTS[layout](n)
+    real = np.dtype(dtype).kind != "c"
+    cases = [("isreal", (), {}), ("iscomplex", (), {}), ("real_if_close", (), {})]
+    cases += [("ascontiguousarray", (), {})]
+    if real:
+        cases += [("fix", (), {}), ("polyval", (), {})]
+    if n.dtype.kind == "f":
+        cases += [("sinc", (), {})]
+    if n.ndim:
+        cases += [("rollaxis", (n.ndim - 1,), {}), ("rollaxis", (0, n.ndim), {})]
+    for name, args, kwargs in cases:
+        if name == "polyval":
+            # polyval(p, x): the coefficients first.
+            check(
+                hs.polyval,
+                np.polyval,
+                ([2, -1, 3], h),
+                ([2, -1, 3], n),
+                f"polyval {layout}",
+            )
+            continue
+        check(
+            getattr(hs, name),
+            getattr(np, name),
+            (h, *args),
+            (n, *args),
+            f"{name} {layout}",
+            **kwargs,
+        )
+    got = hs.ascontiguousarray(h)
+    assert got.flags.c_contiguous and got.ndim == max(n.ndim, 1)
+
+
+def test_select_vander_windows_and_logspace_match_numpy(hs):
+    h, n = both(hs, sample("float64", shape=(4, 5)))
+    check(
+        hs.select,
+        np.select,
+        ([h > 0.5, h < -0.5], [h, -h * 2], 7),
+        ([n > 0.5, n < -0.5], [n, -n * 2], 7),
+        "select",
+    )
+    check(
+        hs.select,
+        np.select,
+        ([h > 0], [1], np.int8(3)),
+        ([n > 0], [1], np.int8(3)),
+        "select ints",
+    )
+    check(
+        hs.select,
+        np.select,
+        ([h > 0, True], [h[0], 2.5]),
+        ([n > 0, True], [n[0], 2.5]),
+        "select broadcast",
+    )
+    for p in ([1.5], [], [[1, 2], [3, 4]], [3, 0, -2, 0.5]):
+        x, nx = both(hs, sample("float32", shape=(2,)))
+        check(hs.polyval, np.polyval, (p, x), (p, nx), f"polyval {p}")
+    for x in ([1, 2, 3], [0.5, -1.5, 2.0, 3.0], []):
+        for N, inc in [(None, False), (2, True), (0, False), (5, True)]:
+            check(
+                hs.vander, np.vander, (x,), (x,), f"vander {x} {N}", N=N, increasing=inc
+            )
+    for name in ["hanning", "hamming", "blackman", "bartlett"]:
+        for M in [-1, 0, 1, 2, 7, 12, 3.0]:
+            assert_same(
+                getattr(hs, name)(M), getattr(np, name)(M), rtol=0, what=f"{name}({M})"
+            )
+    check(hs.logspace, np.logspace, (0, 2, 7), (0, 2, 7), "logspace")
+    check(
+        hs.logspace,
+        np.logspace,
+        (-1, 3),
+        (-1, 3),
+        "logspace base 2",
+        num=9,
+        base=2,
+        dtype=np.float32,
+    )
+    check(
+        hs.logspace,
+        np.logspace,
+        (0, 1),
+        (0, 1),
+        "logspace no endpoint",
+        num=4,
+        endpoint=False,
+    )
+
+
+def test_small_function_errors_match_numpy(hs):
+    a = hs.ones((2, 3))
+    for call in [
+        lambda m: m.select([], []),
+        lambda m: m.select([m.ones(2) > 0], []),
+        lambda m: m.select([m.ones(2)], [m.ones(2)]),  # a condition that is not boolean
+        lambda m: m.vander(m.ones((2, 2))),
+        lambda m: m.rollaxis(m.ones((2, 3)), 0, 4),
+        lambda m: m.rollaxis(m.ones((2, 3)), 3),
+        lambda m: m.polyval(2.0, m.ones(3)),
+    ]:
+        with pytest.raises(Exception) as expected:
+            call(np)
+        with pytest.raises(type(expected.value)):
+            call(hs)
+    assert a.shape == (2, 3)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float64", "complex64"])
+@pytest.mark.parametrize(
+    "layout", ["contiguous", "negative_stride", "non_contiguous", "one_d"]
+)
+def test_delete_and_insert_match_numpy(hs, dtype, layout):
+    h, n = both(hs, sample(dtype))
+    h, n = LAYOUTS[layout](h), LAYOUTS[layout](n)
+    last = n.ndim - 1
+    size = n.shape[last]
+    for obj, axis in [
+        (1, None),
+        (-1, last),
+        (0, 0),
+        (slice(1, 3), last),
+        (slice(None, None, 2), 0),
+        ([0, size - 1], last),
+        (np.arange(size) % 2 == 0, last),
+        ([], 0),
+        (list(range(0, n.size, 2)), None),  # many runs: one gather
+    ]:
+        check(
+            hs.delete, np.delete, (h, obj), (n, obj), f"delete {obj} {axis}", axis=axis
+        )
+    for obj, values, axis in [
+        (0, 1, None),
+        (2, [1, 0], None),
+        (size, 1, last),
+        (-1, n.take([0], axis=last), last),
+        (1, [[1]], 0),
+    ]:
+        v = values if not isinstance(values, np.ndarray) else hs.asarray(values)
+        check(
+            hs.insert,
+            np.insert,
+            (h, obj, v),
+            (n, obj, values),
+            f"insert {obj} {axis}",
+            axis=axis,
+        )
+
+
+def test_delete_and_insert_errors_match_numpy(hs):
+    n = np.ones((2, 3))
+    for call in [
+        lambda m, x: m.delete(x, 3, axis=1),
+        lambda m, x: m.delete(x, [True, False], axis=1),
+        lambda m, x: m.delete(x, 0, axis=2),
+        lambda m, x: m.insert(x, 4, 1.0, axis=1),
+        lambda m, x: m.insert(x, -4, 1.0, axis=1),
+    ]:
+        with pytest.raises(Exception) as expected:
+            call(np, n)
+        with pytest.raises(type(expected.value), match=str(expected.value)[:20]):
+            call(hs, hs.asarray(n))

@@ -231,10 +231,12 @@ impl PyNdArray {
     fn flags(slf: &Bound<'_, Self>) -> PyResult<Flags> {
         let me = slf.borrow();
         let v = &me.arr()?.view;
+        // An empty array is contiguous both ways whatever its strides, as in NumPy.
+        let empty = v.is_empty();
         Ok(Flags {
             array: slf.clone().unbind(),
-            c_contiguous: v.is_contiguous(),
-            f_contiguous: v.reversed_axes().is_contiguous(),
+            c_contiguous: empty || v.is_contiguous(),
+            f_contiguous: empty || v.reversed_axes().is_contiguous(),
             owndata: me.parent.is_none(),
         })
     }

@@ -11,7 +11,9 @@ and goes through NumPy like any other fallback. The rules of ``_native`` apply: 
 function is called on a Hassium array.
 
 The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
-tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_indices``
+tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_functions``
+(``select``, ``polyval``, ``vander``, window functions, ``logspace`` and other small
+compositions), ``_indices``
 (index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions), ``_padding`` (``pad``) and
 ``_statistics`` (averages, order statistics, counts, covariances, convolution,
 histograms), ``_selecting``
@@ -24,6 +26,7 @@ keywords over NumPy's sort; ``lexsort``, ``digitize``) and ``_sets`` (``isin`` a
 from . import (
     _arranging,
     _differences,
+    _functions,
     _indices,
     _nan,
     _padding,
@@ -36,6 +39,7 @@ from . import (
 _SECTIONS = (
     _arranging,
     _differences,
+    _functions,
     _indices,
     _nan,
     _padding,

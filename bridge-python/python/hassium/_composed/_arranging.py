@@ -157,6 +157,77 @@ def append(arr, values, axis=None):
     return _n.concatenate((arr, values), axis)
 
 
+def _flat_or_axis(arr, axis):
+    """``arr`` and the axis ``delete``/``insert`` work along (flattened when None)."""
+    if axis is None:
+        return (arr if arr.ndim == 1 else arr.reshape(-1)), 0
+    return arr, normalize_axis_index(axis, arr.ndim)
+
+
+def _along_axis(arr, axis, sl):
+    key = [slice(None)] * arr.ndim
+    key[axis] = sl
+    return arr[tuple(key)]
+
+
+def delete(arr, obj, axis=None):
+    arr = _n._arr(arr)
+    arr, axis = _flat_or_axis(arr, axis)
+    n = arr.shape[axis]
+    if isinstance(obj, ndarray):
+        obj = np.asarray(obj)
+    # Which positions stay: NumPy's own delete on the positions themselves, so every form
+    # of `obj` (index, slice, list, boolean mask) and every error is NumPy's.
+    try:
+        keep = np.delete(np.arange(n), obj)
+    except IndexError as e:
+        raise IndexError(str(e).replace("for axis 0 ", f"for axis {axis} ")) from None
+    # Runs of consecutive positions are slices: a few become a join of views, which
+    # fuses with what reads it; many become one gather.
+    breaks = np.flatnonzero(np.diff(keep) != 1) + 1 if keep.size else np.array([], int)
+    starts = np.concatenate(([0], breaks)) if keep.size else np.array([], int)
+    if keep.size == 0:
+        return _along_axis(arr, axis, slice(0, 0)).copy()
+    if len(starts) > 8:
+        return take(arr, _n.asarray(keep), axis=axis)
+    ends = np.concatenate((breaks, [keep.size]))
+    pieces = [
+        _along_axis(arr, axis, slice(int(keep[a]), int(keep[b - 1]) + 1))
+        for a, b in zip(starts, ends)
+    ]
+    return _n.concatenate(pieces, axis=axis)
+
+
+def insert(arr, obj, values, axis=None):
+    arr = _n._arr(arr)
+    arr, axis = _flat_or_axis(arr, axis)
+    if isinstance(obj, (bool, np.bool_)) or not isinstance(obj, (int, np.integer)):
+        raise _n._Unsupported  # several positions: NumPy's placement rules
+    n = arr.shape[axis]
+    index = operator.index(obj)
+    if index < -n or index > n:
+        raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {n}")
+    if index < 0:
+        index += n
+    # NumPy: the values as an array of `arr`'s dtype with at least `arr.ndim` dimensions,
+    # their first axis moved to `axis`, broadcast into the inserted block.
+    values = _n.asarray(values, dtype=arr.dtype)
+    if values.ndim < arr.ndim:
+        values = values.reshape((1,) * (arr.ndim - values.ndim) + values.shape)
+    values = _n.moveaxis(values, 0, axis)
+    shape = list(arr.shape)
+    shape[axis] = values.shape[axis]
+    # Assigned into the block, as NumPy does, values lose leading length-1 dimensions.
+    while values.ndim > arr.ndim and values.shape[0] == 1:
+        values = values[0]
+    if values.ndim > arr.ndim:
+        raise _n._Unsupported  # NumPy's broadcasting error, from its own code
+    block = _n.broadcast_to(values, tuple(shape))
+    before = _along_axis(arr, axis, slice(None, index))
+    after = _along_axis(arr, axis, slice(index, None))
+    return _n.concatenate((before, block, after), axis=axis)
+
+
 def tile(A, reps):
     try:
         reps = tuple(operator.index(r) for r in reps)
