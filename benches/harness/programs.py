@@ -114,6 +114,13 @@ BENCHES: dict[str, Bench] = {
     "matmul": Bench({"n": 1200}, {"n": 100}, {"n": 1 / 3}, rtol=1e-3),
     # Shrinking slices: every column step has new shapes (issue 42, item 4).
     "lu_decomposition": Bench({"n": 600}, {"n": 60}, {"n": 1 / 3}, rtol=1e-9),
+    # Sums of 200000 products in other orders (BLAS for NumPy's X.T @ v).
+    "logistic_regression": Bench(
+        {"n": 200_000, "d": 20, "iters": 30},
+        {"n": 2_000, "d": 20, "iters": 3},
+        {"n": 1},
+        rtol=1e-9,
+    ),
     # Shifted slices of an np.pad copy, 25 per pass.
     "gaussian_blur": Bench(
         {"n": 1000, "passes": 10}, {"n": 100, "passes": 2}, {"n": 0.5}
