@@ -353,60 +353,32 @@ def test_linalg_norm_matches_numpy(hs, dtype):
 NORM_ORDERS = [None, 0, 1, -1, 2, -2, 3, 0.5, -0.5, np.inf, -np.inf]
 
 
+def check_norm(hs, h, n, what, **kwargs):
+    check(hs.linalg.norm, np.linalg.norm, (h,), (n,), what, **kwargs)
+
+
 @pytest.mark.parametrize(
     "dtype", ["int16", "float32", "float64", "complex64", "complex128"]
 )
 def test_linalg_vector_norms_match_numpy(hs, dtype):
     h, n = both(hs, sample(dtype, shape=(3, 5)))
     for ord in NORM_ORDERS:
-        check(hs.linalg.norm, np.linalg.norm, (h[1],), (n[1],), f"ord={ord}", ord=ord)
+        check_norm(hs, h[1], n[1], f"ord={ord}", ord=ord)
         for axis in (0, 1, -1):
-            check(
-                hs.linalg.norm,
-                np.linalg.norm,
-                (h,),
-                (n,),
-                f"ord={ord} axis={axis}",
-                ord=ord,
-                axis=axis,
-            )
-        check(
-            hs.linalg.norm,
-            np.linalg.norm,
-            (h[:, ::-2],),
-            (n[:, ::-2],),
-            f"ord={ord} strided keepdims",
-            ord=ord,
-            axis=1,
-            keepdims=True,
-        )
+            check_norm(hs, h, n, f"ord={ord} axis={axis}", ord=ord, axis=axis)
+        what = f"ord={ord} strided keepdims"
+        check_norm(hs, h[:, ::-2], n[:, ::-2], what, ord=ord, axis=1, keepdims=True)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
 def test_linalg_matrix_norms_match_numpy(hs, dtype):
     h, n = both(hs, sample(dtype, shape=(2, 3, 4)))
     for ord in [None, "fro", 1, -1, np.inf, -np.inf]:
-        check(hs.linalg.norm, np.linalg.norm, (h[0],), (n[0],), f"ord={ord}", ord=ord)
+        check_norm(hs, h[0], n[0], f"ord={ord}", ord=ord)
         for axis in [(1, 2), (2, 1), (0, 2), (-1, 0)]:
-            check(
-                hs.linalg.norm,
-                np.linalg.norm,
-                (h,),
-                (n,),
-                f"ord={ord} axis={axis}",
-                ord=ord,
-                axis=axis,
-            )
-            check(
-                hs.linalg.norm,
-                np.linalg.norm,
-                (h,),
-                (n,),
-                f"ord={ord} axis={axis} keepdims",
-                ord=ord,
-                axis=axis,
-                keepdims=True,
-            )
+            for keepdims in (False, True):
+                what = f"ord={ord} axis={axis} keepdims={keepdims}"
+                check_norm(hs, h, n, what, ord=ord, axis=axis, keepdims=keepdims)
 
 
 def test_linalg_norms_of_empty_arrays_match_numpy(hs):
