@@ -11,16 +11,17 @@ and goes through NumPy like any other fallback. The rules of ``_native`` apply: 
 function is called on a Hassium array.
 
 The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
-tiling, taking), ``_differences`` (``diff``, ``gradient``, ``trapezoid``), ``_functions``
-(``select``, ``polyval``, ``vander``, window functions, ``logspace`` and other small
-compositions), ``_indices``
-(index grids, triangles, diagonals), ``_nan`` (the NaN-skipping functions), ``_padding`` (``pad``) and
-``_statistics`` (averages, order statistics, counts, covariances, convolution,
-histograms), ``_selecting``
-(by mask, flat index or diagonal; the cumulative sums), ``_sorting`` (the Array API's
-keywords over NumPy's sort; ``lexsort``, ``digitize``) and ``_sets`` (``isin`` and the
-``*1d`` set operations), on the shared
-``_helpers``. This package gathers them into ``FUNCTIONS``.
+tiling, ``resize``, taking and putting along an axis), ``_differences`` (``diff``,
+``gradient``, ``trapezoid``, ``unwrap``), ``_functions`` (``select``, ``polyval``,
+``vander``, window functions, ``logspace``, ``geomspace``, ``cross``, ``kron``,
+``interp`` and other small compositions), ``_indices`` (index grids, triangles,
+diagonals, ``unravel_index``, ``ravel_multi_index``), ``_nan`` (the NaN-skipping
+functions), ``_padding`` (``pad``), ``_statistics`` (averages, order statistics,
+counts, covariances, convolution, histograms), ``_selecting`` (by mask, flat index,
+``choose`` or diagonal; the cumulative sums), ``_sorting`` (the Array API's keywords
+over NumPy's sort; ``lexsort``, ``digitize``) and ``_sets`` (``isin`` and the ``*1d``
+set operations), on the shared ``_helpers``. This package gathers them into
+``FUNCTIONS``.
 """
 
 from . import (

@@ -1,4 +1,5 @@
-"""Flips and splits (views of the argument), joins and tiling, taking and repeating."""
+"""Flips and splits (views of the argument), joins, tiling and ``resize``, taking,
+putting along an axis and repeating."""
 
 import builtins
 import itertools
@@ -300,19 +301,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return _into(out, res)
 
 
-def take_along_axis(arr, indices, axis=-1):
-    arr = _n._arr(arr)
-    idx = _n._arr(indices)
-    if axis is None:
-        if idx.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        return take(arr, idx)
+def _along_axis_key(arr, idx, axis):
+    """The key by which ``take_along_axis`` and ``put_along_axis`` reach ``arr``:
+    ``idx`` on ``axis``, every other axis indexed by its own range, shaped to broadcast
+    against ``idx``; NumPy's checks of ``idx``, in its order."""
     if idx.dtype.kind not in "iu":
         raise IndexError("`indices` must be an integer array")
-    axis = normalize_axis_index(axis, arr.ndim)
     if idx.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    # Every other axis indexed by its own range, shaped to broadcast against `indices`.
     key = []
     for d in builtins.range(arr.ndim):
         if d == axis:
@@ -323,7 +319,48 @@ def take_along_axis(arr, indices, axis=-1):
             key.append(
                 _ext.arange(0, arr.shape[d], 1, np.dtype(np.intp)).reshape(tuple(shape))
             )
-    return arr[tuple(key)]
+    return tuple(key)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    arr = _n._arr(arr)
+    idx = _n._arr(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        return take(arr, idx)
+    axis = normalize_axis_index(axis, arr.ndim)
+    return arr[_along_axis_key(arr, idx, axis)]
+
+
+def put_along_axis(arr, indices, values, axis):
+    if not isinstance(arr, ndarray) or axis is None:
+        # NumPy writes an array that is not ours in place; with axis=None it writes a
+        # flattened copy, and only its errors are seen.
+        raise _n._Unsupported
+    axis = normalize_axis_index(axis, arr.ndim)
+    arr[_along_axis_key(arr, _n._arr(indices), axis)] = values
+
+
+def resize(a, new_shape):
+    if isinstance(new_shape, (int, np.integer)):
+        new_shape = (new_shape,)
+    a = _n._arr(a).reshape(-1)
+    new_size = 1
+    for length in new_shape:  # NumPy's order: the size, each length checked as it goes
+        new_size *= length
+        if length < 0:
+            raise ValueError("all elements of `new_shape` must be non-negative")
+    new_shape = tuple(operator.index(d) for d in new_shape)
+    n = a.shape[0]
+    if n == 0 or new_size == 0:
+        return _ext.full(new_shape, 0, a.dtype)
+    # The elements over and over: one broadcast copy of as many whole rounds as reach
+    # the new size, cut to it (NumPy joins that many copies).
+    rounds = -(-new_size // n)
+    out = _ext.empty((rounds, n), a.dtype)
+    _ext.copyto(out, a.reshape(1, n))
+    return out.reshape(-1)[:new_size].reshape(new_shape)
 
 
 def repeat(a, repeats, axis=None):

@@ -1,4 +1,5 @@
-"""Differences, integrals and gradients along an axis."""
+"""Differences, integrals and gradients along an axis, and ``unwrap`` (a correction of
+the differences, summed back)."""
 
 import builtins
 
@@ -71,6 +72,37 @@ def ediff1d(ary, to_end=None, to_begin=None):
             _ext.copyto(out[at : at + p.shape[0]], p, casting="unsafe")
         at += p.shape[0]
     return out
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    if not isinstance(period, (int, float, np.integer, np.floating)):
+        raise _n._Unsupported  # an array of periods broadcasts against the differences
+    p = _n._arr(p)
+    dd = diff(p, axis=axis)
+    if discont is None:
+        discont = period / 2
+    later = _along(p.ndim, axis, slice(1, None))
+    # NumPy's type: the differences' with the period's (a Python period is weak).
+    dtype = _n._result_type(dd, period)
+    if dtype.kind in "iu":
+        # Integer periods: an odd one has no difference half way round to settle.
+        high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        high, boundary_ambiguous = period / 2, True
+    low = -high
+    # Each difference brought into [low, high), then the corrections it needs, summed
+    # along the axis and added to every element after the first.
+    ddmod = _n.add(_n.mod(_n.subtract(dd, low), period), low)
+    if boundary_ambiguous:
+        # Half way round: the direction of the difference decides, as in NumPy.
+        at_low = _n.logical_and(_n.equal(ddmod, low), _n.greater(dd, 0))
+        _n.copyto(ddmod, high, where=at_low)
+    correction = _n.subtract(ddmod, dd)
+    _n.copyto(correction, 0, where=_n.less(_n.absolute(dd), discont))
+    up = p.astype(dtype)
+    up[later] = _n.add(p[later], _n.cumsum(correction, axis=axis))
+    return up
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):

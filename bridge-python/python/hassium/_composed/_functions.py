@@ -1,9 +1,12 @@
 """Small NumPy functions that are a few ufuncs or a view: ``fix``, ``sinc``, ``select``,
-``polyval``, ``vander``, ``logspace``, ``rollaxis``, ``ascontiguousarray``, ``isreal``,
-``iscomplex`` and ``real_if_close``. Each records the operations NumPy's own version
-performs, in the same order, so results agree to the last place where the ufuncs do.
-The window functions (``hanning``, ``hamming``, ``blackman``, ``bartlett``) take only a
-length: NumPy's values, made on the host, become a new array."""
+``polyval``, ``vander``, ``logspace``, ``geomspace``, ``rollaxis``,
+``ascontiguousarray``, ``isreal``, ``iscomplex`` and ``real_if_close``; the products
+``cross`` and ``kron``; and ``interp``, a search of ``xp`` and gathers. Each records the
+operations NumPy's own version performs, in the same order, so results agree to the
+last place where the ufuncs do (``geomspace``'s inner points are powers, as close to
+NumPy's as the engine's ``power``). The window functions (``hanning``, ``hamming``,
+``blackman``, ``bartlett``) take only a length: NumPy's values, made on the host,
+become a new array."""
 
 import builtins
 import operator
@@ -13,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _hassium as _ext
 from .. import _native as _n
+from ._helpers import _warn
 
 ndarray = _ext.ndarray
 
@@ -120,6 +124,36 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return result if dtype is None else result.astype(dtype, copy=False)
 
 
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if _n._shape_of(start) != () or _n._shape_of(stop) != ():
+        raise _n._Unsupported  # end points along an axis: the native linspace's limit
+    # The end points are scalars: NumPy's steps on them run on the host, as its ufuncs
+    # of scalars alone do; the sequence itself is `logspace`, recorded.
+    start, stop = np.asarray(start), np.asarray(stop)
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    # As arrays the end points are not weak: an int start makes the result float64.
+    dt = np.result_type(start, stop, float(num), np.zeros((), dtype))
+    dtype = dt if dtype is None else np.dtype(dtype)
+    start, stop = start.astype(dt), stop.astype(dt)
+    # Negative (or, complex, rotated) end points: the sequence of their magnitudes,
+    # turned back at the end.
+    out_sign = np.sign(start)
+    start, stop = start / out_sign, stop / out_sign
+    result = logspace(
+        np.log10(start), np.log10(stop), num=num, endpoint=endpoint, dtype=dt
+    )
+    # The end points exactly, not as powers of their logarithms.
+    if num > 0:
+        result[0] = start[()]
+        if num > 1 and endpoint:
+            result[-1] = stop[()]
+    result = _n.multiply(result, out_sign[()])
+    if axis != 0:
+        result = _n.moveaxis(result, 0, axis)
+    return result.astype(dtype, copy=False)
+
+
 def rollaxis(a, axis, start=0):
     a = _n._arr(a)
     n = a.ndim
@@ -168,3 +202,145 @@ def real_if_close(a, tol=100):
     if builtins.bool(_n.all(_n.less(_n.absolute(a.imag), tol))):
         a = a.real
     return a
+
+
+# --------------------------------------------------------------------------- products
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _n._arr(a), _n._arr(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    axisa = normalize_axis_index(axisa, a.ndim, msg_prefix="axisa")
+    axisb = normalize_axis_index(axisb, b.ndim, msg_prefix="axisb")
+    a, b = _n.moveaxis(a, axisa, -1), _n.moveaxis(b, axisb, -1)
+    na, nb = a.shape[-1], b.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(
+            "incompatible dimensions for cross product\n(dimension must be 2 or 3)"
+        )
+    if na == 2 or nb == 2:
+        _warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+            "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+        )
+    shape = _n.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    if na == 3 or nb == 3:
+        axisc = normalize_axis_index(axisc, len(shape) + 1, msg_prefix="axisc")
+    dtype = np.promote_types(a.dtype, b.dtype)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    mul, sub = _n.multiply, _n.subtract
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    # NumPy's products and differences, component by component; a missing third
+    # component is zero, so its terms drop out (a negation is what is left of `0 - p`).
+    third = sub(mul(a0, b1), mul(a1, b0))
+    if na == 2 and nb == 2:
+        return third
+    if na == 2:
+        b2 = b[..., 2]
+        first, second = mul(a1, b2), _n.negative(mul(a0, b2))
+    elif nb == 2:
+        a2 = a[..., 2]
+        first, second = _n.negative(mul(a2, b1)), mul(a2, b0)
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        first = sub(mul(a1, b2), mul(a2, b1))
+        second = sub(mul(a2, b0), mul(a0, b2))
+    return _n.moveaxis(_n.stack([first, second, third], axis=-1), -1, axisc)
+
+
+def kron(a, b):
+    if isinstance(a, np.matrix) or isinstance(b, np.matrix):
+        raise _n._Unsupported  # a matrix result
+    b = _n._arr(b)
+    a = _n._arr(a)
+    if a.ndim < b.ndim:  # NumPy's `ndmin`: leading length-1 axes
+        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape)
+    if a.ndim == 0 or b.ndim == 0:
+        return _n.multiply(a, b)
+    nd = builtins.max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + a.shape
+    sb = (1,) * (nd - b.ndim) + b.shape
+    # One broadcast product: a as (a0, 1, a1, 1, ...) times b as (1, b0, 1, b1, ...),
+    # whose axes pair up into the blocks of the result.
+    spread_a = a.reshape(tuple(x for s in sa for x in (s, 1)))
+    spread_b = b.reshape(tuple(x for s in sb for x in (1, s)))
+    return _n.multiply(spread_a, spread_b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+# --------------------------------------------------------------------------- interp
+
+
+def _float64_points(x, ndim=None):
+    """``x`` as float64, cast under 'safe' as NumPy's ``interp`` takes its arguments."""
+    x = _n._arr(x)
+    if ndim == 1 and x.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    if ndim == 1 and x.ndim < 1:
+        raise ValueError("object of too small depth for desired array")
+    f64 = np.dtype(np.float64)
+    if x.dtype != f64 and not np.can_cast(x.dtype, f64, "safe"):
+        raise TypeError(
+            f"Cannot cast array data from {x.dtype!r} to {f64!r} according to the rule "
+            "'safe'"
+        )
+    return x.astype(f64, copy=False)
+
+
+def _end_value(value, default):
+    """``left`` or ``right``: a Python float (NumPy's ``PyFloat_AsDouble``), or the
+    end of ``fp`` when None."""
+    if value is None:
+        return default
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return float(value)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """NumPy's C loop as array operations: the interval of each ``x`` by a search in
+    ``xp``, its end points gathered, and the loop's formula and special cases (an end
+    point hit exactly, a NaN from infinite values, NaN ``x``) as selections. ``xp``
+    is taken as increasing, as NumPy requires and does not check."""
+    if period is not None:
+        raise _n._Unsupported  # NumPy first sorts xp modulo the period
+    if _n._dtype_of(fp).kind == "c":
+        raise _n._Unsupported  # NumPy's complex loop has a formula of its own
+    fp = _float64_points(fp, 1)
+    xp = _float64_points(xp, 1)
+    x = _float64_points(x)
+    n = xp.shape[0]
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    if fp.shape[0] != n:
+        raise ValueError("fp and xp are not of the same length.")
+    # The end points as 0-d views (an integer index alone would read a scalar: a flush).
+    x0, x_last, f0, f_last = xp[0, ...], xp[n - 1, ...], fp[0, ...], fp[n - 1, ...]
+    lval = _end_value(left, f0)
+    rval = _end_value(right, f_last)
+    where = _n.where
+    if n == 1:
+        # One point: NumPy compares and takes no interval (a NaN x gives fp[0]).
+        return where(_n.less(x, x0), lval, where(_n.greater(x, x0), rval, f0))
+    # j with xp[j] <= x < xp[j + 1], kept inside so that every gather is in bounds;
+    # the x it does not fit are selected away below.
+    j = _n.subtract(_ext.searchsorted(xp, x, True), 1)
+    j = _n.clip(j, 0, n - 2)
+    k = _n.add(j, 1)
+    xj, xk, fj, fk = xp[j], xp[k], fp[j], fp[k]
+    slope = _n.divide(_n.subtract(fk, fj), _n.subtract(xk, xj))
+    res = _n.add(_n.multiply(slope, _n.subtract(x, xj)), fj)
+    # NumPy's repairs of a NaN from infinite values: from the other end, then the
+    # value of a flat interval.
+    res = where(_n.isnan(res), _n.add(_n.multiply(slope, _n.subtract(x, xk)), fk), res)
+    res = where(_n.logical_and(_n.isnan(res), _n.equal(fj, fk)), fj, res)
+    res = where(_n.equal(x, xj), fj, res)
+    # In NumPy's order of precedence, lowest first: the last point, below the first,
+    # beyond the last, NaN.
+    res = where(_n.greater_equal(x, x_last), f_last, res)
+    res = where(_n.less(x, x0), lval, res)
+    res = where(_n.greater(x, x_last), rval, res)
+    return where(_n.isnan(x), x, res)

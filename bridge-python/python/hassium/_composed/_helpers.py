@@ -1,5 +1,5 @@
 """What several of the composed functions share: writing ``out=``, keys along one
-axis, and NumPy's RuntimeWarnings.
+axis, and NumPy's warnings.
 """
 
 from .. import _hassium as _ext
@@ -20,9 +20,9 @@ def _along(ndim, axis, index):
     return tuple(key)
 
 
-def _warn(message):
+def _warn(message, category=RuntimeWarning):
     import warnings
 
     from .._fallback import _outside_the_package
 
-    warnings.warn(message, RuntimeWarning, stacklevel=_outside_the_package())
+    warnings.warn(message, category, stacklevel=_outside_the_package())

@@ -1,5 +1,6 @@
-"""Selecting and placing elements by a mask, by flat indices or along the diagonal
-(``compress``, ``extract``, ``place``, ``putmask``, ``put``, ``fill_diagonal``), and the
+"""Selecting and placing elements by a mask, by flat indices, by an index into a list of
+choices or along the diagonal (``compress``, ``extract``, ``place``, ``putmask``,
+``put``, ``choose``, ``fill_diagonal``), and the
 Array API's cumulative sums and products: compositions of the native gathers,
 scatters, boolean indexing, ``where`` and scans, with NumPy's rules and messages.
 
@@ -8,6 +9,7 @@ C-contiguous, its flat view would be a copy, so those cases go through NumPy
 (``_Unsupported``), as do arguments NumPy reads in ways not spelled out here.
 """
 
+import builtins
 import operator
 
 import numpy as np
@@ -127,28 +129,38 @@ def putmask(a, mask, values):
 
 
 def _indices_in(ind):
-    """``put``'s indices as NumPy takes them: an array cast to intp under 'safe' (its
-    TypeError for uint64 or floats), anything else converted (a float truncated, an int
-    beyond a C long its OverflowError)."""
-    intp = np.dtype(np.intp)
+    """``put``'s indices as NumPy takes them: an array cast to intp under 'safe',
+    anything else converted (a float truncated, an int beyond a C long its
+    OverflowError)."""
     if not isinstance(ind, (ndarray, np.ndarray)):
-        return _host_values(ind, intp)
-    if not np.can_cast(ind.dtype, intp, "safe"):
-        what = "scalar" if ind.ndim == 0 else "array data"
+        return _host_values(ind, np.dtype(np.intp))
+    return _intp_indices(ind)
+
+
+def _intp_indices(ind):
+    """An index array as intp, cast under 'safe' as NumPy casts it (its TypeError for
+    uint64 or floats)."""
+    idx = _n._arr(ind)
+    intp = np.dtype(np.intp)
+    if idx.dtype != intp and not np.can_cast(idx.dtype, intp, "safe"):
+        what = "scalar" if idx.ndim == 0 else "array data"
         raise TypeError(
-            f"Cannot cast {what} from {ind.dtype!r} to {intp!r} according to the rule "
+            f"Cannot cast {what} from {idx.dtype!r} to {intp!r} according to the rule "
             "'safe'"
         )
-    idx = _n._arr(ind)
     return idx if idx.dtype == intp else idx.astype(intp)
 
 
-def put(a, ind, v, mode="raise"):
-    if isinstance(a, ndarray) and mode not in ("wrap", "clip", "raise"):
-        # NumPy reads the mode with the arguments, before anything of `a`.
+def _check_clipmode(mode):
+    if mode not in ("wrap", "clip", "raise"):
         raise ValueError(
             f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"
         )
+
+
+def put(a, ind, v, mode="raise"):
+    if isinstance(a, ndarray):
+        _check_clipmode(mode)  # NumPy reads the mode with the arguments, first
     flat = _flat_view(a, "put")
     idx = _indices_in(ind).reshape(-1)
     if idx.shape[0] and flat.shape[0] == 0:
@@ -163,6 +175,54 @@ def put(a, ind, v, mode="raise"):
     elif mode == "clip":
         idx = _n.clip(idx, 0, n - 1)
     flat[idx] = _cycled(vals, idx.shape[0], flat.dtype)
+
+
+def _any_outside(idx, n):
+    """Whether an index lies outside ``[0, n)``: a flush, as NumPy's error is raised
+    by the call."""
+    return builtins.bool(
+        _n.any(_n.logical_or(_n.less(idx, 0), _n.greater_equal(idx, n)))
+    )
+
+
+def choose(a, choices, out=None, mode="raise"):
+    _check_clipmode(mode)
+    if isinstance(choices, (ndarray, np.ndarray)):
+        if choices.ndim == 0:
+            raise _n._Unsupported  # NumPy's own error for a 0-d sequence
+        choices = [choices[i, ...] for i in range(choices.shape[0])]
+    choices = list(choices)
+    n = len(choices)
+    if n == 0:
+        raise ValueError("0-length sequence.")
+    idx = _intp_indices(a)
+    # One dtype for all choices, Python numbers weak (NEP 50), and those cast to it
+    # unsafely, as NumPy converts them (a 300 among int8 choices wraps).
+    dtype = _n._result_type(*choices)
+    arrays = []
+    for c in choices:
+        if _n._is_python_scalar(c):
+            with np.errstate(all="ignore"):
+                c = np.asarray(c).astype(dtype)
+        arrays.append(_n._arr(c).astype(dtype, copy=False))
+    idx, *arrays = _n.broadcast_arrays(idx, *arrays)
+    if mode == "raise":
+        if _any_outside(idx, n):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        idx = _n.remainder(idx, n)
+    else:
+        idx = _n.clip(idx, 0, n - 1)
+    # One selection per further choice: the work fuses into one pass over the result.
+    res = arrays[0].copy() if n == 1 else arrays[0]
+    for k in range(1, n):
+        res = _n.where(_n.equal(idx, k), arrays[k], res)
+    if out is not None:
+        if not isinstance(out, ndarray):
+            raise _n._Unsupported
+        if out.shape != res.shape:
+            raise TypeError("choose: invalid shape for output array.")
+    return _into(out, res)
 
 
 def fill_diagonal(a, val, wrap=False):
