@@ -10,15 +10,16 @@ the same name; what an argument combination here cannot express raises ``_Unsupp
 and goes through NumPy like any other fallback. The rules of ``_native`` apply: no NumPy
 function is called on a Hassium array.
 
-The functions live in one module per topic: ``_arranging`` (flips, splits, joins,
-tiling, ``resize``, taking and putting along an axis), ``_differences`` (``diff``,
-``gradient``, ``trapezoid``, ``unwrap``), ``_functions`` (``select``, ``polyval``,
-``vander``, window functions, ``logspace``, ``geomspace``, ``cross``, ``kron``,
-``interp`` and other small compositions), ``_indices`` (index grids, triangles,
-diagonals, ``unravel_index``, ``ravel_multi_index``), ``_nan`` (the NaN-skipping
-functions), ``_padding`` (``pad``), ``_statistics`` (averages, order statistics,
-counts, covariances, convolution, histograms), ``_selecting`` (by mask, flat index,
-``choose`` or diagonal; the cumulative sums), ``_sorting`` (the Array API's keywords
+The functions live in one module per topic: ``_arranging`` (flips, splits, joins and
+``block``, tiling, ``resize``, ``delete``, ``insert``, taking and putting along an axis,
+``repeat``), ``_differences`` (``diff``, ``gradient``, ``trapezoid``, ``unwrap``),
+``_functions`` (``select``, ``polyval``, ``vander``, window functions, ``logspace``,
+``geomspace``, ``cross``, ``kron``, ``interp``, ``i0``, ``packbits``/``unpackbits`` and
+other small compositions), ``_indices`` (index grids, triangles, diagonals,
+``unravel_index``, ``ravel_multi_index``), ``_nan`` (the NaN-skipping functions),
+``_padding`` (``pad``), ``_statistics`` (averages, order statistics, counts,
+covariances, convolution, histograms of one and more dimensions), ``_selecting`` (by
+mask, flat index, ``choose`` or diagonal; ``trim_zeros``; the cumulative sums), ``_sorting`` (the Array API's keywords
 over NumPy's sort; ``lexsort``, ``digitize``) and ``_sets`` (``isin`` and the ``*1d``
 set operations), on the shared ``_helpers``. This package gathers them into
 ``FUNCTIONS``.

@@ -1,5 +1,11 @@
-"""Flips and splits (views of the argument), joins, tiling and ``resize``, taking,
-putting along an axis and repeating."""
+"""Flips and splits (views of the argument), joins (``block`` among them), tiling and
+``resize``, deleting and inserting, taking, putting along an axis and repeating.
+
+What decides a result's shape is read on the host: positions to insert at are placed
+there (they are few); counts to repeat by are summed there, or read in one flush when
+they are ours, while the gather's indices are made from them on the device. Gathers
+along an axis of an array of several dimensions are flat gathers, whose indices are
+recorded, so an index array of ours costs no flush."""
 
 import builtins
 import itertools
@@ -11,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _hassium as _ext
 from .. import _native as _n
-from ._helpers import _along, _into
+from ._helpers import _along, _into, _read_together
 
 ndarray = _ext.ndarray
 
@@ -158,6 +164,70 @@ def append(arr, values, axis=None):
     return _n.concatenate((arr, values), axis)
 
 
+def _block_place(index):
+    """NumPy's name for a place in the nested lists: ``arrays[0][1]``."""
+    return "arrays" + "".join(f"[{i}]" for i in index if i is not None)
+
+
+def _block_depths(arrays, index):
+    """NumPy's walk of ``block``'s lists: (the place of the first bottom, the most
+    dimensions of a block, the number of elements), refusing tuples and lists of
+    uneven depth in its order and words. An empty list's bottom ends in ``None``."""
+    if isinstance(arrays, tuple):
+        raise TypeError(
+            f"{_block_place(index)} is a tuple. Only lists can be used to arrange "
+            "blocks, and np.block does not allow implicit conversion from tuple to "
+            "ndarray."
+        )
+    if isinstance(arrays, list):
+        if not arrays:
+            return [*index, None], 0, 0
+        walks = (_block_depths(a, [*index, i]) for i, a in enumerate(arrays))
+        first, most, size = next(walks)
+        for place, ndim, n in walks:
+            size += n
+            most = builtins.max(most, ndim)
+            if len(place) != len(first):
+                raise ValueError(
+                    "List depths are mismatched. First element was at depth "
+                    f"{len(first)}, but there is an element at depth {len(place)} "
+                    f"({_block_place(place)})"
+                )
+            if place[-1] is None:
+                first = place
+        return first, most, size
+    if isinstance(arrays, ndarray):
+        return index, arrays.ndim, arrays.size
+    return index, np.ndim(arrays), np.size(arrays)
+
+
+def _block_join(arrays, depth, ndim):
+    """The lists ``depth`` deep joined along the axes from the last back, each block
+    with at least ``ndim`` dimensions (NumPy's ``_block``)."""
+    if depth == 0:
+        a = _n._arr(arrays)
+        return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
+    parts = [_block_join(a, depth - 1, ndim) for a in arrays]
+    return _n.concatenate(parts, axis=-depth)
+
+
+def block(arrays):
+    """Concatenations, innermost lists along the last axis, as NumPy's ``block`` joins
+    small inputs; large ones it copies into slices of the result, with its own messages
+    for shapes that do not fit, which come from NumPy."""
+    bottom, most, size = _block_depths(arrays, [])
+    depth = len(bottom)
+    if bottom and bottom[-1] is None:
+        raise ValueError(f"List at {_block_place(bottom)} cannot be empty")
+    try:
+        result = _block_join(arrays, depth, builtins.max(most, depth))
+    except ValueError:
+        if depth * size > 2 * 512 * 512:
+            raise _n._Unsupported from None
+        raise
+    return result.copy() if depth == 0 else result
+
+
 def _flat_or_axis(arr, axis):
     """``arr`` and the axis ``delete``/``insert`` work along (flattened when None)."""
     if axis is None:
@@ -200,33 +270,110 @@ def delete(arr, obj, axis=None):
 
 
 def insert(arr, obj, values, axis=None):
+    """NumPy's placement: one position (an integer, or a sequence of one) is a join of
+    the two halves around the values; several are sorted stably and shifted by the
+    values placed before them, on the host (they are few), and the result is one gather
+    from the argument joined with the values."""
     arr = _n._arr(arr)
     arr, axis = _flat_or_axis(arr, axis)
-    if isinstance(obj, (bool, np.bool_)) or not isinstance(obj, (int, np.integer)):
-        raise _n._Unsupported  # several positions: NumPy's placement rules
     n = arr.shape[axis]
-    index = operator.index(obj)
-    if index < -n or index > n:
-        raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {n}")
-    if index < 0:
-        index += n
-    # NumPy: the values as an array of `arr`'s dtype with at least `arr.ndim` dimensions,
-    # their first axis moved to `axis`, broadcast into the inserted block.
+    if isinstance(obj, slice):
+        positions = np.arange(*obj.indices(n), dtype=np.intp)
+    else:
+        positions = np.array(np.asarray(obj) if isinstance(obj, ndarray) else obj)
+        if positions.dtype == bool:
+            if obj.ndim != 1:
+                raise ValueError(
+                    "boolean array argument obj to insert must be one dimensional"
+                )
+            positions = np.flatnonzero(positions)
+        elif positions.ndim > 1:
+            raise ValueError(
+                "index array argument obj to insert must be one dimensional or scalar"
+            )
+    if positions.size == 1:
+        index = positions.item()
+        if not isinstance(index, int):
+            raise _n._Unsupported  # NumPy's error for a slice of that
+        if index < -n or index > n:
+            raise IndexError(
+                f"index {obj} is out of bounds for axis {axis} with size {n}"
+            )
+        if index < 0:
+            index += n
+        values = _values_for(arr, values)
+        if positions.ndim == 0:
+            # As NumPy: values placed at an integer as if at a slice, their first axis
+            # the one inserted along.
+            values = _n.moveaxis(values, 0, axis)
+        block = _inserted_block(arr, values, axis, values.shape[axis])
+        before = _along_axis(arr, axis, slice(None, index))
+        after = _along_axis(arr, axis, slice(index, None))
+        return _n.concatenate((before, block, after), axis=axis)
+    if positions.size == 0 and not isinstance(obj, (np.ndarray, ndarray)):
+        positions = positions.astype(np.intp)
+    positions[positions < 0] += n
+    added = len(positions)
+    order = positions.argsort(kind="mergesort")  # stable: equal positions keep order
+    positions[order] += np.arange(added)
+    # Where each place of the result reads from in `arr` joined with the values: the
+    # values' rows at their places (NumPy's errors for a bad position, on the host),
+    # the old elements in order everywhere else.
+    source = np.empty(n + added, np.intp)
+    old = np.ones(n + added, bool)
+    old[positions] = False
+    if np.count_nonzero(old) != n:
+        # Positions before -n wrap twice in NumPy and may meet: its broadcasting error.
+        raise _n._Unsupported
+    source[positions] = n + np.arange(added)
+    source[old] = np.arange(n)
+    block = _inserted_block(
+        arr, _values_for(arr, values), axis, added, _n._shape_of(values)
+    )
+    joined = _n.concatenate((arr, block), axis=axis)
+    return joined[(slice(None),) * axis + (source,)]  # a host index: no flush
+
+
+def _values_for(arr, values):
+    """NumPy's reading of the values to insert: an array of ``arr``'s dtype with at
+    least ``arr.ndim`` dimensions."""
     values = _n.asarray(values, dtype=arr.dtype)
     if values.ndim < arr.ndim:
         values = values.reshape((1,) * (arr.ndim - values.ndim) + values.shape)
-    values = _n.moveaxis(values, 0, axis)
+    return values
+
+
+def _inserted_block(arr, values, axis, added, given=None):
+    """``values`` broadcast to ``arr``'s shape with ``added`` along ``axis``, as NumPy's
+    assignment of them into the inserted places broadcasts them: into a slice, or at an
+    index array (``given``: the shape of the values as given, which NumPy assigns
+    unconverted there), each with its own words when they do not fit."""
     shape = list(arr.shape)
-    shape[axis] = values.shape[axis]
-    # Assigned into the block, as NumPy does, values lose leading length-1 dimensions.
+    shape[axis] = added
+    shape = tuple(shape)
+    # Assigned, values lose leading length-1 dimensions.
     while values.ndim > arr.ndim and values.shape[0] == 1:
         values = values[0]
-    if values.ndim > arr.ndim:
-        raise _n._Unsupported  # NumPy's broadcasting error, from its own code
-    block = _n.broadcast_to(values, tuple(shape))
-    before = _along_axis(arr, axis, slice(None, index))
-    after = _along_axis(arr, axis, slice(index, None))
-    return _n.concatenate((before, block, after), axis=axis)
+    try:
+        fits = np.broadcast_shapes(values.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        if given is not None:
+            raise ValueError(
+                f"shape mismatch: value array of shape {_shape_text(given)} could not "
+                f"be broadcast to indexing result of shape {_shape_text(shape)}"
+            )
+        raise ValueError(
+            f"could not broadcast input array from shape {_shape_text(values.shape)} "
+            f"into shape {_shape_text(shape)}"
+        )
+    return _n.broadcast_to(values, shape)
+
+
+def _shape_text(shape):
+    """A shape as NumPy's messages write it: ``(2,3)``, ``(3,)``."""
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def tile(A, reps):
@@ -363,21 +510,102 @@ def resize(a, new_shape):
     return out.reshape(-1)[:new_size].reshape(new_shape)
 
 
+def _our_counts(repeats):
+    """Counts that are ours as NumPy reads them: ``intp``, cast safely, at most 1-d."""
+    if not np.can_cast(repeats.dtype, np.intp, "safe"):
+        what = "scalar" if repeats.ndim == 0 else "array data"
+        raise TypeError(
+            f"Cannot cast {what} from {repeats.dtype!r} to {np.dtype(np.intp)!r} "
+            "according to the rule 'safe'"
+        )
+    if repeats.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    return repeats.reshape(-1).astype(np.intp)
+
+
 def repeat(a, repeats, axis=None):
-    """One count for every element: a broadcast copy. Counts per element need their
-    total before anything is recorded, and go through NumPy."""
-    if _n.ndim(repeats) != 0:
-        raise _n._Unsupported
-    try:
-        r = operator.index(repeats)
-    except TypeError:
-        raise _n._Unsupported from None  # NumPy's casting rules for other numbers
-    if r < 0:
-        raise ValueError("repeats may not contain negative values.")
+    """One count for every element: a broadcast copy. One count per element: a gather,
+    its indices made from the counts on the device (a one scattered at each element's
+    first place, summed along the result). The total sizes the result: counts that are
+    ours are read for it (a flush), counts on the host are summed there."""
+    ours = isinstance(repeats, ndarray)
+    if ours:
+        repeats = _our_counts(repeats)
     a = _n._arr(a)
     if axis is None or (a.ndim == 0 and axis in (0, -1)):  # NumPy's 0-d as 1-d
         a, axis = a.reshape(-1), 0
     axis = normalize_axis_index(axis, a.ndim)
+    n = a.shape[axis]
+    if ours:
+        counts = repeats
+        if counts.shape[0] == 1:
+            return _repeat_each(a, int(counts[0]), axis)
+        if counts.shape[0] != n:
+            raise ValueError(
+                "operands could not be broadcast together with shape "
+                f"({n},) ({counts.shape[0]},)"
+            )
+        total, least = 0, 0
+        if n:
+            total, least = map(int, _read_together(_n.sum(counts), _n.min(counts)))
+        if least < 0:
+            raise ValueError("repeats may not contain negative values.")
+    else:
+        # NumPy's own reading of the counts, on a stand-in without elements: its
+        # conversions (floats truncated from a list, refused from an array), its checks
+        # and its messages, and the total.
+        total = np.repeat(np.empty((n, 0), bool), repeats, axis=0).shape[0]
+        counts = np.array(repeats, dtype=np.intp, ndmin=1)
+        if counts.shape[0] == 1:
+            return _repeat_each(a, builtins.max(int(counts[0]), 0), axis)
+    shape = a.shape[:axis] + (total,) + a.shape[axis + 1 :]
+    if total == 0:
+        return _ext.empty(shape, a.dtype)
+    counts = _n._arr(counts)
+    # Element i fills [starts[i], starts[i] + counts[i]): a one at each start (several
+    # where counts are 0), summed along the result, counts the elements begun so far.
+    ends = _n.cumsum(counts)
+    starts = _ext.ufunc("subtract", ends, counts)
+    intp = np.dtype(np.intp)
+    begun = _ext.full((total + 1,), 0, intp)
+    _ext.put_flat(begun, starts, _ext.full((n,), 1, intp), accumulate=True)
+    source = _ext.ufunc("subtract", _n.cumsum(begun[:total]), 1)
+    return _gather_along(a, source, axis)
+
+
+def _gather_along(a, index, axis):
+    """``a`` indexed by the lazy 1-d ``index`` (in range) along ``axis``, without the
+    flush an index array of ours costs in more than one dimension: one flat gather, its
+    flat indices made from the index and the strides of ``a`` in C order."""
+    if a.ndim == 1:
+        return a[index]
+    shape = a.shape[:axis] + index.shape + a.shape[axis + 1 :]
+    if not math.prod(shape):
+        return _ext.empty(shape, a.dtype)
+    intp = np.dtype(np.intp)
+    inner = math.prod(a.shape[axis + 1 :])
+    outer = math.prod(a.shape[:axis])
+    u = _ext.ufunc
+    before = u("multiply", _ext.arange(0, outer, 1, intp), a.shape[axis] * inner)
+    flat = u(
+        "add",
+        u(
+            "add",
+            before.reshape(-1, 1, 1),
+            u("multiply", index, inner).reshape(1, -1, 1),
+        ),
+        _ext.arange(0, inner, 1, intp).reshape(1, 1, -1),
+    )
+    return _ext.take_flat(a, flat).reshape(shape)
+
+
+def _repeat_each(a, r, axis):
+    """Every element of ``a`` along ``axis`` (normalised) ``r`` times: one broadcast
+    copy. A negative count of something is NumPy's negative length."""
+    if r < 0:
+        if a.shape[axis]:
+            raise ValueError("negative dimensions are not allowed")
+        r = 0
     spread = a.shape[: axis + 1] + (1,) + a.shape[axis + 1 :]
     wide = a.shape[: axis + 1] + (r,) + a.shape[axis + 1 :]
     out = _ext.empty(wide, a.dtype)

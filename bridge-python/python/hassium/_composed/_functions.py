@@ -1,7 +1,8 @@
 """Small NumPy functions that are a few ufuncs or a view: ``fix``, ``sinc``, ``select``,
 ``polyval``, ``vander``, ``logspace``, ``geomspace``, ``rollaxis``,
-``ascontiguousarray``, ``isreal``, ``iscomplex`` and ``real_if_close``; the products
-``cross`` and ``kron``; and ``interp``, a search of ``xp`` and gathers. Each records the
+``ascontiguousarray``, ``isreal``, ``iscomplex``, ``real_if_close`` and ``i0`` (NumPy's
+Chebyshev series); ``packbits`` and ``unpackbits`` (shifts, masks and sums); the
+products ``cross`` and ``kron``; and ``interp``, a search of ``xp`` and gathers. Each records the
 operations NumPy's own version performs, in the same order, so results agree to the
 last place where the ufuncs do (``geomspace``'s inner points are powers, as close to
 NumPy's as the engine's ``power``). The window functions (``hanning``, ``hamming``,
@@ -202,6 +203,138 @@ def real_if_close(a, tol=100):
     if builtins.bool(_n.all(_n.less(_n.absolute(a.imag), tol))):
         a = a.real
     return a
+
+
+def _i0_tables():
+    """The coefficients of NumPy's ``i0`` (from Cephes) on [0, 8] and past 8: NumPy's
+    own tables, so the series are its series to the last bit. They are private to NumPy:
+    a NumPy without them runs its own ``i0`` (the fallback)."""
+    try:
+        from numpy.lib._function_base_impl import _i0A, _i0B
+    except ImportError:
+        raise _n._Unsupported from None
+    return _i0A, _i0B
+
+
+def _chebyshev(x, coefficients):
+    """NumPy's ``_chbevl``: the Chebyshev series at ``x`` by Clenshaw's recurrence, in
+    its order of operations (Python floats stay weak, so ``x``'s dtype is kept)."""
+    b0, b1 = coefficients[0], 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def i0(x):
+    """NumPy's Cephes series: one Chebyshev series up to 8 and another past it, both
+    evaluated everywhere and chosen by ``where`` (NumPy's ``piecewise`` evaluates each
+    on its part; every element sees the same operations)."""
+    near_table, far_table = _i0_tables()
+    x = _n._arr(x)
+    if x.dtype.kind == "c":
+        raise TypeError("i0 not supported for complex values")
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    x = _n.absolute(x)
+    near = _n.exp(x) * _chebyshev(x / 2.0 - 2, near_table)
+    far = _n.exp(x) * _chebyshev(32.0 / x - 2.0, far_table) / _n.sqrt(x)
+    return _n.where(x <= 8.0, near, far)
+
+
+# --------------------------------------------------------------------------- bits
+
+
+def _bits_axis(a, axis):
+    """``a`` and the axis packing or unpacking runs along, as NumPy's ``CheckAxis``
+    gives them: flattened for None, a 0-d array as 1-d."""
+    if axis is None:
+        return a.reshape(-1), 0
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return a, normalize_axis_index(axis, a.ndim)
+
+
+def _string_argument(value, function, position):
+    """NumPy's parsing of a ``bitorder`` argument, which must be a ``str``."""
+    if not isinstance(value, str):
+        name = "None" if value is None else type(value).__name__
+        raise TypeError(f"{function}() argument {position} must be str, not {name}")
+    return value
+
+
+def _bit_shifts(ndim, axis, little):
+    """The shift of each of 8 bits in a byte, in the order they are packed, shaped to
+    broadcast along the axis after ``axis``."""
+    shifts = np.arange(8, dtype=np.uint8) if little else np.arange(7, -1, -1, np.uint8)
+    shape = [1] * (ndim + 1)
+    shape[axis + 1] = 8
+    return shifts.reshape(shape)
+
+
+def packbits(a, /, axis=None, bitorder="big"):
+    """Every 8 elements along the axis (zeros appended to fill the last 8), each
+    nonzero one a bit, summed as their bit values: one uint8 per group."""
+    axis = None if axis is None else operator.index(axis)
+    bitorder = _string_argument(bitorder, "pack", 3)
+    if bitorder.startswith("little"):
+        little = True
+    elif bitorder.startswith("big"):
+        little = False
+    else:
+        raise ValueError("'order' must be either 'little' or 'big'")
+    a = _n._arr(a)
+    if a.dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    a, axis = _bits_axis(a, axis)
+    n = a.shape[axis]
+    bits = _ext.ufunc("not_equal", a, 0).astype(np.uint8)
+    if n % 8:
+        fill = list(a.shape)
+        fill[axis] = 8 - n % 8
+        bits = _n.concatenate((bits, _ext.full(tuple(fill), 0, bits.dtype)), axis)
+    groups = -(-n // 8)
+    shape = a.shape[:axis] + (groups, 8) + a.shape[axis + 1 :]
+    values = _ext.ufunc(
+        "left_shift",
+        bits.reshape(shape),
+        _ext.asarray(_bit_shifts(a.ndim, axis, little)),
+    )
+    return _n.sum(values, axis=axis + 1, dtype=np.uint8)
+
+
+def unpackbits(a, /, axis=None, count=None, bitorder="big"):
+    """Each uint8 along the axis as its 8 bits (a shift and a mask), the result cut to
+    ``count`` or padded with zeros to it."""
+    axis = None if axis is None else operator.index(axis)
+    bitorder = _string_argument(bitorder, "unpack", 4)
+    if bitorder[:1] not in ("l", "b"):
+        raise ValueError("'order' must begin with 'l' or 'b'")
+    a = _n._arr(a)
+    if a.dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    a, axis = _bits_axis(a, axis)
+    n = a.shape[axis] * 8
+    if count is None:
+        count = n
+    else:
+        count = operator.index(count)
+        if count < 0:
+            count += n
+            if count < 0:
+                raise ValueError("-count larger than number of elements")
+    spread = a.shape[: axis + 1] + (1,) + a.shape[axis + 1 :]
+    shifts = _ext.asarray(_bit_shifts(a.ndim, axis, bitorder[0] == "l"))
+    bits = _ext.ufunc(
+        "bitwise_and", _ext.ufunc("right_shift", a.reshape(spread), shifts), 1
+    )
+    shape = list(a.shape)
+    shape[axis] = n
+    bits = bits.reshape(tuple(shape))
+    if count <= n:
+        return bits[(slice(None),) * axis + (slice(0, count),)]
+    shape[axis] = count - n
+    return _n.concatenate((bits, _ext.full(tuple(shape), 0, bits.dtype)), axis)
 
 
 # --------------------------------------------------------------------------- products

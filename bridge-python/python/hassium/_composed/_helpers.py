@@ -1,6 +1,8 @@
 """What several of the composed functions share: writing ``out=``, keys along one
-axis, and NumPy's warnings.
+axis, NumPy's warnings, and reading several recorded values in one flush.
 """
+
+import numpy as np
 
 from .. import _hassium as _ext
 
@@ -26,3 +28,12 @@ def _warn(message, category=RuntimeWarning):
     from .._fallback import _outside_the_package
 
     warnings.warn(message, category, stacklevel=_outside_the_package())
+
+
+def _read_together(*values):
+    """Recorded 0-d arrays of one dtype read on the host in one flush (each read of
+    its own would flush again): NumPy scalars, in order."""
+    from .. import _native as _n
+
+    joined = _n.concatenate([v.reshape(1) for v in values])
+    return list(np.asarray(joined))

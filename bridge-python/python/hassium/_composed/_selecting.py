@@ -1,6 +1,7 @@
 """Selecting and placing elements by a mask, by flat indices, by an index into a list of
 choices or along the diagonal (``compress``, ``extract``, ``place``, ``putmask``,
-``put``, ``choose``, ``fill_diagonal``), and the
+``put``, ``choose``, ``fill_diagonal``), ``trim_zeros`` (a view, its extent read in one
+flush), and the
 Array API's cumulative sums and products: compositions of the native gathers,
 scatters, boolean indexing, ``where`` and scans, with NumPy's rules and messages.
 
@@ -13,12 +14,12 @@ import builtins
 import operator
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _hassium as _ext
 from .. import _native as _n
 from ._arranging import take
-from ._helpers import _into
+from ._helpers import _into, _read_together
 
 ndarray = _ext.ndarray
 
@@ -223,6 +224,49 @@ def choose(a, choices, out=None, mode="raise"):
         if out.shape != res.shape:
             raise TypeError("choose: invalid shape for output array.")
     return _into(out, res)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """The extent of the nonzero elements along each axis trimmed, from the first and
+    last place along it where any is nonzero, read in one flush; the result is a view
+    (for a list, its slice), as NumPy slices."""
+    ours = filt if isinstance(filt, ndarray) else None
+    if ours is None and isinstance(filt, np.ndarray):
+        ours = filt = _n._arr(filt)
+    if ours is None:
+        ours = _n._arr(filt)
+    trim = trim.lower()
+    if trim not in {"fb", "bf", "f", "b"}:
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    if axis is None:
+        axes = tuple(builtins.range(ours.ndim))
+    else:
+        axes = normalize_axis_tuple(axis, ours.ndim, argname="axis")
+    if not axes:
+        return filt
+    nonzero = _truth(ours)
+    # Along each trimmed axis, which places hold a nonzero anywhere across the others:
+    # the first of them and the first from the end, read with whether there is any
+    # nonzero at all in one flush.
+    found, ends = False, []
+    if ours.size:
+        intp = np.dtype(np.intp)
+        for ax in axes:
+            others = tuple(d for d in builtins.range(ours.ndim) if d != ax)
+            held = _n.any(nonzero, axis=others) if others else nonzero
+            ends += [_n.argmax(held).astype(intp), _n.argmax(held[::-1]).astype(intp)]
+        found, *ends = _read_together(_n.any(nonzero).astype(intp), *ends)
+    key = [slice(None)] * ours.ndim
+    for k, ax in enumerate(axes):
+        if not found:
+            key[ax] = slice(0, 0)  # all zero: NumPy's empty slice on every trimmed axis
+        else:
+            start = int(ends[2 * k]) if "f" in trim else None
+            stop = ours.shape[ax] - int(ends[2 * k + 1]) if "b" in trim else None
+            key[ax] = slice(start, stop)
+    if len(key) == 1:
+        return filt[key[0]]  # a list stays a list, as in NumPy
+    return filt[tuple(key)]
 
 
 def fill_diagonal(a, val, wrap=False):

@@ -1,6 +1,9 @@
-"""Small statistics: ranges, averages, counts, covariances, convolution, histograms."""
+"""Small statistics: ranges, averages, counts, covariances, convolution, histograms
+(``histogram``, ``histogramdd``, ``histogram2d`` with equal-width bins: NumPy's edges,
+made on the host from the range or from the data's extremes read in one flush)."""
 
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -10,7 +13,7 @@ from .. import _hassium as _ext
 from .. import _native as _n
 from ._arranging import take_along_axis
 from ._differences import diff
-from ._helpers import _into, _warn
+from ._helpers import _into, _read_together, _warn
 from ._indices import diagonal
 
 ndarray = _ext.ndarray
@@ -115,8 +118,7 @@ def bincount(x, weights=None, minlength=0):
     idx = x if x.dtype == np.int64 else x.astype(np.int64)
     n = minlength
     if idx.shape[0]:
-        least, most = _n.min(idx), _n.max(idx)  # both recorded before the one flush
-        lo, hi = int(least), int(most)
+        lo, hi = map(int, _read_together(_n.min(idx), _n.max(idx)))  # one flush
         if lo < 0:
             raise ValueError("'list' argument must have no negative elements")
         n = builtins.max(n, hi + 1)
@@ -258,6 +260,44 @@ def _span(last, first):
     return np.subtract(last, first, dtype=dt)
 
 
+def _extremes(columns, ranges):
+    """For each of ``columns`` (of one dtype), its least and greatest value, read on the
+    host where NumPy's ``_get_outer_edges`` reads them -- no range given and the column
+    not empty -- else None; all of them in one flush."""
+    wanted = [
+        i for i, (c, r) in enumerate(zip(columns, ranges)) if r is None and c.size
+    ]
+    found = [None] * len(columns)
+    if wanted:
+        values = _read_together(
+            *(f(columns[i]) for i in wanted for f in (_n.min, _n.max))
+        )
+        for k, i in enumerate(wanted):
+            found[i] = (values[2 * k], values[2 * k + 1])
+    return found
+
+
+def _outer_edges(range, extremes):
+    """NumPy's ``_get_outer_edges``: the range given, checked, or the data's own
+    (``extremes``, from ``_extremes``); a range of one value widened by a half either
+    way. Host scalars of NumPy's types."""
+    if range is not None:
+        first, last = range
+        if first > last:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"supplied range of [{first}, {last}] is not finite")
+    elif extremes is None:
+        first, last = 0, 1
+    else:
+        first, last = extremes
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    return first, last
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """Equal-width bins, as NumPy computes them: the bin of each value from its offset
     scaled to the bin count, corrected by comparing with the edges (the scaling may be an
@@ -278,21 +318,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
             raise ValueError("weights should have the same shape as a.")
         if w.dtype.kind not in "biuf":
             raise _n._Unsupported
-    if range is not None:
-        first, last = range
-        if first > last:
-            raise ValueError("max must be larger than min in range parameter.")
-        if not (np.isfinite(first) and np.isfinite(last)):
-            raise ValueError(f"supplied range of [{first}, {last}] is not finite")
-    elif a.size == 0:
-        first, last = 0, 1
-    else:
-        lo, hi = _n.min(a), _n.max(a)  # both recorded before the one flush
-        first, last = np.asarray(lo)[()], np.asarray(hi)[()]
-        if not (np.isfinite(first) and np.isfinite(last)):
-            raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
-    if first == last:
-        first, last = first - 0.5, last + 0.5
+    first, last = _outer_edges(range, _extremes([a], [range])[0])
     edge_type = np.result_type(first, last, a.dtype)
     if edge_type.kind in "iu":
         edge_type = np.result_type(edge_type, float)
@@ -339,7 +365,137 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return counts, edges
 
 
-#: Natives by name, merged into ``_native.FUNCTIONS``.
+def _sample_columns(sample):
+    """The coordinates of ``histogramdd``'s points, one array per dimension, as NumPy
+    reads the sample: an array of (N, D) as it is, anything else through
+    ``atleast_2d(sample).T`` (a sequence of D coordinate arrays, or N numbers)."""
+    if isinstance(sample, (ndarray, np.ndarray)):
+        s = _n._arr(sample)
+        if s.ndim == 2:
+            return [s[:, i] for i in builtins.range(s.shape[1])]
+        if s.ndim > 2:
+            raise _n._Unsupported  # NumPy's unpacking error
+        return [s.reshape(-1)]
+    if not isinstance(sample, (list, tuple)):
+        return [_n._arr(sample).reshape(-1)]
+    rows = [_n._arr(r) for r in sample]
+    if builtins.all(r.ndim == 0 for r in rows):
+        return [_n._arr(sample)]
+    if builtins.any(r.ndim != 1 or r.shape != rows[0].shape for r in rows):
+        raise _n._Unsupported  # NumPy's errors for ragged or deeper samples
+    dtype = np.result_type(*(r.dtype for r in rows))  # one array in NumPy
+    return [r if r.dtype == dtype else r.astype(dtype) for r in rows]
+
+
+def _bincount_weights(weights, n):
+    """``weights`` as NumPy's ``bincount`` reads them: 1-d, ``n`` long, float64."""
+    w = _n._arr(weights)
+    if w.dtype.kind == "c":
+        raise TypeError(
+            f"Cannot cast array data from {w.dtype!r} to dtype('float64') according "
+            "to the rule 'safe'"
+        )
+    if w.dtype.kind not in "biuf":
+        raise _n._Unsupported
+    if w.ndim != 1:
+        raise ValueError(
+            "object too deep for desired array"
+            if w.ndim > 1
+            else "object of too small depth for desired array"
+        )
+    if w.shape[0] != n:
+        raise ValueError("The weights and list don't have the same length.")
+    return w.astype(np.float64)
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """Bins of equal width given as counts, as NumPy bins them: its edges (``linspace``
+    on the host from the range or the data's extremes, read in one flush), the bin of
+    each coordinate by ``searchsorted`` on the right with the last edge moved into the
+    last bin, one flat index per point, and a scatter-add of ones or weights. Edges
+    given as arrays go through NumPy."""
+    columns = _sample_columns(sample)
+    dims = len(columns)
+    if dims == 0:
+        raise _n._Unsupported  # points of no dimension: NumPy's own answer
+    points = columns[0].shape[0]
+    if builtins.any(c.dtype.kind not in "biuf" for c in columns):
+        raise _n._Unsupported  # complex coordinates, and what is no number
+    try:
+        if len(bins) != dims:
+            raise ValueError(
+                "The dimension of bins must be equal to the dimension of the sample x."
+            )
+    except TypeError:
+        bins = dims * [bins]
+    if builtins.any(_n.ndim(b) != 0 for b in bins):
+        raise _n._Unsupported  # edges given
+    if range is None:
+        range = (None,) * dims
+    elif len(range) != dims:
+        raise ValueError("range argument must have one entry per dimension")
+    # Every extreme needed is recorded before the first is read: one flush.
+    extremes = _extremes(columns, range)
+    edges, places = [], []
+    for i, (count, column) in enumerate(zip(bins, columns)):
+        if count < 1:
+            raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+        first, last = _outer_edges(range[i], extremes[i])
+        try:
+            n = operator.index(count)
+        except TypeError as e:
+            raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from e
+        host = np.linspace(first, last, n + 1)
+        edges.append(host)
+        place = _ext.searchsorted(_ext.asarray(host), column, True)
+        on_last = _ext.ufunc("equal", column, _ext.full((), host[-1], host.dtype))
+        places.append(_ext.where(on_last, _ext.ufunc("subtract", place, 1), place))
+    # Each dimension has an outlier bin either side of its edges.
+    shape = tuple(len(e) + 1 for e in edges)
+    size = math.prod(shape)
+    if size > np.iinfo(np.intp).max:
+        raise _n._Unsupported  # NumPy's error for a histogram too large to index
+    w = None if weights is None else _bincount_weights(weights, points)
+    intp = np.dtype(np.intp)
+    flat = None
+    for place, stride in zip(places, _c_strides(shape)):
+        term = _ext.ufunc("multiply", place, stride, dtype=intp)
+        flat = term if flat is None else _ext.ufunc("add", flat, term)
+    counts = _ext.full((size,), 0, intp if w is None or not points else w.dtype)
+    if points:
+        ones = _ext.full((points,), 1, intp) if w is None else w
+        _ext.put_flat(counts, flat, ones, accumulate=True)
+    hist = counts.reshape(shape).astype(np.float64)[(slice(1, -1),) * dims]
+    if density:
+        total = _n.sum(hist)
+        for i, e in enumerate(edges):
+            widths = np.diff(e).reshape(
+                [len(e) - 1 if d == i else 1 for d in builtins.range(dims)]
+            )
+            hist = _ext.ufunc("divide", hist, _ext.asarray(widths))
+        hist = _ext.ufunc("divide", hist, total)
+    return hist, [_ext.asarray(e) for e in edges]
+
+
+def _c_strides(shape):
+    """The element strides of a C-ordered array of ``shape``."""
+    strides, step = [], 1
+    for length in reversed(shape):
+        strides.append(step)
+        step *= length
+    return strides[::-1]
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """``histogramdd`` of the points (x, y), as NumPy's; edges given go through NumPy."""
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n != 1 and n != 2:
+        raise _n._Unsupported  # one array of edges for both
+    hist, edges = histogramdd([x, y], bins, range, density, weights)
+    return hist, edges[0], edges[1]
 
 
 # --------------------------------------------------------------------------- order statistics
