@@ -289,7 +289,12 @@ pub fn lower(batch: &Batch, kernel: &Kernel, spec: Specialize) -> Result<Lowered
             )));
         }
     }
-    if out_elems == 0 || (!has_reduce && raw_elems == 0) {
+    // A kernel that stores nothing (each of its results a temporary freed unread, as a
+    // loop's last update of a variable the program then drops) has no effect, unless an
+    // instruction of it can fail.
+    let stores_nothing =
+        kernel.writes.is_empty() && !instrs.iter().any(|&k| batch.instrs[k].can_fail_when_run());
+    if out_elems == 0 || (!has_reduce && raw_elems == 0) || stores_nothing {
         return Ok(empty(spec, b, batch, scalars, scalar_sites));
     }
 
