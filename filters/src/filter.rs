@@ -1,5 +1,6 @@
 use crate::{
     ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Piecewise, Result, Simplify,
+    UpdateCells,
 };
 use hassium_core::Batch;
 
@@ -20,6 +21,7 @@ pub const REGISTRY: &[(&str, Make)] = &[
     ("matrix_vector", || Box::new(MatrixVector)),
     ("expand_powk", || Box::new(ExpandPowk)),
     ("piecewise", || Box::new(Piecewise::default())),
+    ("update_cells", || Box::new(UpdateCells::default())),
     ("simplify", || Box::new(Simplify)),
     ("cse", || Box::new(Cse::default())),
     ("dead_code", || Box::new(DeadCode)),

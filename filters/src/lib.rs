@@ -12,6 +12,7 @@ mod filter;
 mod matrix_vector;
 mod piecewise;
 mod simplify;
+mod update_cells;
 
 pub use contract_reductions::ContractReductions;
 pub use cse::Cse;
@@ -23,3 +24,4 @@ pub use filter::{create, Filter, REGISTRY};
 pub use matrix_vector::MatrixVector;
 pub use piecewise::Piecewise;
 pub use simplify::Simplify;
+pub use update_cells::UpdateCells;

@@ -66,30 +66,30 @@ const MAX_PASSES: usize = 4;
 
 /// A box of an array: per axis the first index and the extent (1 on a broadcast axis).
 #[derive(Clone, Debug)]
-struct Span {
-    lo: Shape,
-    len: Shape,
+pub(crate) struct Span {
+    pub lo: Shape,
+    pub len: Shape,
 }
 
 impl Span {
-    fn contains(&self, o: &Span) -> bool {
+    pub fn contains(&self, o: &Span) -> bool {
         (0..self.lo.len())
             .all(|d| self.lo[d] <= o.lo[d] && o.lo[d] + o.len[d] <= self.lo[d] + self.len[d])
     }
 
-    fn meets(&self, o: &Span) -> bool {
+    pub fn meets(&self, o: &Span) -> bool {
         (0..self.lo.len())
             .all(|d| self.lo[d] < o.lo[d] + o.len[d] && o.lo[d] < self.lo[d] + self.len[d])
     }
 
-    fn volume(&self) -> usize {
+    pub fn volume(&self) -> usize {
         self.len.iter().product()
     }
 }
 
 /// The box `v` covers in an array of shape `dims`, when `v` steps through it by +1 along
 /// each axis (or broadcasts one index along it).
-fn span_of(v: &View, dims: &[usize]) -> Option<Span> {
+pub(crate) fn span_of(v: &View, dims: &[usize]) -> Option<Span> {
     if v.shape.len() != dims.len() || v.offset < 0 || v.shape.contains(&0) {
         return None;
     }
@@ -117,7 +117,7 @@ fn span_of(v: &View, dims: &[usize]) -> Option<Span> {
 
 /// The shape of a contiguous array of `nelem` elements of which `v` is a box, read from
 /// `v`'s strides (row-major, each a multiple of the next).
-fn dims_from_strides(v: &View, nelem: usize) -> Option<Shape> {
+pub(crate) fn dims_from_strides(v: &View, nelem: usize) -> Option<Shape> {
     let k = v.strides.len();
     if k == 0 || v.strides[k - 1] != 1 || v.strides.iter().any(|&s| s <= 0) {
         return None;
@@ -390,7 +390,7 @@ fn classify(a: &IdMap<Assembled>, k: usize, i: &Instr) -> Option<Read> {
 }
 
 /// True when `i` may run as independent cells of its iteration space.
-fn cuttable(i: &Instr) -> bool {
+pub(crate) fn cuttable(i: &Instr) -> bool {
     i.op.class() == OpClass::Elementwise
         && !i.can_fail_when_run()
         && i.out.nelem() > 0
@@ -416,7 +416,7 @@ struct Cut {
 }
 
 /// The sub-view of `v` over `cell` (a box of `v`'s shape).
-fn sub_view(v: &View, cell: &Span) -> View {
+pub(crate) fn sub_view(v: &View, cell: &Span) -> View {
     let mut out = v.clone();
     for d in 0..v.shape.len() {
         out.offset += cell.lo[d] as isize * v.strides[d];
@@ -425,7 +425,7 @@ fn sub_view(v: &View, cell: &Span) -> View {
     out
 }
 
-fn cells_of(shape: &[usize], cuts: &[Vec<usize>]) -> Vec<Span> {
+pub(crate) fn cells_of(shape: &[usize], cuts: &[Vec<usize>]) -> Vec<Span> {
     let mut cells = vec![Span {
         lo: Shape::new(),
         len: Shape::new(),

@@ -645,13 +645,15 @@ fn every_filter_is_registered_by_its_toml_name() {
         "dead_code",
         "contract_reductions",
         "piecewise",
+        "update_cells",
         "dump",
     ] {
         assert!(create(name).is_ok(), "{name}");
     }
     let e = create("simplfy").err().unwrap().to_string();
     assert!(
-        e.contains("unknown filter 'simplfy'") && e.contains("expand_powk, piecewise, simplify"),
+        e.contains("unknown filter 'simplfy'")
+            && e.contains("expand_powk, piecewise, update_cells, simplify"),
         "{e}"
     );
 }
@@ -1109,5 +1111,195 @@ fn piecewise_keeps_random_assemblies_correct_fused_or_not() {
     assert!(
         changed > 1000,
         "only {changed} of 2000 programs were rewritten"
+    );
+}
+
+// --- update_cells --------------------------------------------------------------------------------
+
+/// `update_cells` cutting whatever it can (the default weighs bytes against instructions,
+/// which these small arrays never pass).
+fn update_cells(batch: &Batch) -> Batch {
+    let mut out = batch.clone();
+    hassium_filters::UpdateCells { bytes_per_instr: 0 }
+        .apply(&mut out)
+        .unwrap();
+    verify(&out).unwrap_or_else(|e| panic!("update_cells broke verify: {e}"));
+    out
+}
+
+/// The batch fused by the greedy fuser gives what it gives unfused, and its kernels.
+fn fused_kernels(batch: &Batch, seed: u64) -> Vec<hassium_core::Kernel> {
+    let kernels = hassium_fuser::create("greedy", &Default::default())
+        .unwrap()
+        .fuse(batch, &hassium_core::Capabilities::all())
+        .unwrap();
+    let want = exec::observe(batch, &exec::unfused(batch), seed, true).unwrap();
+    let got = exec::observe(batch, &kernels, seed, true).unwrap();
+    assert_eq!(got, want, "seed {seed}, fused");
+    kernels
+}
+
+/// `out = 4 * u` minus `u` shifted by one along each axis both ways, each subtraction an
+/// in-place update of a box of `out` (a matrix-free 2-D Laplacian).
+fn laplacian(r: &mut Recorder, u: &View) -> View {
+    let out = r.binary(Opcode::Multiply, sc(Scalar::Float64(4.0)), v(u));
+    let (n0, n1) = (u.shape[0] as isize, u.shape[1] as isize);
+    for (axis, n) in [(0, n0), (1, n1)] {
+        for (dst, src) in [((1, n), (0, n - 1)), ((0, n - 1), (1, n))] {
+            let o = out.slice(axis, dst.0, dst.1, 1).unwrap();
+            let s = u.slice(axis, src.0, src.1, 1).unwrap();
+            r.assign(Opcode::Subtract, &o, [v(&o), v(&s)]);
+        }
+    }
+    out
+}
+
+#[test]
+fn update_cells_fuses_the_updates_of_each_cell_of_a_laplacian() {
+    let mut r = Recorder::new();
+    let u = r.array(DType::Float64, &[6, 7]);
+    let out = laplacian(&mut r, &u);
+    r.sync(&out);
+    let before = r.finish();
+    let after = update_cells(&before);
+    // Nine cells: the interior (4 × 5) gets all five updates, each edge four, each
+    // corner three.
+    assert_eq!(after.instrs.len(), 5 + 4 * 4 + 4 * 3);
+    let interior: Vec<&Instr> = after
+        .instrs
+        .iter()
+        .filter(|i| i.out.shape.as_slice() == [4, 5])
+        .collect();
+    assert_eq!(interior.len(), 5);
+    assert!(interior.iter().all(|i| i.out == interior[0].out));
+    assert_same_results(&before, &after);
+    // Unfiltered, each update is a kernel of its own; cut, each cell is one kernel.
+    assert_eq!(fused_kernels(&before, 0).len(), 5);
+    for seed in 0..3 {
+        assert_eq!(fused_kernels(&after, seed).len(), 9);
+    }
+}
+
+#[test]
+fn update_cells_fuses_a_flux_difference_in_one_dimension() {
+    // d[:-1] -= f; d[1:] += f on a fresh zeroed d: three cells, the middle one fused.
+    let mut r = Recorder::new();
+    let f = r.array(DType::Float32, &[9]);
+    let d = r.array(DType::Float32, &[10]);
+    r.assign(Opcode::Identity, &d, [sc(Scalar::Float32(0.0))]);
+    let lo = d.slice(0, 0, 9, 1).unwrap();
+    let hi = d.slice(0, 1, 10, 1).unwrap();
+    r.assign(Opcode::Subtract, &lo, [v(&lo), v(&f)]);
+    r.assign(Opcode::Add, &hi, [v(&hi), v(&f)]);
+    r.sync(&d);
+    let before = r.finish();
+    let after = update_cells(&before);
+    assert_eq!(after.instrs.len(), 3 + 2 + 2);
+    assert_same_results(&before, &after);
+    assert_eq!(fused_kernels(&after, 1).len(), 3);
+}
+
+#[test]
+fn update_cells_leaves_alone_what_it_cannot_cut() {
+    let assert_alone = |before: Batch| {
+        let after = update_cells(&before);
+        assert_eq!(after.instrs, before.instrs);
+    };
+    // An update reading the array through another view: `x[:4] += x[4:]`, then
+    // `x[2:6] *= 3` (cell by cell, the second would run before the first read x[4:6]).
+    let mut r = Recorder::new();
+    let x = r.array(DType::Int64, &[8]);
+    let (a, b) = (x.slice(0, 0, 4, 1).unwrap(), x.slice(0, 4, 8, 1).unwrap());
+    r.assign(Opcode::Add, &a, [v(&a), v(&b)]);
+    let c = x.slice(0, 2, 6, 1).unwrap();
+    r.assign(Opcode::Multiply, &c, [v(&c), sc(Scalar::Int64(3))]);
+    r.sync(&x);
+    assert_alone(r.finish());
+    // What the updates read is written between them.
+    let mut r = Recorder::new();
+    let (x, y) = (r.array(DType::Float64, &[8]), r.array(DType::Float64, &[7]));
+    let (a, b) = (x.slice(0, 1, 8, 1).unwrap(), x.slice(0, 0, 7, 1).unwrap());
+    r.assign(Opcode::Add, &a, [v(&a), v(&y)]);
+    r.assign(Opcode::Negative, &y, [v(&y)]);
+    r.assign(Opcode::Add, &b, [v(&b), v(&y)]);
+    r.sync(&x);
+    r.sync(&y);
+    assert_alone(r.finish());
+    // An update that can fail (a negative integer power raises).
+    let mut r = Recorder::new();
+    let (x, y) = (r.array(DType::Int32, &[8]), r.array(DType::Int32, &[7]));
+    let (a, b) = (x.slice(0, 1, 8, 1).unwrap(), x.slice(0, 0, 7, 1).unwrap());
+    r.assign(Opcode::Add, &a, [v(&a), v(&y)]);
+    r.assign(Opcode::Power, &b, [v(&b), v(&y)]);
+    r.sync(&x);
+    assert_alone(r.finish());
+    // Updates of one and the same box fuse already.
+    let mut r = Recorder::new();
+    let (x, y) = (r.array(DType::Float64, &[8]), r.array(DType::Float64, &[7]));
+    let a = x.slice(0, 1, 8, 1).unwrap();
+    r.assign(Opcode::Add, &a, [v(&a), v(&y)]);
+    r.assign(Opcode::Multiply, &a, [v(&a), v(&y)]);
+    r.sync(&x);
+    assert_alone(r.finish());
+}
+
+/// A random run of in-place updates of boxes of one 2-D array, with reads of another
+/// array between them and sometimes a write of it.
+fn random_updates(seed: u64) -> Batch {
+    let mut rng = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = |n: usize| {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((rng >> 33) % n as u64) as usize
+    };
+    let mut r = Recorder::new();
+    let (n0, n1) = (2 + next(5), 2 + next(6));
+    let x = r.array(DType::Float64, &[n0, n1]);
+    let u = r.array(DType::Float64, &[n0 + 2, n1 + 2]);
+    let ops = [
+        Opcode::Add,
+        Opcode::Subtract,
+        Opcode::Multiply,
+        Opcode::Maximum,
+    ];
+    for _ in 0..2 + next(5) {
+        let (a0, a1) = (next(n0), next(n1));
+        let (l0, l1) = (1 + next(n0 - a0), 1 + next(n1 - a1));
+        let o = x.slice(0, a0 as isize, (a0 + l0) as isize, 1).unwrap();
+        let o = o.slice(1, a1 as isize, (a1 + l1) as isize, 1).unwrap();
+        let (b0, b1) = (next(n0 + 3 - l0), next(n1 + 3 - l1));
+        let s = u.slice(0, b0 as isize, (b0 + l0) as isize, 1).unwrap();
+        let s = s.slice(1, b1 as isize, (b1 + l1) as isize, 1).unwrap();
+        let op = ops[next(ops.len())];
+        match next(8) {
+            0 => r.assign(Opcode::Negative, &u, [v(&u)]),
+            1 => r.assign(op, &o, [v(&s), sc(Scalar::Float64(0.5))]),
+            _ => r.assign(op, &o, [v(&o), v(&s)]),
+        }
+    }
+    r.sync(&x);
+    r.sync(&u);
+    r.finish()
+}
+
+#[test]
+fn update_cells_keeps_random_updates_correct_fused_or_not() {
+    let mut changed = 0;
+    for seed in 0..1000 {
+        let before = random_updates(seed);
+        verify(&before).unwrap();
+        let after = update_cells(&before);
+        changed += usize::from(after.instrs != before.instrs);
+        let want = exec::observe(&before, &exec::unfused(&before), seed, true).unwrap();
+        let got = exec::observe(&after, &exec::unfused(&after), seed, true).unwrap();
+        assert_eq!(got, want, "seed {seed}");
+        fused_kernels(&after, seed);
+    }
+    assert!(
+        changed > 300,
+        "only {changed} of 1000 programs were rewritten"
     );
 }

@@ -80,7 +80,7 @@ fn default_small_flush_threshold() -> usize {
 }
 
 fn default_small_skip_filters() -> Vec<String> {
-    ["piecewise", "simplify", "cse", "dead_code"]
+    ["piecewise", "update_cells", "simplify", "cse", "dead_code"]
         .map(String::from)
         .to_vec()
 }
