@@ -114,6 +114,11 @@ BENCHES: dict[str, Bench] = {
     "matmul": Bench({"n": 1200}, {"n": 100}, {"n": 1 / 3}, rtol=1e-3),
     # Shrinking slices: every column step has new shapes (issue 42, item 4).
     "lu_decomposition": Bench({"n": 600}, {"n": 60}, {"n": 1 / 3}, rtol=1e-9),
+    # A matrix-free Laplacian by in-place updates of shifted slices, two dot products and
+    # a convergence test per iteration.
+    "conjugate_gradient": Bench(
+        {"n": 1000, "iters": 100}, {"n": 50, "iters": 5}, {"n": 0.5}, rtol=1e-9
+    ),
     # Sums of 200000 products in other orders (BLAS for NumPy's X.T @ v).
     "logistic_regression": Bench(
         {"n": 200_000, "d": 20, "iters": 30},
