@@ -42,9 +42,60 @@ pub fn check_nin(op: Opcode, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// What [`resolve`] depends on, packed, when that is only the opcode and the operands'
+/// types: no `dtype=`, not a copy, and no Python int among the operands (whose value
+/// NumPy range-checks). A strong operand counts by its dtype, a weak one by its kind.
+fn resolve_key(op: Opcode, values: &[Arg], dtype: Option<DType>) -> Option<u64> {
+    if dtype.is_some() || op == Opcode::Identity || values.len() > 3 {
+        return None;
+    }
+    let mut key = (op as u64) << 32 | (values.len() as u64) << 24;
+    for (k, a) in values.iter().enumerate() {
+        let code = match a {
+            Arg::Array(v) => v.dtype as u64,
+            Arg::Typed(s) => s.dtype() as u64,
+            Arg::Weak(Weak::Int(_)) => return None,
+            Arg::Weak(w) => 0x80 | w.kind() as u64,
+        };
+        key |= code << (8 * k);
+    }
+    Some(key)
+}
+
+/// Recently resolved types by [`resolve_key`], direct-mapped: a loop records the same
+/// few operations over and over, and resolving is a good part of recording one.
+const RESOLVED_SLOTS: usize = 64;
+
+type Resolved = std::cell::Cell<(u64, DType, DType)>;
+
+thread_local! {
+    static RESOLVED: [Resolved; RESOLVED_SLOTS] =
+        const { [const { Resolved::new((u64::MAX, DType::Bool, DType::Bool)) }; RESOLVED_SLOTS] };
+}
+
 /// The loop dtype `l` and output dtype `o` of elementwise `op` over `values`, with
 /// NumPy's `dtype=` (the output's dtype, naming the loop) and its casting checks.
 fn resolve(
+    op: Opcode,
+    values: &[Arg],
+    dest: &Dest<'_>,
+    dtype: Option<DType>,
+) -> Result<(DType, DType)> {
+    let Some(key) = resolve_key(op, values, dtype) else {
+        return resolve_types(op, values, dest, dtype);
+    };
+    let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
+    let seen = RESOLVED.with(|r| r[slot].get());
+    if seen.0 == key {
+        return Ok((seen.1, seen.2));
+    }
+    let (l, o) = resolve_types(op, values, dest, dtype)?;
+    RESOLVED.with(|r| r[slot].set((key, l, o)));
+    Ok((l, o))
+}
+
+/// [`resolve`] worked out.
+fn resolve_types(
     op: Opcode,
     values: &[Arg],
     dest: &Dest<'_>,
@@ -268,4 +319,50 @@ pub fn assign(t: &mut impl Target, dst: &View, src: &Arg, casting: &str) -> Resu
         };
         copy_into(t, dst, op)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hassium_core::BaseId;
+
+    fn outcome(r: Result<(DType, DType)>) -> std::result::Result<(DType, DType), String> {
+        r.map_err(|e| format!("{e:?}"))
+    }
+
+    /// The remembered types are the worked-out ones, for every elementwise opcode and
+    /// every pair (or single) of operand types, asked twice so the second is a hit;
+    /// errors are never remembered and stay the same error.
+    #[test]
+    fn remembered_types_are_the_worked_out_ones() {
+        let array = |t| Arg::Array(View::contiguous(BaseId(1), t, &[3]));
+        let mut operands: Vec<Arg> = DType::ALL.iter().map(|&t| array(t)).collect();
+        operands.push(Arg::Weak(Weak::Bool(true)));
+        operands.push(Arg::Weak(Weak::Float(0.5)));
+        operands.push(Arg::Weak(Weak::Complex(0.5, 1.0)));
+        operands.push(Arg::Weak(Weak::Int(7)));
+        let dest = Dest::NEW;
+        let mut hits = 0;
+        for &op in Opcode::ALL {
+            if op.class() != hassium_core::OpClass::Elementwise || op == Opcode::Where {
+                continue;
+            }
+            let combos: Vec<Vec<Arg>> = match op.nin() {
+                1 => operands.iter().map(|a| vec![a.clone()]).collect(),
+                2 => operands
+                    .iter()
+                    .flat_map(|a| operands.iter().map(move |b| vec![a.clone(), b.clone()]))
+                    .collect(),
+                _ => continue,
+            };
+            for values in combos {
+                let want = outcome(resolve_types(op, &values, &dest, None));
+                for _ in 0..2 {
+                    assert_eq!(outcome(resolve(op, &values, &dest, None)), want, "{op:?}");
+                }
+                hits += usize::from(resolve_key(op, &values, None).is_some() && want.is_ok());
+            }
+        }
+        assert!(hits > 1000, "only {hits} remembered");
+    }
 }
