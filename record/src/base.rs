@@ -220,7 +220,9 @@ pub fn flatten(t: &mut impl Target, temps: &mut Temps, v: &View) -> Result<View>
 }
 
 /// An input as an operand of dtype `l` broadcast to `shape`; privately copied when it
-/// partially overlaps the output (the bytecode forbids that; NumPy copies too).
+/// partially overlaps the output (the bytecode forbids that; NumPy copies too). A cast
+/// is made at the input's own shape, then broadcast (for a gather's indices, whose
+/// instruction runs alone, the smaller array).
 pub fn operand(
     t: &mut impl Target,
     temps: &mut Temps,
@@ -229,12 +231,56 @@ pub fn operand(
     shape: &[usize],
     out: Option<&View>,
 ) -> Result<Operand> {
+    cast_operand(t, temps, a, l, shape, out, 1)
+}
+
+/// How much larger than an input an elementwise loop may be for the input's cast to be
+/// made at the loop's shape (see [`loop_operand`]).
+pub const CAST_SPREAD: usize = 8;
+
+/// [`operand`] for an elementwise instruction. An input the loop broadcasts to at most
+/// [`CAST_SPREAD`] times its size is cast after broadcasting: the cast then has the
+/// loop's shape and fuses into it, where a cast at the input's shape is a kernel of its
+/// own that writes its result to memory (`points * mask[:, None]`: a float64 copy of
+/// the mask per use). A larger spread (a scalar array, a row against a matrix) keeps
+/// the small cast.
+pub fn loop_operand(
+    t: &mut impl Target,
+    temps: &mut Temps,
+    a: &Arg,
+    l: DType,
+    shape: &[usize],
+    out: Option<&View>,
+) -> Result<Operand> {
+    cast_operand(t, temps, a, l, shape, out, CAST_SPREAD)
+}
+
+fn cast_operand(
+    t: &mut impl Target,
+    temps: &mut Temps,
+    a: &Arg,
+    l: DType,
+    shape: &[usize],
+    out: Option<&View>,
+    spread: usize,
+) -> Result<Operand> {
     Ok(match a {
         Arg::Array(x) => {
-            let mut v = as_dtype(t, temps, x, l)?;
-            if !same_shape(&v.shape, shape) {
-                v = v.broadcast_to(shape)?;
-            }
+            let broadcast = !same_shape(&x.shape, shape);
+            let loop_elems = shape.iter().product::<usize>();
+            let mut v = if x.dtype != l
+                && broadcast
+                && loop_elems <= spread.saturating_mul(x.nelem().max(1))
+            {
+                as_dtype(t, temps, &x.broadcast_to(shape)?, l)?
+            } else {
+                let v = as_dtype(t, temps, x, l)?;
+                if broadcast {
+                    v.broadcast_to(shape)?
+                } else {
+                    v
+                }
+            };
             if out.is_some_and(|o| overlap(o, &v) == Overlap::Partial) {
                 // Only a view of `l` already (no cast copy) can overlap the output.
                 v = private_copy(t, temps, x)?.broadcast_to(shape)?;

@@ -6,8 +6,8 @@ use crate::args::{
     broadcast_all, check_c_long, check_stored_int, check_weak_ints, result_type, Arg, Weak,
 };
 use crate::base::{
-    check_casting, check_out, copy_into, finish, operand, placeholder, private_copy, recording,
-    Dest, Target,
+    check_casting, check_out, copy_into, finish, loop_operand, placeholder, private_copy,
+    recording, Dest, Target,
 };
 use crate::error::{Call, Error, Result};
 use hassium_core::resolve::{resolve_loop, resolve_loop_of, NoLoop};
@@ -230,10 +230,10 @@ pub fn elementwise(
         let direct = dest.out.filter(|v| v.dtype == o);
         let mut ins = Operands::new();
         if let Some(m) = mask {
-            ins.push(operand(t, temps, m, DType::Bool, &shape, direct)?);
+            ins.push(loop_operand(t, temps, m, DType::Bool, &shape, direct)?);
         }
         for a in values {
-            ins.push(operand(t, temps, a, l, &shape, direct)?);
+            ins.push(loop_operand(t, temps, a, l, &shape, direct)?);
         }
         // NumPy's float32/float64 power loops square for a scalar exponent of 2, take
         // the reciprocal for -1 and the square root for one half (so `power(-0.0, 0.5)`

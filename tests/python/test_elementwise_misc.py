@@ -574,3 +574,38 @@ def test_integer_division_by_scalars_matches_numpy_for_every_divisor(hs, dtype):
             n2[:, ::-2] % (two * two) + n2[:1, 1::2] // two,
             what="2-D views",
         )
+
+
+@pytest.mark.parametrize(
+    "left,right", [("float64", "bool"), ("float32", "int16"), ("int64", "uint8")]
+)
+def test_operands_cast_and_broadcast_match_numpy(hs, left, right):
+    """An operand of another dtype that the loop broadcasts (a column against a matrix,
+    a row against a stack) is cast at the loop's shape when that is a few times its own,
+    else at its own: the same values either way."""
+    x, nx = both(hs, sample(left, (300, 4)))
+    col, ncol = both(hs, sample(right, (300,), seed=1))
+    row, nrow = both(hs, sample(right, (4,), seed=2))
+    assert_same(x * col[:, None], nx * ncol[:, None])
+    assert_same(col[:, None] - x, ncol[:, None] - nx)
+    assert_same(x + row, nx + nrow)
+    assert_same(
+        hs.maximum(x[::-2], col[::-2, None]), np.maximum(nx[::-2], ncol[::-2, None])
+    )
+
+
+def test_a_cast_of_a_broadcast_operand_fuses_into_its_loop(hs):
+    """Structure, not time: `points * mask[:, None]` (float64 times bool) moves the
+    points, the mask and the result once each. The mask cast to float64 first, at its
+    own shape, was a kernel of its own writing and reading 8 more bytes per row."""
+    if getattr(hs, "stats", None) is None or hs.stats().get("stack") != "cpu":
+        pytest.skip("the cpu stack counts the bytes its kernels move")
+    n = 1_000_000
+    points = hs.asarray(sample("float64", (n, 2), seed=3))
+    mask = hs.asarray(sample("bool", (n,), seed=4))
+    float(points[0, 0]) + float(mask[0])
+    before = hs.stats()["engine"]["bytes_moved"]
+    r = points * mask[:, None]
+    float(r[0, 0])
+    moved = hs.stats()["engine"]["bytes_moved"] - before
+    assert moved < 40 * n, f"{moved / n:.1f} bytes per row"
