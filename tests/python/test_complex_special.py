@@ -136,9 +136,15 @@ def test_complex_magnitude_and_product_are_numpys_bit_for_bit(hs, dtype):
         x, y = view(z), view(w)
         hx, hy = hs.asarray(x), hs.asarray(y)
         with np.errstate(all="ignore"):
+            # NumPy's array loop, on a contiguous copy: on AVX-512 builds NumPy runs
+            # it for positive strides only, and a reversed view goes to its scalar
+            # loop, libm's hypot (a third of this data then differs in the last bit
+            # from the same values laid out forwards). Hassium's result does not
+            # depend on the layout.
+            loop_abs = np.abs(np.ascontiguousarray(x))
             for name, want, got in [
-                ("abs", np.abs(x), hs.abs(hx)),
-                ("abs <= 2", np.abs(x) <= 2.0, hs.abs(hx) <= 2.0),
+                ("abs", loop_abs, hs.abs(hx)),
+                ("abs <= 2", loop_abs <= 2.0, hs.abs(hx) <= 2.0),
                 ("multiply", x * y, hx * hy),
                 ("square", np.square(x), hs.square(hx)),
                 ("** 2", x**2, hx**2),
