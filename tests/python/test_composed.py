@@ -187,6 +187,12 @@ def test_bincount_matches_numpy(hs):
         (keys, {"weights": keys * 1j}),
     ]:
         _same_error(hs.bincount, np.bincount, hs, bad, kwargs)
+    # Weights of the right size but not 1-d: NumPy's depth errors, not a length error.
+    for weights, says in [(np.ones((2, 2)), "too deep"), (np.array(1.0), "too small")]:
+        with pytest.raises(ValueError, match=says):
+            np.bincount(np.arange(4), weights=weights)
+        with pytest.raises(ValueError, match=says):
+            hs.bincount(hs.arange(4), weights=hs.asarray(weights))
 
 
 def test_weighted_average_matches_numpy(hs):

@@ -103,17 +103,7 @@ def bincount(x, weights=None, minlength=0):
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
     if weights is not None:
-        w = _n._arr(weights)
-        if w.dtype.kind == "c":
-            raise TypeError(
-                f"Cannot cast array data from {w.dtype!r} to dtype('float64') according "
-                "to the rule 'safe'"
-            )
-        if w.dtype.kind not in "biuf":
-            raise _n._Unsupported
-        if w.shape != x.shape:
-            raise ValueError("The weights and list don't have the same length.")
-        w = w.astype(np.float64)
+        w = _bincount_weights(weights, x.shape[0])
     # uint64 converts as NumPy converts it: values from 2**63 up turn negative.
     idx = x if x.dtype == np.int64 else x.astype(np.int64)
     n = minlength
