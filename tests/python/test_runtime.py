@@ -496,3 +496,43 @@ def test_a_fork_while_a_batch_runs_on_the_flush_thread_waits_for_it(hs):
     np.testing.assert_array_equal(got[0], np.asarray(x))
     np.testing.assert_array_equal(got[1], np.asarray(x))
     assert_same(x, xn)
+
+
+_TRAFFIC = """
+import hassium as hs, numpy as np
+x = hs.arange(20000, dtype=np.float64)
+for _ in range(3):
+    y = hs.sqrt(x * x + 1.0) - x
+    x = x + y.sum() * 1e-9
+float(x[0])
+print(hs.stats()["engine"]["bytes_moved"], hs.stats()["engine"]["interpreted"])
+"""
+
+
+def test_bytes_moved_do_not_depend_on_whether_kernels_ran_interpreted(hs, tmp_path):
+    """A kernel too small to compile at once runs interpreted (tiering); its traffic
+    counts in the engine's bytes moved as a compiled call's would, so the figure is the
+    same in a fresh process, cache empty, with and without tiering."""
+    if hs.info()["stack"] != "cpu":
+        pytest.skip("the cpu engine's tiering")
+    moved = {}
+    for tiered in ("true", "false"):
+        env = {
+            **os.environ,
+            "HASSIUM_STACK": "cpu",
+            "HASSIUM_ENGINES_CPU_TIERED": tiered,
+            "XDG_CACHE_HOME": str(tmp_path / tiered),
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", _TRAFFIC],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+        assert out.returncode == 0, out.stderr
+        moved[tiered] = tuple(map(int, out.stdout.split()))
+    assert moved["true"][1] > 0, "tiering interpreted nothing: the test tests nothing"
+    assert moved["false"][1] == 0
+    assert moved["true"][0] == moved["false"][0] > 0

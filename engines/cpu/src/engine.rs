@@ -70,6 +70,10 @@ pub struct CpuEngine {
     /// Per kernel not compiled yet (by cache key): the element-operations its calls did
     /// interpreted, until they reach `tier_up_work` (see [`CpuEngine::defer_compile`]).
     interpreted_work: FxHashMap<u128, usize>,
+    /// The traffic of the calls of lowered kernels that ran interpreted while they
+    /// compiled: part of `bytes_moved`, which is then the same whether or not the
+    /// compiler had finished (those calls' time is in `execute_seconds` already).
+    interpreted_bytes: u64,
 }
 
 /// Kernels [`CpuEngine::defer_compile`] counts at most: beyond, it forgets them all (a
@@ -222,6 +226,7 @@ impl CpuEngine {
             kernel_stats: FxHashMap::default(),
             speeds: FxHashMap::default(),
             interpreted_work: FxHashMap::default(),
+            interpreted_bytes: 0,
         })
     }
 
@@ -863,7 +868,8 @@ impl CpuEngine {
                             if let Some(calls) = self.shared.pending.lock().get_mut(&key) {
                                 *calls += 1;
                             }
-                            self.interpret(batch, k, buffers, &mut mem)?
+                            self.interpret(batch, k, buffers, &mut mem)?;
+                            self.interpreted_bytes += lowered.bytes;
                         }
                     }
                 }
@@ -940,7 +946,12 @@ impl Engine for CpuEngine {
     fn stats(&self) -> EngineStats {
         let mut s = self.stats.clone();
         s.kernels_run = self.kernel_stats.values().map(|k| k.calls).sum();
-        s.bytes_moved = self.kernel_stats.values().map(|k| k.bytes_moved).sum();
+        s.bytes_moved = self
+            .kernel_stats
+            .values()
+            .map(|k| k.bytes_moved)
+            .sum::<u64>()
+            + self.interpreted_bytes;
         let (n, secs) = *self.shared.compiled.lock();
         s.kernels_compiled += n;
         s.compile_seconds += secs;
