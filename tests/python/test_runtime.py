@@ -440,6 +440,21 @@ def test_small_array_loops_flush_on_the_pipeline_thread_and_match_numpy(hs):
         assert counter(hs.stats(), "flushes_pipelined") == before
 
 
+def _in_fresh_process(code, **env):
+    """Runs ``code`` in a new Python process with ``env`` added to this environment;
+    the words it prints."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
 _FRESH_LOOP = """
 import hassium as hs, numpy as np
 k = 1.0 + hs.arange(100, dtype=np.float64) * 0.04
@@ -463,17 +478,10 @@ def test_a_fresh_runtime_hands_batches_of_small_arrays_to_its_flush_thread(hs):
         pytest.skip(
             "the cluster stack keeps every batch on the thread that started MPI"
         )
-    out = subprocess.run(
-        [sys.executable, "-c", _FRESH_LOOP],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HASSIUM_STACK": info["stack"]},
+    piped, flushes = map(
+        int, _in_fresh_process(_FRESH_LOOP, HASSIUM_STACK=info["stack"])
     )
-    assert out.returncode == 0, out.stderr
-    piped, flushes = map(int, out.stdout.split())
-    assert flushes >= 6, out.stdout
+    assert flushes >= 6, f"{flushes} flushes"
     assert piped >= 4, f"{piped} of {flushes} flushes ran on the flush thread"
 
 
@@ -517,22 +525,13 @@ def test_bytes_moved_do_not_depend_on_whether_kernels_ran_interpreted(hs, tmp_pa
         pytest.skip("the cpu engine's tiering")
     moved = {}
     for tiered in ("true", "false"):
-        env = {
-            **os.environ,
-            "HASSIUM_STACK": "cpu",
-            "HASSIUM_ENGINES_CPU_TIERED": tiered,
-            "XDG_CACHE_HOME": str(tmp_path / tiered),
-        }
-        out = subprocess.run(
-            [sys.executable, "-c", _TRAFFIC],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
+        out = _in_fresh_process(
+            _TRAFFIC,
+            HASSIUM_STACK="cpu",
+            HASSIUM_ENGINES_CPU_TIERED=tiered,
+            XDG_CACHE_HOME=str(tmp_path / tiered),
         )
-        assert out.returncode == 0, out.stderr
-        moved[tiered] = tuple(map(int, out.stdout.split()))
+        moved[tiered] = tuple(map(int, out))
     assert moved["true"][1] > 0, "tiering interpreted nothing: the test tests nothing"
     assert moved["false"][1] == 0
     assert moved["true"][0] == moved["false"][0] > 0
