@@ -311,6 +311,7 @@ impl Runtime {
             extents,
             small: true,
             dead_code: false,
+            freed: Vec::new(),
         };
         self.home().run(&mut job)?;
         self.readable(id)
@@ -462,7 +463,7 @@ impl Runtime {
             Err(panic) => std::panic::resume_unwind(panic),
         };
         let materialised = std::mem::take(&mut self.in_flight);
-        if let Err(e) = self.finish(result, ran.job.batch, materialised) {
+        if let Err(e) = self.finish(result, ran.job, materialised) {
             self.failure.get_or_insert(e);
         }
     }
@@ -519,6 +520,7 @@ impl Runtime {
             small,
             dead_code,
             batch,
+            freed: Vec::new(),
         };
         if pipelined && small && job.batch.sync.is_empty() && self.pipeline && self.stalls.allow() {
             match self.hand_over(job) {
@@ -535,7 +537,7 @@ impl Runtime {
             .as_deref_mut()
             .expect("cut with the back half home");
         let result = core.run(&mut job);
-        self.finish(result, job.batch, materialised)
+        self.finish(result, job, materialised)
     }
 
     /// Sends `job` with the back half to the pipeline's worker (started on first use, and
@@ -575,22 +577,24 @@ impl Runtime {
     fn finish(
         &mut self,
         result: Result<()>,
-        mut batch: Batch,
+        job: Job,
         materialised: Vec<(BaseId, generated::Recipe)>,
     ) -> Result<()> {
         if result.is_err() {
             self.restore_recipes(materialised);
         }
-        for id in batch.freed() {
+        // `Core::run` listed the frees and emptied the instruction vector.
+        for id in job.freed {
             if let Some(s) = self.bases.remove(&id) {
                 if s.recipe.is_some() {
                     self.recipes -= 1;
                 }
             }
         }
-        batch.instrs.clear();
-        if batch.instrs.capacity() > self.spare.capacity() {
-            self.spare = batch.instrs;
+        let instrs = job.batch.instrs;
+        debug_assert!(instrs.is_empty());
+        if instrs.capacity() > self.spare.capacity() {
+            self.spare = instrs;
         }
         result
     }

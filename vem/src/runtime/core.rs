@@ -33,6 +33,11 @@ pub(super) struct Job {
     /// batch skips `dead_code`); so is a compaction whose result nothing reads
     /// (`Batch::in_range`).
     pub dead_code: bool,
+    /// Set by [`Core::run`]: the bases the batch freed, whose instructions it then
+    /// dropped. On the pipeline's worker the batch is still in that core's cache; the
+    /// recorder walking a thousand 368-byte instructions it never touched again to find
+    /// the frees was a tenth of a small-array loop's time.
+    pub freed: Vec<BaseId>,
 }
 
 /// What the back half keeps of a base: its host memory, made on first use.
@@ -105,7 +110,10 @@ impl Core {
         };
         let result = (cleaned.map_err(Error::from))
             .and_then(|()| self.run_batch(batch, &mut job.extents, job.small));
-        for id in batch.freed() {
+        job.freed.clear();
+        job.freed.extend(batch.freed());
+        batch.instrs.clear();
+        for &id in &job.freed {
             self.forget(id);
         }
         result
