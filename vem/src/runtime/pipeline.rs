@@ -39,7 +39,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name("hassium-flush".into())
             .spawn(move || {
-                while let Ok(Sent { mut core, mut job }) = inbox.recv() {
+                while let Some(Sent { mut core, mut job }) = receive(&inbox, WORKER_SPIN) {
                     // The back half comes back even from a panic, which the waiting
                     // call re-raises; the thread lives on for the next batch.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -79,10 +79,16 @@ impl Worker {
 
 /// How long the recorder polls (yielding its core to any thread that has work) for the
 /// batch it waits for before it sleeps: waking a sleeping thread takes tens of
-/// microseconds, longer on a virtual machine, whose idle CPU the host must wake. The
-/// worker does not poll: between batches it would take time from the recorder on a busy
-/// machine.
+/// microseconds, longer on a virtual machine, whose idle CPU the host must wake.
 const SPIN: Duration = Duration::from_micros(200);
+
+/// How long the worker polls for the next batch before it sleeps. A loop over small
+/// arrays hands a batch over every few hundred microseconds, and waking the sleeping
+/// worker each time cost the recorder ~13 µs in a futex call on a 2-vCPU virtual machine
+/// (small_arrays: 8% of its time). Polling yields the core to any thread with work, so
+/// on a busy machine it costs the recorder little (measured with two CPU hogs beside it:
+/// no change beyond the noise); an idle program pays at most this much CPU per batch.
+const WORKER_SPIN: Duration = Duration::from_micros(400);
 
 /// The next message, polled for `spin` before blocking; `None` when the sender is gone.
 fn receive<T>(rx: &Receiver<T>, spin: Duration) -> Option<T> {
