@@ -1,6 +1,6 @@
 use crate::{
-    ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Piecewise, Result, Simplify,
-    UpdateCells,
+    ContractReductions, Cse, DeadCode, Dump, ExpandPowk, MatrixVector, Piecewise, Rematerialize,
+    Result, Simplify, UpdateCells,
 };
 use hassium_core::Batch;
 
@@ -25,6 +25,7 @@ pub const REGISTRY: &[(&str, Make)] = &[
     ("simplify", || Box::new(Simplify)),
     ("cse", || Box::new(Cse::default())),
     ("dead_code", || Box::new(DeadCode)),
+    ("rematerialize", || Box::new(Rematerialize)),
     ("contract_reductions", || Box::new(ContractReductions)),
     ("dump", || Box::new(Dump::from_env())),
 ];

@@ -11,6 +11,7 @@ mod facts;
 mod filter;
 mod matrix_vector;
 mod piecewise;
+mod rematerialize;
 mod simplify;
 mod update_cells;
 
@@ -23,5 +24,6 @@ pub use expand_powk::{ExpandPowk, MAX_EXPONENT};
 pub use filter::{create, Filter, REGISTRY};
 pub use matrix_vector::MatrixVector;
 pub use piecewise::Piecewise;
+pub use rematerialize::{Rematerialize, MAX_CHAIN};
 pub use simplify::Simplify;
 pub use update_cells::UpdateCells;

@@ -1303,3 +1303,242 @@ fn update_cells_keeps_random_updates_correct_fused_or_not() {
         "only {changed} of 1000 programs were rewritten"
     );
 }
+
+// --- rematerialize -------------------------------------------------------------------------------
+
+/// `x = arange(n) * h` as the runtime records it: `range` into a temporary, then a
+/// scaling into `x`; the temporary is freed.
+fn generated(r: &mut Recorder, dtype: DType, n: usize, h: f64) -> View {
+    let i = r.array(dtype, &[n]);
+    r.push(Instr::new(Opcode::Range, i.clone(), []));
+    let x = r.binary(Opcode::Multiply, v(&i), sc(Scalar::Float64(h).cast(dtype)));
+    r.free(&i);
+    x
+}
+
+/// Every base some kernel of the greedy fusion of `batch` writes.
+fn written(batch: &Batch) -> Vec<hassium_core::BaseId> {
+    let mut w: Vec<_> = fused_kernels(batch, 0)
+        .iter()
+        .flat_map(|k| k.writes.iter().copied())
+        .collect();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
+/// A least-squares fit's shape: `sum(x)`, then `sum((x - mean) * y)`, the second pass
+/// after the reduction the first one ends in.
+fn two_passes(r: &mut Recorder, x: &View, y: &View) -> View {
+    let n = x.shape[0];
+    let s = r.reduce(Opcode::AddReduce, x, 0);
+    let m = r.binary(Opcode::Divide, v(&s), sc(Scalar::Float64(n as f64)));
+    let d = r.binary(Opcode::Subtract, v(x), v(&m.broadcast_to(&[n]).unwrap()));
+    let t = r.binary(Opcode::Multiply, v(&d), v(y));
+    let out = r.reduce(Opcode::AddReduce, &t, 0);
+    r.free_all([&s, &m, &d, &t]);
+    out
+}
+
+#[test]
+fn rematerialize_recomputes_an_index_temporary_in_each_kernel_that_reads_it() {
+    let mut r = Recorder::new();
+    let n = 1000;
+    let y = r.array(DType::Float64, &[n]);
+    let x = generated(&mut r, DType::Float64, n, 0.001);
+    let out = two_passes(&mut r, &x, &y);
+    r.free(&x);
+    r.sync(&out);
+    let before = r.finish();
+    let after = apply("rematerialize", &before);
+    // Each of the two readers has its own range and scaling; the original is gone.
+    assert_eq!(count(&before, Opcode::Range), 1);
+    assert_eq!(count(&after, Opcode::Range), 2);
+    let writes_x = |i: &Instr| i.op != Opcode::Free && i.out.base == x.base;
+    assert!(!after.instrs.iter().any(writes_x));
+    assert_same_results(&before, &after);
+    // Unfiltered, the first kernel writes x for the second; filtered, only the 0-d
+    // results reach memory.
+    assert!(written(&before).contains(&x.base));
+    let w = written(&after);
+    assert!(
+        w.iter().all(|id| after.base(*id).unwrap().nelem == 1),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn rematerialize_leaves_alone_what_is_not_a_function_of_the_index() {
+    let n = 64;
+    // Synced, written twice, or kept (not freed): left as is.
+    for case in 0..3 {
+        let mut r = Recorder::new();
+        let y = r.array(DType::Float64, &[n]);
+        let x = generated(&mut r, DType::Float64, n, 0.5);
+        match case {
+            0 => r.sync(&x),
+            1 => r.assign(Opcode::Add, &x, [v(&x), sc(Scalar::Float64(1.0))]),
+            _ => {}
+        }
+        let out = two_passes(&mut r, &x, &y);
+        if case == 1 {
+            r.free(&x);
+        }
+        r.sync(&out);
+        let before = r.finish();
+        let after = apply("rematerialize", &before);
+        assert_eq!(after.instrs, before.instrs, "case {case}");
+    }
+    // Random numbers cost more to make again than to read.
+    let mut r = Recorder::new();
+    let y = r.array(DType::Float64, &[n]);
+    let bits = r.array(DType::UInt64, &[n]);
+    r.push(Instr::new(
+        Opcode::Random,
+        bits.clone(),
+        [sc(Scalar::UInt64(7)), sc(Scalar::UInt64(0))],
+    ));
+    let x = r.cast(&bits, DType::Float64);
+    r.free(&bits);
+    let out = two_passes(&mut r, &x, &y);
+    r.free(&x);
+    r.sync(&out);
+    let before = r.finish();
+    assert_eq!(apply("rematerialize", &before).instrs, before.instrs);
+    // A batch with no ids to give is left alone.
+    let mut r = Recorder::new();
+    let y = r.array(DType::Float64, &[n]);
+    let x = generated(&mut r, DType::Float64, n, 0.5);
+    let out = two_passes(&mut r, &x, &y);
+    r.free(&x);
+    r.sync(&out);
+    let mut before = r.finish();
+    before.next_id = 0;
+    assert_eq!(apply("rematerialize", &before).instrs, before.instrs);
+}
+
+#[test]
+fn rematerialize_keeps_the_original_for_a_reader_through_another_view() {
+    let mut r = Recorder::new();
+    let n = 50;
+    let y = r.array(DType::Float64, &[n]);
+    let x = generated(&mut r, DType::Float64, n, 0.1);
+    let out = two_passes(&mut r, &x, &y);
+    // x[1:] + y[:-1]: a slice, which a copy at x's shape would not fuse with.
+    let a = x.slice(0, 1, n as isize, 1).unwrap();
+    let b = y.slice(0, 0, n as isize - 1, 1).unwrap();
+    let z = r.binary(Opcode::Add, v(&a), v(&b));
+    r.free(&x);
+    r.sync(&out);
+    r.sync(&z);
+    let before = r.finish();
+    let after = apply("rematerialize", &before);
+    assert!(after.instrs.iter().any(|i| i.out.base == x.base));
+    assert_eq!(count(&after, Opcode::Range), 3);
+    assert_same_results(&before, &after);
+}
+
+/// A random program of index-generated temporaries (chains of casts, scalings and sums
+/// of each other, in several dtypes) read by elementwise passes separated by reductions,
+/// some through slices; some results kept, some synced.
+fn random_generated(seed: u64) -> Batch {
+    let mut d = exec::Rng(seed);
+    let n = 1 + d.below(40);
+    let mut r = Recorder::new();
+    let data = r.array(DType::Float64, &[n]);
+    let dtypes = [DType::Float64, DType::Float32, DType::Int32, DType::Int64];
+    let mut pure: Vec<View> = Vec::new();
+    let mut results: Vec<View> = Vec::new();
+    for _ in 0..6 + d.below(12) {
+        match d.below(6) {
+            0 | 1 => {
+                let t = *d.pick(&dtypes);
+                pure.push(generated(&mut r, t, n, (d.below(7) as f64) - 3.0));
+            }
+            2 if !pure.is_empty() => {
+                // One more step: a cast, or a sum or product of two.
+                let a = d.pick(&pure).clone();
+                let next = if d.below(2) == 0 {
+                    r.cast(&a, *d.pick(&dtypes))
+                } else {
+                    let b = d.pick(&pure).clone();
+                    let b = if b.dtype == a.dtype {
+                        b
+                    } else {
+                        r.cast(&b, a.dtype)
+                    };
+                    let op = *d.pick(&[Opcode::Add, Opcode::Subtract, Opcode::Multiply]);
+                    r.binary(op, v(&a), v(&b))
+                };
+                pure.push(next);
+            }
+            3 if !pure.is_empty() => {
+                // A pass ending in a reduction, whose result the next passes read.
+                let a = d.pick(&pure).clone();
+                let a = r.cast(&a, DType::Float64);
+                let s = r.reduce(Opcode::AddReduce, &a, 0);
+                let t = r.binary(
+                    Opcode::Multiply,
+                    v(&data),
+                    v(&s.broadcast_to(&[n]).unwrap()),
+                );
+                r.free(&a);
+                results.push(s);
+                results.push(t);
+            }
+            4 if !pure.is_empty() && n > 1 => {
+                let a = d.pick(&pure).clone();
+                let s = a.slice(0, 1, n as isize, 1).unwrap();
+                let s = r.cast(&s, DType::Float64);
+                results.push(s);
+            }
+            _ if !pure.is_empty() => {
+                let a = d.pick(&pure).clone();
+                let a = r.cast(&a, DType::Float64);
+                let t = r.binary(Opcode::Add, v(&a), v(&data));
+                r.free(&a);
+                results.push(t);
+            }
+            _ => {}
+        }
+    }
+    for p in &pure {
+        match d.below(4) {
+            0 => r.sync(p),
+            1 => {}
+            _ => r.free(p),
+        }
+    }
+    for t in &results {
+        if d.below(3) == 0 {
+            r.free(t);
+        } else {
+            r.sync(t);
+        }
+    }
+    r.finish()
+}
+
+#[test]
+fn rematerialize_keeps_random_programs_correct_fused_or_not() {
+    let caps = hassium_core::Capabilities::all();
+    let mut fuser =
+        hassium_fuser::create("greedy", &hassium_fuser::FuserOptions::default()).unwrap();
+    let mut changed = 0;
+    for seed in 0..1000 {
+        let before = random_generated(seed);
+        verify(&before).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let after = apply("rematerialize", &before);
+        changed += usize::from(after.instrs != before.instrs);
+        let want = exec::observe(&before, &exec::unfused(&before), seed, true).unwrap();
+        let got = exec::observe(&after, &exec::unfused(&after), seed, true).unwrap();
+        assert_eq!(got, want, "seed {seed}");
+        let kernels = fuser.fuse(&after, &caps).unwrap();
+        let fused = exec::observe(&after, &kernels, seed, true).unwrap();
+        assert_eq!(fused, want, "seed {seed}, fused");
+    }
+    assert!(
+        changed > 200,
+        "only {changed} of 1000 programs were rewritten"
+    );
+}

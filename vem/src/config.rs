@@ -80,9 +80,16 @@ fn default_small_flush_threshold() -> usize {
 }
 
 fn default_small_skip_filters() -> Vec<String> {
-    ["piecewise", "update_cells", "simplify", "cse", "dead_code"]
-        .map(String::from)
-        .to_vec()
+    [
+        "piecewise",
+        "update_cells",
+        "simplify",
+        "cse",
+        "dead_code",
+        "rematerialize",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 #[derive(Clone, Debug, Deserialize)]
