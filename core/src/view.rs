@@ -49,8 +49,34 @@ fn clone_dims<T: Copy>(v: &SmallVec<[T; 4]>) -> SmallVec<[T; 4]> {
     }
 }
 
+/// `shape` as a [`Shape`]: four or fewer dimensions copied inline without a call to
+/// `memcpy` (see [`clone_dims`]).
+fn dims_of(shape: &[usize]) -> Shape {
+    if shape.len() <= 4 {
+        let mut buf = [0usize; 4];
+        for (b, &d) in buf.iter_mut().zip(shape) {
+            *b = d;
+        }
+        SmallVec::from_buf_and_len(buf, shape.len())
+    } else {
+        Shape::from_slice(shape)
+    }
+}
+
 /// Row-major strides (in elements) of a contiguous array of `shape`.
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
+    if shape.len() <= 4 {
+        // Filled in a plain array and moved in whole: `from_elem` and indexing a
+        // `SmallVec` check its length and spill state at every step (a fresh result's
+        // view is made once per recorded operation).
+        let mut buf = [0isize; 4];
+        let mut acc = 1isize;
+        for i in (0..shape.len()).rev() {
+            buf[i] = acc;
+            acc *= shape[i].max(1) as isize;
+        }
+        return SmallVec::from_buf_and_len(buf, shape.len());
+    }
     let mut strides: Strides = SmallVec::from_elem(0, shape.len());
     let mut acc = 1isize;
     for i in (0..shape.len()).rev() {
@@ -155,7 +181,7 @@ impl View {
             base,
             dtype,
             offset: 0,
-            shape: Shape::from_slice(shape),
+            shape: dims_of(shape),
             strides: contiguous_strides(shape),
         }
     }

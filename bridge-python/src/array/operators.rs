@@ -23,12 +23,25 @@ fn binary(
     reflected: bool,
 ) -> PyResult<PyObject> {
     let py = slf.py();
-    if let Some(done) = selection::lifted(slf, op, Some(other), reflected)? {
-        return Ok(done);
-    }
+    // One borrow of `slf` for both questions: is it a selection, and which view is it.
+    let me = {
+        let r = slf.borrow();
+        match r.selection() {
+            None => Some(record::Arg::Array(r.arr()?.view.clone())),
+            Some(_) => None,
+        }
+    };
+    let me = match me {
+        Some(me) => me,
+        None => {
+            if let Some(done) = selection::lifted(slf, op, Some(other), reflected)? {
+                return Ok(done);
+            }
+            record::Arg::Array(slf.borrow().arr()?.view.clone())
+        }
+    };
     // The operands go to the recorder as views: `slf` and `other` keep their bases alive
     // for the call, and an array-like copied in is held in `held`.
-    let me = record::Arg::Array(slf.borrow().arr()?.view.clone());
     let mut held: Option<Arg> = None;
     let arg = match other.downcast::<PyNdArray>() {
         Ok(a) => Ok(record::Arg::Array(a.borrow().arr()?.view.clone())),
@@ -122,8 +135,10 @@ fn inplace(slf: &Bound<'_, PyNdArray>, other: &Bound<'_, PyAny>, op: Opcode) -> 
 }
 
 pub(super) fn unary(slf: &Bound<'_, PyNdArray>, op: Opcode) -> PyResult<PyObject> {
-    if let Some(done) = selection::lifted(slf, op, None, false)? {
-        return Ok(done);
+    if slf.borrow().selection().is_some() {
+        if let Some(done) = selection::lifted(slf, op, None, false)? {
+            return Ok(done);
+        }
     }
     let py = slf.py();
     // `slf` keeps its base alive for the call.
