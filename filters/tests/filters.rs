@@ -1090,16 +1090,21 @@ fn random_assembly(seed: u64) -> Batch {
     r.finish()
 }
 
-#[test]
-fn piecewise_keeps_random_assemblies_correct_fused_or_not() {
+/// Runs `filter` over `seeds` random programs from `make`: every result equals the
+/// unfiltered program's, unfused and fused by greedy. Returns how many it rewrote.
+fn random_programs_stay_correct(
+    seeds: u64,
+    make: fn(u64) -> Batch,
+    filter: impl Fn(&Batch) -> Batch,
+) -> usize {
     let caps = hassium_core::Capabilities::all();
     let mut fuser =
         hassium_fuser::create("greedy", &hassium_fuser::FuserOptions::default()).unwrap();
     let mut changed = 0;
-    for seed in 0..2000 {
-        let before = random_assembly(seed);
-        verify(&before).unwrap();
-        let after = piecewise(&before);
+    for seed in 0..seeds {
+        let before = make(seed);
+        verify(&before).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let after = filter(&before);
         changed += usize::from(after.instrs != before.instrs);
         let want = exec::observe(&before, &exec::unfused(&before), seed, true).unwrap();
         let got = exec::observe(&after, &exec::unfused(&after), seed, true).unwrap();
@@ -1108,6 +1113,12 @@ fn piecewise_keeps_random_assemblies_correct_fused_or_not() {
         let fused = exec::observe(&after, &kernels, seed, true).unwrap();
         assert_eq!(fused, want, "seed {seed}, fused");
     }
+    changed
+}
+
+#[test]
+fn piecewise_keeps_random_assemblies_correct_fused_or_not() {
+    let changed = random_programs_stay_correct(2000, random_assembly, piecewise);
     assert!(
         changed > 1000,
         "only {changed} of 2000 programs were rewritten"
@@ -1521,22 +1532,8 @@ fn random_generated(seed: u64) -> Batch {
 
 #[test]
 fn rematerialize_keeps_random_programs_correct_fused_or_not() {
-    let caps = hassium_core::Capabilities::all();
-    let mut fuser =
-        hassium_fuser::create("greedy", &hassium_fuser::FuserOptions::default()).unwrap();
-    let mut changed = 0;
-    for seed in 0..1000 {
-        let before = random_generated(seed);
-        verify(&before).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        let after = apply("rematerialize", &before);
-        changed += usize::from(after.instrs != before.instrs);
-        let want = exec::observe(&before, &exec::unfused(&before), seed, true).unwrap();
-        let got = exec::observe(&after, &exec::unfused(&after), seed, true).unwrap();
-        assert_eq!(got, want, "seed {seed}");
-        let kernels = fuser.fuse(&after, &caps).unwrap();
-        let fused = exec::observe(&after, &kernels, seed, true).unwrap();
-        assert_eq!(fused, want, "seed {seed}, fused");
-    }
+    let changed =
+        random_programs_stay_correct(1000, random_generated, |b| apply("rematerialize", b));
     assert!(
         changed > 200,
         "only {changed} of 1000 programs were rewritten"
